@@ -1,0 +1,40 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "singlecast",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "singlecastd", targets: ["singlecastd"]),
+        .executable(name: "singlecastctl", targets: ["singlecastctl"]),
+    ],
+    targets: [
+        // C libraries from Debian. Each is imported by exactly one Swift module.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // Glibc declarations Swift cannot see without _GNU_SOURCE (struct ucred).
+        .target(name: "CPosix", cSettings: [.define("_GNU_SOURCE")]),
+
+        .target(name: "SinglecastProtocol"),
+        .target(name: "SinglecastStore", dependencies: ["CSQLite"]),
+        .target(
+            name: "SinglecastDaemon",
+            dependencies: ["SinglecastProtocol", "SinglecastStore", "CSystemd", "CCurl", "CPosix"]
+        ),
+        .target(name: "SinglecastCLI", dependencies: ["SinglecastProtocol"]),
+        .executableTarget(name: "singlecastd", dependencies: ["SinglecastDaemon"]),
+        .executableTarget(name: "singlecastctl", dependencies: ["SinglecastCLI"]),
+
+        .testTarget(name: "SinglecastProtocolTests", dependencies: ["SinglecastProtocol"]),
+        .testTarget(name: "SinglecastStoreTests", dependencies: ["SinglecastStore"]),
+        .testTarget(name: "SinglecastDaemonTests", dependencies: ["SinglecastDaemon", "SinglecastProtocol"]),
+        .testTarget(name: "SinglecastCLITests", dependencies: ["SinglecastCLI", "SinglecastProtocol"]),
+        // Spawns the built singlecastd/singlecastctl binaries; depends on them so `swift test` builds them.
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["singlecastd", "singlecastctl", "SinglecastProtocol"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

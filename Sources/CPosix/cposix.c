@@ -1,0 +1,16 @@
+#include "cposix.h"
+
+#include <sys/socket.h>
+
+int cposix_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
+    // struct ucred is only declared with _GNU_SOURCE, which Swift's Glibc module does not see.
+    struct ucred credentials;
+    socklen_t length = sizeof(credentials);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) {
+        return -1;
+    }
+    *pid = credentials.pid;
+    *uid = credentials.uid;
+    *gid = credentials.gid;
+    return 0;
+}

@@ -1,0 +1,297 @@
+import Foundation
+
+/// The version of the control protocol; raised when a method or event changes incompatibly.
+package enum ProtocolVersion {
+    package static let current = 1
+}
+
+/// The product version shared by the daemon and the client.
+package enum SinglecastVersion {
+    package static let current = "0.1.0"
+}
+
+/// A JSON-RPC 2.0 request or notification (a request without `id`).
+package struct RPCRequest: Sendable, Hashable {
+    /// `nil` for a notification, which gets no response.
+    package var id: JSONValue?
+    package var method: String
+    /// `nil`, `.object` or `.array`.
+    package var params: JSONValue?
+
+    package init(id: JSONValue?, method: String, params: JSONValue? = nil) {
+        self.id = id
+        self.method = method
+        self.params = params
+    }
+
+    /// Parses one line of the control protocol.
+    ///
+    /// - Returns: the request, or the error response to send back (with the request's `id` when it could be read).
+    package static func parse(line: some Collection<UInt8>) -> Result<RPCRequest, RPCErrorResponse> {
+        let bytes = Array(line)
+        guard String(validating: bytes, as: UTF8.self) != nil else {
+            return .failure(RPCErrorResponse(id: .null, error: .parseError("the line is not valid UTF-8")))
+        }
+        let value: JSONValue
+        do {
+            value = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+        } catch {
+            return .failure(RPCErrorResponse(id: .null, error: .parseError("the line is not valid JSON")))
+        }
+        guard case .object(let fields) = value else {
+            let reason =
+                if case .array = value {
+                    "batch requests are not supported; send one request object per line"
+                } else {
+                    "a request must be a JSON object, not \(value.typeName == "object" ? "an" : "a") \(value.typeName)"
+                }
+            return .failure(RPCErrorResponse(id: .null, error: .invalidRequest(reason)))
+        }
+        var id: JSONValue? = nil
+        if let rawID = fields["id"] {
+            switch rawID {
+            case .null, .integer, .double, .string: id = rawID
+            default:
+                return .failure(
+                    RPCErrorResponse(
+                        id: .null,
+                        error: .invalidRequest("\"id\" must be a string, a number or null, not \(rawID.typeName)")
+                    )
+                )
+            }
+        }
+        let replyID = id ?? .null
+        guard fields["jsonrpc"] == .string("2.0") else {
+            return .failure(RPCErrorResponse(id: replyID, error: .invalidRequest("\"jsonrpc\" must be \"2.0\"")))
+        }
+        guard case .string(let method) = fields["method"] else {
+            return .failure(
+                RPCErrorResponse(id: replyID, error: .invalidRequest("\"method\" must be a string naming a method"))
+            )
+        }
+        let params = fields["params"]
+        switch params {
+        case nil, .object?, .array?: break
+        case .some(let other):
+            return .failure(
+                RPCErrorResponse(
+                    id: replyID,
+                    error: .invalidRequest("\"params\" must be an object or an array, not \(other.typeName)")
+                )
+            )
+        }
+        return .success(RPCRequest(id: id, method: method, params: params))
+    }
+
+    /// Encodes the request as one protocol line, terminator included.
+    package func encodedLine() throws -> Data {
+        var object: [String: JSONValue] = ["jsonrpc": .string("2.0"), "method": .string(method)]
+        if let id { object["id"] = id }
+        if let params { object["params"] = params }
+        return try WireCoding.line(for: JSONValue.object(object))
+    }
+}
+
+/// A JSON-RPC error object with a stable numeric code and a stable machine-readable `data.reason`.
+package struct RPCError: Error, Hashable, Sendable, Codable {
+    package var code: Int
+    package var message: String
+    package var data: ErrorData?
+
+    package struct ErrorData: Hashable, Sendable, Codable {
+        /// Stable snake_case reason such as `unknown_method`; clients branch on this, not on `message`.
+        package var reason: String
+        /// Extra facts for the reason, e.g. the unknown method's name.
+        package var details: [String: String]?
+
+        package init(reason: String, details: [String: String]? = nil) {
+            self.reason = reason
+            self.details = details
+        }
+    }
+
+    package init(code: Int, message: String, reason: String, details: [String: String]? = nil) {
+        self.code = code
+        self.message = message
+        self.data = ErrorData(reason: reason, details: details)
+    }
+
+    package var reason: String? { data?.reason }
+
+    // Codes from the JSON-RPC 2.0 specification.
+    package static let parseErrorCode = -32700
+    package static let invalidRequestCode = -32600
+    package static let methodNotFoundCode = -32601
+    package static let invalidParamsCode = -32602
+    package static let internalErrorCode = -32603
+    // Implementation-defined server errors live in -32000 ... -32099.
+    package static let requestTooLargeCode = -32000
+    package static let permissionDeniedCode = -32001
+    package static let tooManyClientsCode = -32002
+    package static let shuttingDownCode = -32003
+
+    package static func parseError(_ detail: String) -> RPCError {
+        RPCError(code: parseErrorCode, message: "Parse error: \(detail).", reason: "parse_error")
+    }
+
+    package static func invalidRequest(_ detail: String) -> RPCError {
+        RPCError(code: invalidRequestCode, message: "Invalid request: \(detail).", reason: "invalid_request")
+    }
+
+    package static func methodNotFound(_ method: String, suggestion: String? = nil) -> RPCError {
+        var message = "Method not found: '\(method)'."
+        if let suggestion { message += " Did you mean '\(suggestion)'?" }
+        return RPCError(
+            code: methodNotFoundCode,
+            message: message,
+            reason: "method_not_found",
+            details: ["method": method]
+        )
+    }
+
+    package static func invalidParams(_ detail: String, parameter: String? = nil) -> RPCError {
+        RPCError(
+            code: invalidParamsCode,
+            message: "Invalid params: \(detail).",
+            reason: "invalid_params",
+            details: parameter.map { ["parameter": $0] }
+        )
+    }
+
+    package static func internalError(_ detail: String) -> RPCError {
+        RPCError(code: internalErrorCode, message: "Internal error: \(detail).", reason: "internal_error")
+    }
+
+    package static func requestTooLarge(limit: Int) -> RPCError {
+        RPCError(
+            code: requestTooLargeCode,
+            message: "Request too large: a line may hold at most \(limit) bytes; the connection will be closed.",
+            reason: "request_too_large",
+            details: ["limit": String(limit)]
+        )
+    }
+
+    package static func permissionDenied(peerUID: UInt32, daemonUID: UInt32) -> RPCError {
+        RPCError(
+            code: permissionDeniedCode,
+            message:
+                "Permission denied: this singlecastd serves only uid \(daemonUID), and the client runs as uid \(peerUID).",
+            reason: "permission_denied",
+            details: ["peer_uid": String(peerUID)]
+        )
+    }
+
+    package static func tooManyClients(limit: Int) -> RPCError {
+        RPCError(
+            code: tooManyClientsCode,
+            message: "Too many clients: the daemon serves at most \(limit) connections at once; try again shortly.",
+            reason: "too_many_clients",
+            details: ["limit": String(limit)]
+        )
+    }
+
+    package static let shuttingDown = RPCError(
+        code: shuttingDownCode,
+        message: "The daemon is shutting down and takes no new requests.",
+        reason: "shutting_down"
+    )
+}
+
+/// `{"jsonrpc":"2.0","id":…,"error":{…}}`
+package struct RPCErrorResponse: Error, Hashable, Sendable {
+    package var id: JSONValue
+    package var error: RPCError
+
+    package init(id: JSONValue, error: RPCError) {
+        self.id = id
+        self.error = error
+    }
+}
+
+/// One message from the daemon: a response to a request, or a notification (an event).
+package enum RPCIncoming: Sendable {
+    case result(id: JSONValue, result: JSONValue)
+    case error(id: JSONValue, error: RPCError)
+    case notification(method: String, params: JSONValue?)
+
+    /// Parses one line sent by the daemon.
+    package static func parse(line: some Collection<UInt8>) throws -> RPCIncoming {
+        let envelope = try JSONDecoder().decode(Envelope.self, from: Data(line))
+        if let method = envelope.method {
+            return .notification(method: method, params: envelope.params)
+        }
+        if let error = envelope.error {
+            return .error(id: envelope.id ?? .null, error: error)
+        }
+        return .result(id: envelope.id ?? .null, result: envelope.result ?? .null)
+    }
+
+    private struct Envelope: Decodable {
+        var id: JSONValue?
+        var method: String?
+        var params: JSONValue?
+        var result: JSONValue?
+        var error: RPCError?
+    }
+}
+
+/// The one place that turns values into protocol lines, so every message is encoded the same way.
+package enum WireCoding {
+    /// Encodes `value` as compact JSON with sorted keys followed by `\n`.
+    package static func line(for value: some Encodable) throws -> Data {
+        var data = try encoder().encode(value)
+        data.append(UInt8(ascii: "\n"))
+        return data
+    }
+
+    package static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+
+    /// Re-reads a ``JSONValue`` (a result or params) as a typed value.
+    package static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
+        try JSONDecoder().decode(type, from: encoder().encode(value))
+    }
+
+    /// Converts a typed value into a ``JSONValue``.
+    package static func value(of encodable: some Encodable) throws -> JSONValue {
+        try JSONDecoder().decode(JSONValue.self, from: encoder().encode(encodable))
+    }
+
+    /// `{"jsonrpc":"2.0","id":…,"result":…}` plus `\n`.
+    package static func resultLine(id: JSONValue, result: some Encodable) throws -> Data {
+        try line(for: ResultEnvelope(id: id, result: result))
+    }
+
+    /// `{"jsonrpc":"2.0","id":…,"error":…}` plus `\n`.
+    package static func errorLine(_ response: RPCErrorResponse) -> Data {
+        // Encoding a struct of strings and integers cannot fail; fall back to a fixed line all the same.
+        (try? line(for: ErrorEnvelope(id: response.id, error: response.error)))
+            ?? Data(#"{"error":{"code":-32603,"message":"Internal error."},"id":null,"jsonrpc":"2.0"}"#.utf8 + [10])
+    }
+
+    /// `{"jsonrpc":"2.0","method":…,"params":…}` plus `\n`.
+    package static func notificationLine(method: String, params: some Encodable) throws -> Data {
+        try line(for: NotificationEnvelope(method: method, params: params))
+    }
+
+    private struct ResultEnvelope<Result: Encodable>: Encodable {
+        let jsonrpc = "2.0"
+        var id: JSONValue
+        var result: Result
+    }
+
+    private struct ErrorEnvelope: Encodable {
+        let jsonrpc = "2.0"
+        var id: JSONValue
+        var error: RPCError
+    }
+
+    private struct NotificationEnvelope<Params: Encodable>: Encodable {
+        let jsonrpc = "2.0"
+        var method: String
+        var params: Params
+    }
+}
