@@ -1,5 +1,6 @@
 #include "cposix.h"
 
+#include <stddef.h>
 #include <sys/socket.h>
 
 int cposix_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
@@ -13,4 +14,8 @@ int cposix_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
     *uid = credentials.uid;
     *gid = credentials.gid;
     return 0;
+}
+
+int cposix_accept(int listener) {
+    return accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }

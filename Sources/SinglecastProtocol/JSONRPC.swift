@@ -50,6 +50,8 @@ package struct RPCRequest: Sendable, Hashable {
         var id: JSONValue? = nil
         if let rawID = fields["id"] {
             switch rawID {
+            case .double(let number) where !number.isFinite:
+                return .failure(RPCErrorResponse(id: .null, error: .invalidRequest("\"id\" must be a finite number")))
             case .null, .integer, .double, .string: id = rawID
             default:
                 return .failure(

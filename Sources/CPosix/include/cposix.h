@@ -1,7 +1,12 @@
 #pragma once
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/types.h>
 
 /// Reads the credentials the kernel recorded when the peer of a connected Unix socket called connect().
 ///
 /// Returns 0 and fills the outputs, or -1 with errno set.
 int cposix_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
+
+/// accept4(2) with SOCK_NONBLOCK | SOCK_CLOEXEC; accept4 is declared only with _GNU_SOURCE.
+int cposix_accept(int listener);

@@ -1,0 +1,71 @@
+import Foundation
+
+/// The `singlecastctl` program as a function, so tests can run it in-process with captured output.
+package enum CLI {
+    /// The root of the command tree.
+    package static let root: any CLICommand.Type = Singlecastctl.self
+
+    /// Parses `arguments`, runs the command and returns the exit status.
+    ///
+    /// Help and `--version` go to `stdout` with status 0. Usage errors go to `stderr` in ArgumentParser's
+    /// three-line shape with status 64. Other errors print `Error: <description>` to `stderr` and end with
+    /// the error's ``CLIExitStatusProviding/exitStatus`` (69 when the daemon is unreachable) or 1.
+    ///
+    /// - Parameters:
+    ///   - arguments: the command line without the program name.
+    ///   - environment: the process environment (`SINGLECAST_SOCKET`, `XDG_RUNTIME_DIR`, `TERM`, `NO_COLOR`,
+    ///     `COLUMNS`).
+    ///   - stdout: where results and help go.
+    ///   - stderr: where errors and warnings go.
+    ///   - responseTimeout: how long to wait for the daemon's answer.
+    ///   - userID: whose default socket to use.
+    package static func main(
+        arguments: some Sequence<String>,
+        environment: [String: String],
+        stdout: some TextOutput,
+        stderr: some TextOutput,
+        responseTimeout: Duration = .seconds(30),
+        userID: UInt32 = geteuid()
+    ) async -> Int32 {
+        let context = CommandContext(
+            environment: environment,
+            stdout: stdout,
+            stderr: stderr,
+            style: TextStyle(output: stdout, environment: environment),
+            responseTimeout: responseTimeout,
+            userID: userID
+        )
+        switch CommandParser.parse(Array(arguments), root: root) {
+        case .help(let path):
+            let width = stdout.terminalColumns ?? environment["COLUMNS"].flatMap { Int($0) }
+            stdout.write(HelpFormatter.help(for: path, screenWidth: width ?? HelpFormatter.defaultScreenWidth) + "\n")
+            return ExitCode.success.rawValue
+        case .version(let version):
+            stdout.write(version + "\n")
+            return ExitCode.success.rawValue
+        case .usageError(let error, let path):
+            stderr.write(HelpFormatter.usageErrorMessage(error, path: path))
+            return ExitCode.usage.rawValue
+        case .run(let path, let arguments):
+            do {
+                let command = try path[path.count - 1].init(arguments)
+                try await command.run(context)
+                return ExitCode.success.rawValue
+            } catch let error as UsageError {
+                stderr.write(HelpFormatter.usageErrorMessage(error, path: path))
+                return ExitCode.usage.rawValue
+            } catch let exit as ExitCode {
+                return exit.rawValue
+            } catch {
+                stderr.write("Error: \(describe(error))\n")
+                return (error as? any CLIExitStatusProviding)?.exitStatus.rawValue ?? ExitCode.failure.rawValue
+            }
+        }
+    }
+
+    /// The text after `Error: `: a `LocalizedError`'s description, else the error as Swift prints it.
+    static func describe(_ error: any Error) -> String {
+        if let description = (error as? any LocalizedError)?.errorDescription { return description }
+        return String(describing: error)
+    }
+}

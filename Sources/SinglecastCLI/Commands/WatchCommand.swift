@@ -1,0 +1,78 @@
+import Foundation
+import SinglecastProtocol
+
+/// `singlecastctl watch`: prints daemon events until the daemon stops.
+package struct WatchCommand: CLICommand {
+    package static let configuration = CommandConfiguration(
+        commandName: "watch",
+        abstract: "Print daemon events as they happen.",
+        discussion: "Runs until the daemon stops or you press Control-C.",
+        arguments: [
+            .option(
+                "topic",
+                valueName: "topic",
+                help: "Print only events of this topic; repeat for several. (values: "
+                    + EventTopic.allCases.map(\.rawValue).joined(separator: ", ") + ")",
+                repeating: true
+            )
+        ]
+    )
+
+    package var options: GlobalOptions
+    /// Empty for every topic. The daemon checks the names, so a newer daemon's topics work here too.
+    package var topics: [String]
+
+    package init(_ arguments: ParsedArguments) throws {
+        options = try GlobalOptions(arguments)
+        topics = arguments.options("topic")
+    }
+
+    package func run(_ context: CommandContext) async throws {
+        let path = context.socketPath(options)
+        let params = topics.isEmpty ? nil : try WireCoding.value(of: WatchParams(topics: topics))
+        let json = options.json
+        let timeout = context.responseTimeout
+        let stdout = context.stdout
+        try await Blocking.run {
+            let connection = try ControlConnection(path: path)
+            var sawStopping = false
+            func show(_ method: String, _ params: JSONValue?, _ line: [UInt8]) {
+                if method == DaemonEvent.stopping.rawValue { sawStopping = true }
+                stdout.write(json ? String(decoding: line, as: UTF8.self) + "\n" : Self.eventLine(method, params))
+            }
+            _ = try connection.call(Method.watch.rawValue, params: params, timeout: timeout, notification: show)
+            // Events can be hours apart, so from here on there is no deadline.
+            while let (message, line) = try connection.nextMessage() {
+                if case .notification(let method, let params) = message { show(method, params, line) }
+            }
+            if !sawStopping {
+                throw ClientError(
+                    code: .connectionClosed,
+                    message: "singlecastd at \(path) closed the connection without announcing that it was stopping."
+                )
+            }
+        }
+    }
+
+    /// `2026-11-29T12:00:00Z daemon.reloaded  <message>` plus a newline.
+    ///
+    /// Events without a `message` show their other params as JSON instead, so new event kinds print usefully
+    /// before this client learns about them.
+    package static func eventLine(_ method: String, _ params: JSONValue?) -> String {
+        var fields: [String: JSONValue] = [:]
+        if case .object(let object) = params { fields = object }
+        let at: String
+        if case .string(let value) = fields.removeValue(forKey: "at") {
+            at = value
+        } else {
+            at = ISO8601DateFormatter().string(from: Date())
+        }
+        var detail: String?
+        if case .string(let message) = fields.removeValue(forKey: "message") {
+            detail = message
+        } else if !fields.isEmpty, let data = try? WireCoding.encoder().encode(JSONValue.object(fields)) {
+            detail = String(decoding: data, as: UTF8.self)
+        }
+        return "\(at) \(method)" + (detail.map { "  \($0)" } ?? "") + "\n"
+    }
+}

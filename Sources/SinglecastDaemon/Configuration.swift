@@ -1,0 +1,210 @@
+import Foundation
+
+/// A problem in the configuration file, reported as `file:line: what is wrong`.
+package struct ConfigurationError: Error, Hashable, Sendable, CustomStringConvertible {
+    package var path: String
+    /// 1-based; `nil` when the problem is the file as a whole (unreadable, not UTF-8).
+    package var line: Int?
+    package var message: String
+
+    package var description: String {
+        if let line { "\(path):\(line): \(message)" } else { "\(path): \(message)" }
+    }
+}
+
+/// Everything singlecastd can be configured with. Each key of `singlecast.conf` maps to one property;
+/// config/singlecast.conf documents them all with their defaults.
+package struct DaemonConfiguration: Hashable, Sendable {
+    package var logLevel: LogLevel = .info
+    /// `nil` = `$XDG_STATE_HOME/singlecast`.
+    package var stateDirectory: String?
+    /// `nil` = `$XDG_DATA_HOME/singlecast/episodes`.
+    package var downloadDirectory: String?
+    /// `nil` = ``SocketLocation/defaultSocketPath(environment:uid:)``.
+    package var socketPath: String?
+    /// Longest request line accepted; a longer one is answered with an error and the connection is closed.
+    package var maxRequestBytes = 1 << 20
+    /// Connections served at once; more are turned away with an error.
+    package var maxClients = 128
+    /// How long a stop waits for in-flight replies before closing connections.
+    package var shutdownTimeout: Duration = .seconds(10)
+
+    package init() {}
+
+    /// One documented key: its name, how to read a value, and how to show the default.
+    private struct Key: Sendable {
+        var name: String
+        var apply: @Sendable (inout DaemonConfiguration, String) -> String?  // returns an error message
+    }
+
+    private static let keys: [Key] = [
+        Key(name: "log_level") { configuration, value in
+            guard let level = LogLevel(name: value) else {
+                return
+                    "log_level must be one of \(LogLevel.allCases.reversed().map(\.name).joined(separator: ", ")); got '\(value)'"
+            }
+            configuration.logLevel = level
+            return nil
+        },
+        Key(name: "state_dir") { configuration, value in
+            pathValue(value, key: "state_dir") { configuration.stateDirectory = $0 }
+        },
+        Key(name: "download_dir") { configuration, value in
+            pathValue(value, key: "download_dir") { configuration.downloadDirectory = $0 }
+        },
+        Key(name: "socket_path") { configuration, value in
+            pathValue(value, key: "socket_path") { configuration.socketPath = $0 }
+        },
+        Key(name: "max_request_bytes") { configuration, value in
+            guard let bytes = parseByteCount(value), bytes >= 1024, bytes <= 1 << 30 else {
+                return "max_request_bytes must be a size between 1K and 1G such as 1M or 65536; got '\(value)'"
+            }
+            configuration.maxRequestBytes = bytes
+            return nil
+        },
+        Key(name: "max_clients") { configuration, value in
+            guard let count = Int(value), count >= 1, count <= 65536 else {
+                return "max_clients must be a whole number from 1 to 65536; got '\(value)'"
+            }
+            configuration.maxClients = count
+            return nil
+        },
+        Key(name: "shutdown_timeout") { configuration, value in
+            guard let duration = parseDuration(value), duration <= .seconds(3600) else {
+                return "shutdown_timeout must be a duration such as 10s, 500ms or 2m (at most 1h); got '\(value)'"
+            }
+            configuration.shutdownTimeout = duration
+            return nil
+        },
+    ]
+
+    /// The names of every key, in documentation order.
+    package static var keyNames: [String] { keys.map(\.name) }
+
+    /// Parses the text of a configuration file.
+    ///
+    /// The format is one `key = value` per line; `#` starts a comment line; blank lines are ignored; a value may
+    /// be wrapped in double quotes to keep leading or trailing spaces. Keys may appear once each.
+    ///
+    /// - Throws: ``ConfigurationError`` naming the first wrong line.
+    package static func parse(
+        _ text: String,
+        path: String,
+        home: String
+    ) throws(ConfigurationError) -> DaemonConfiguration {
+        var configuration = DaemonConfiguration()
+        var seen: [String: Int] = [:]
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let lineNumber = index + 1
+            let line = rawLine.trimmingCharacters(in: .whitespaces.union(CharacterSet(charactersIn: "\r")))
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            func fail(_ message: String) -> ConfigurationError {
+                ConfigurationError(path: path, line: lineNumber, message: message)
+            }
+            guard let equals = line.firstIndex(of: "=") else {
+                throw fail("expected 'key = value', found '\(line)'")
+            }
+            let name = line[..<equals].trimmingCharacters(in: .whitespaces)
+            var value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            guard let key = keys.first(where: { $0.name == name }) else {
+                var message = "unknown key '\(name)'"
+                if let suggestion = closestMatch(to: name, among: keyNames) {
+                    message += "; did you mean '\(suggestion)'?"
+                } else {
+                    message += "; known keys: \(keyNames.joined(separator: ", "))"
+                }
+                throw fail(message)
+            }
+            if let previous = seen[name] {
+                throw fail("'\(name)' is already set on line \(previous)")
+            }
+            seen[name] = lineNumber
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+                value = String(value.dropFirst().dropLast())
+            } else if value.hasPrefix("\"") || value.hasSuffix("\"") {
+                throw fail("unbalanced double quote in the value of '\(name)'")
+            }
+            if value.hasPrefix("~/") { value = home + value.dropFirst() } else if value == "~" { value = home }
+            if let message = key.apply(&configuration, value) {
+                throw fail(message)
+            }
+        }
+        return configuration
+    }
+
+    /// Reads and parses the file at `path`; a missing file means the embedded defaults.
+    ///
+    /// - Returns: the configuration and whether a file was read.
+    package static func load(path: String, home: String) throws(ConfigurationError) -> (DaemonConfiguration, Bool) {
+        guard FileManager.default.fileExists(atPath: path) else { return (DaemonConfiguration(), false) }
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw ConfigurationError(
+                path: path,
+                line: nil,
+                message: "cannot read the file: \(error.localizedDescription)"
+            )
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ConfigurationError(path: path, line: nil, message: "the file is not valid UTF-8 text")
+        }
+        return (try parse(text, path: path, home: home), true)
+    }
+
+    private static func pathValue(_ value: String, key: String, assign: (String) -> Void) -> String? {
+        guard value.hasPrefix("/") else {
+            return "\(key) must be an absolute path (or start with ~/); got '\(value)'"
+        }
+        assign(value)
+        return nil
+    }
+}
+
+/// `64K`, `1M`, `1MiB`, `2G`, `65536`: binary multiples, as sizes of buffers and files usually are.
+package func parseByteCount(_ text: String) -> Int? {
+    let lowered = text.lowercased().replacingOccurrences(of: "ib", with: "").replacingOccurrences(of: "b", with: "")
+    let multipliers: [Character: Int] = ["k": 1 << 10, "m": 1 << 20, "g": 1 << 30]
+    if let last = lowered.last, let multiplier = multipliers[last] {
+        guard let number = Int(lowered.dropLast()), number >= 0 else { return nil }
+        let (product, overflow) = number.multipliedReportingOverflow(by: multiplier)
+        return overflow ? nil : product
+    }
+    return Int(lowered).flatMap { $0 >= 0 ? $0 : nil }
+}
+
+/// `500ms`, `10s`, `2m`, `1h`; a bare number means seconds.
+package func parseDuration(_ text: String) -> Duration? {
+    let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
+    for (suffix, scale) in units where text.hasSuffix(suffix) {
+        guard let number = Double(text.dropLast(suffix.count)), number >= 0, number.isFinite else { return nil }
+        return .milliseconds(Int64((number * scale * 1000).rounded()))
+    }
+    guard let seconds = Double(text), seconds >= 0, seconds.isFinite else { return nil }
+    return .milliseconds(Int64((seconds * 1000).rounded()))
+}
+
+/// The candidate within edit distance 2 of `word`, for "did you mean" hints.
+package func closestMatch(to word: String, among candidates: [String]) -> String? {
+    let scored = candidates.map { ($0, editDistance(word, $0)) }.filter { $0.1 <= 2 }
+    return scored.min { $0.1 < $1.1 }?.0
+}
+
+/// Levenshtein distance between two strings.
+package func editDistance(_ a: String, _ b: String) -> Int {
+    let a = Array(a)
+    let b = Array(b)
+    if a.isEmpty { return b.count }
+    if b.isEmpty { return a.count }
+    var previous = Array(0...b.count)
+    var current = [Int](repeating: 0, count: b.count + 1)
+    for i in 1...a.count {
+        current[0] = i
+        for j in 1...b.count {
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+        }
+        swap(&previous, &current)
+    }
+    return previous[b.count]
+}

@@ -1,0 +1,206 @@
+import CPosix
+import Foundation
+import SinglecastProtocol
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Serves the control socket: accepts clients, checks who they are, and answers their requests in order.
+///
+/// Each connection is a child task that reads lines, answers each one before reading the next (so a client
+/// that never reads its answers only stalls itself), and forwards the events it watches. Stopping is
+/// graceful: ``beginShutdown()`` stops accepting, lets every connection finish the request it has, and
+/// ``run()`` returns once all are closed or the configured timeout has passed.
+package final class ControlServer: Service {
+    private let listener: ControlSocket
+    private let reactor: Reactor
+    private let router: Router
+    private let context: DaemonContext
+    private let daemonUID = geteuid()
+
+    private struct State {
+        var shuttingDown = false
+        /// Open connections, so shutdown can end their reads; guarded here so a descriptor is never
+        /// shut down after its connection closed it and the number was reused.
+        var connections: Set<Int32> = []
+    }
+
+    private let state = Mutex(State())
+
+    package init(listener: ControlSocket, reactor: Reactor, context: DaemonContext) {
+        self.listener = listener
+        self.reactor = reactor
+        self.router = Router(context: context)
+        self.context = context
+    }
+
+    package func run() async throws {
+        await withDiscardingTaskGroup { group in
+            await acceptUntilShutdown(into: &group)
+            let deadline = ContinuousClock.now + context.configuration.shutdownTimeout
+            while state.withLock({ !$0.connections.isEmpty }) && ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+            let remaining = state.withLock { $0.connections.count }
+            if remaining > 0 {
+                context.logger.warning("closing \(remaining) connection(s) that did not finish in time")
+                group.cancelAll()
+            }
+        }
+    }
+
+    /// Stops accepting and asks every connection to finish after its current request. Idempotent.
+    package func beginShutdown() {
+        let open = state.withLock { state -> Int? in
+            guard !state.shuttingDown else { return nil }
+            state.shuttingDown = true
+            // Under the lock: a connection removes itself before closing, so every fd here is still its own.
+            for fd in state.connections { shutdown(fd, Int32(SHUT_RD)) }
+            return state.connections.count
+        }
+        guard let open else { return }
+        reactor.deregister(listener.fd)  // wakes the accept loop
+        context.logger.debug("stopping the control server; \(open) connection(s) open")
+    }
+
+    private func acceptUntilShutdown(into group: inout DiscardingTaskGroup) async {
+        while !state.withLock({ $0.shuttingDown }) {
+            let fd: Int32
+            do {
+                fd = try await SocketIO.accept(listener.fd, reactor: reactor)
+            } catch {
+                if state.withLock({ $0.shuttingDown }) || error is CancellationError { break }
+                context.logger.error("accepting a client failed: \(error)")
+                try? await Task.sleep(for: .milliseconds(100))
+                continue
+            }
+            let admitted = state.withLock { state in
+                guard !state.shuttingDown else { return false }
+                state.connections.insert(fd)
+                return true
+            }
+            guard admitted else {
+                SocketIO.writeWithoutWaiting(
+                    fd,
+                    WireCoding.errorLine(RPCErrorResponse(id: .null, error: .shuttingDown))
+                )
+                close(fd)
+                break
+            }
+            group.addTask { await self.serve(fd) }
+        }
+    }
+
+    private func serve(_ fd: Int32) async {
+        defer {
+            state.withLock { state in
+                state.connections.remove(fd)
+                reactor.deregister(fd)
+                close(fd)
+            }
+        }
+        if let refusal = refusal(for: fd) {
+            context.countRefused()
+            SocketIO.writeWithoutWaiting(fd, WireCoding.errorLine(RPCErrorResponse(id: .null, error: refusal)))
+            return
+        }
+        defer { context.releaseClient() }
+        let connection = ClientConnection(fd: fd, reactor: reactor, events: context.events)
+        defer { context.events.remove(connection.subscriptionID) }
+        await withDiscardingTaskGroup { group in
+            group.addTask { await connection.forwardEvents() }
+            await readRequests(connection)
+            // Ends the event stream after what is buffered (such as daemon.stopping), then the forwarder returns.
+            context.events.remove(connection.subscriptionID)
+        }
+    }
+
+    /// Why this client may not be served, or `nil` to serve it.
+    private func refusal(for fd: Int32) -> RPCError? {
+        var pid: pid_t = 0
+        var uid: uid_t = 0
+        var gid: gid_t = 0
+        guard cposix_peer_credentials(fd, &pid, &uid, &gid) == 0 else {
+            context.logger.warning("cannot read a client's credentials: \(String(cString: strerror(errno)))")
+            return .permissionDenied(peerUID: UInt32.max, daemonUID: daemonUID)
+        }
+        guard uid == daemonUID else {
+            context.logger.warning("refused a client with uid \(uid) (pid \(pid)); only uid \(daemonUID) is served")
+            return .permissionDenied(peerUID: uid, daemonUID: daemonUID)
+        }
+        let limit = context.configuration.maxClients
+        guard context.admitClient(limit: limit) else {
+            context.logger.warning("refused a client (pid \(pid)): \(limit) clients are connected already")
+            return .tooManyClients(limit: limit)
+        }
+        return nil
+    }
+
+    private func readRequests(_ connection: ClientConnection) async {
+        var framer = LineFramer(maximumLineLength: context.configuration.maxRequestBytes)
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        reading: while true {
+            let count: Int
+            do {
+                count = try await SocketIO.read(connection.fd, into: &buffer, reactor: reactor)
+            } catch {
+                if !(error is CancellationError) { context.logger.debug("client read ended: \(error)") }
+                return
+            }
+            var events = count == 0 ? [] : framer.append(buffer[..<count])
+            if count == 0, let last = framer.finish() { events.append(last) }
+            for event in events {
+                switch event {
+                case .line(let line):
+                    if line.allSatisfy(LineFramer.isWhitespace) { continue }  // tolerate blank lines from humans
+                    guard let response = await router.respond(to: line, connection: connection) else { continue }
+                    guard await connection.send(response) else { return }
+                case .lineTooLong:
+                    let error = RPCError.requestTooLarge(limit: framer.maximumLineLength)
+                    _ = await connection.send(WireCoding.errorLine(RPCErrorResponse(id: .null, error: error)))
+                    break reading
+                }
+            }
+            if count == 0 { break }
+        }
+    }
+}
+
+/// One client's socket: serialized writes for responses and events, and its event subscription.
+final class ClientConnection: ConnectionControl {
+    let fd: Int32
+    let subscriptionID: UInt64
+    private let reactor: Reactor
+    private let events: EventBus
+    private let eventStream: AsyncStream<Data>
+    private let writeLock = AsyncLock()
+
+    init(fd: Int32, reactor: Reactor, events: EventBus) {
+        self.fd = fd
+        self.reactor = reactor
+        self.events = events
+        (subscriptionID, eventStream) = events.subscribe()
+    }
+
+    func watch(_ topics: Set<EventTopic>) {
+        events.setTopics(topics, for: subscriptionID)
+    }
+
+    /// Writes one whole message; `false` when the client is gone.
+    func send(_ line: Data) async -> Bool {
+        do {
+            try await writeLock.withLock { try await SocketIO.writeAll(fd, line, reactor: reactor) }
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    func forwardEvents() async {
+        for await line in eventStream {
+            guard await send(line) else { return }
+        }
+    }
+}

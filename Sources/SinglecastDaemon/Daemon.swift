@@ -1,0 +1,259 @@
+import Foundation
+import SinglecastProtocol
+import SinglecastStore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// singlecastd: parses the command line, starts every part in order, serves until SIGTERM, stops in reverse.
+package enum Daemon {
+    /// Exit codes from sysexits(3), so systemd units can tell a usage or configuration error from a crash.
+    package enum ExitCode {
+        package static let success: Int32 = 0
+        package static let failure: Int32 = 1
+        package static let usage: Int32 = 64
+        package static let configuration: Int32 = 78
+    }
+
+    /// Runs the daemon and returns its exit code.
+    package static func main(
+        arguments: some Sequence<String>,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) async -> Int32 {
+        let options: DaemonOptions
+        do {
+            options = try DaemonOptions.parse(arguments)
+        } catch {
+            FileHandle.standardError.write(
+                Data(
+                    "Error: \(error)\nUsage: \(DaemonOptions.usage)\n  See 'singlecastd --help' for more information.\n"
+                        .utf8
+                )
+            )
+            return ExitCode.usage
+        }
+        switch options.action {
+        case .help:
+            print(DaemonOptions.help, terminator: "")
+            return ExitCode.success
+        case .version:
+            print(SinglecastVersion.current)
+            return ExitCode.success
+        case .run:
+            let logger = Logger(level: options.logLevel ?? .info, environment: environment)
+            do {
+                try await run(options: options, environment: environment, logger: logger)
+                return ExitCode.success
+            } catch let error as ConfigurationError {
+                logger.error("configuration error: \(error)")
+                return ExitCode.configuration
+            } catch {
+                logger.error("\(error)")
+                return ExitCode.failure
+            }
+        }
+    }
+
+    private static func run(options: DaemonOptions, environment: [String: String], logger: Logger) async throws {
+        // A client that hangs up must not kill the daemon with SIGPIPE while we write its answer.
+        signal(SIGPIPE, SIG_IGN)
+        let signals = await SignalStream.make([SIGTERM, SIGINT, SIGHUP])
+
+        let home = DaemonPaths.home(environment: environment)
+        let configPath = DaemonPaths.configFile(options: options, environment: environment)
+        let (configuration, configLoaded) = try DaemonConfiguration.load(path: configPath, home: home)
+        logger.level = options.logLevel ?? configuration.logLevel
+        let paths = DaemonPaths.resolve(
+            options: options,
+            configuration: configuration,
+            environment: environment,
+            uid: geteuid()
+        )
+        logger.info(
+            "singlecastd \(SinglecastVersion.current) starting (pid \(getpid()); config \(configPath)\(configLoaded ? "" : ", not present: using embedded defaults"))"
+        )
+
+        try createDirectory(paths.stateDirectory, mode: 0o700, purpose: "state directory")
+        try createDirectory(paths.downloadDirectory, mode: 0o755, purpose: "download directory")
+        let lock = try InstanceLock.acquire(path: paths.lockFile)
+        defer { lock.release() }
+
+        let store: Store
+        do {
+            store = try Store(path: paths.database)
+        } catch {
+            throw DaemonStartError(message: error.message)
+        }
+        let now = Int64(Date.now.timeIntervalSince1970)
+        let run = try await store.recordStart(
+            pid: getpid(),
+            version: SinglecastVersion.current,
+            bootID: bootID(),
+            at: now
+        )
+        if let previous = run.previous, previous.stoppedAt == nil {
+            logger.warning(
+                "the previous run (pid \(previous.pid), started \(Date(timeIntervalSince1970: TimeInterval(previous.startedAt)).formatted(.iso8601))) did not shut down cleanly"
+            )
+        }
+
+        let socket: ControlSocket
+        if let activated = try ControlSocket.fromSystemd() {
+            socket = activated
+            logger.info("using the socket passed by systemd: \(socket.path)")
+        } else {
+            socket = try ControlSocket.bind(
+                path: paths.socket,
+                privateDirectory: paths.socketDirectoryIsPrivate,
+                logger: logger
+            )
+        }
+        let reactor = try Reactor()
+        reactor.start()
+
+        let notifier = SystemdNotifier(logger: logger)
+        let context = DaemonContext(
+            logger: logger,
+            store: store,
+            events: EventBus(logger: logger),
+            paths: paths,
+            socket: socket,
+            runtime: .init(configuration: configuration, configLoaded: configLoaded, lastReload: nil),
+            previousRunClean: run.previous.map { $0.stoppedAt != nil }
+        )
+        let server = ControlServer(listener: socket, reactor: reactor, context: context)
+
+        notifier.ready(status: context.summary)
+        logger.notice("ready; listening on \(socket.path)\(socket.activated ? " (socket-activated)" : "")")
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await server.run() }
+            if let interval = SystemdNotifier.watchdogPingInterval() {
+                logger.debug("watchdog enabled; pinging every \(interval)")
+                group.addTask {
+                    try await WatchdogService(
+                        interval: interval,
+                        notifier: notifier,
+                        healthCheck: { try await store.healthCheck() },
+                        logger: logger
+                    ).run()
+                }
+            }
+            group.addTask {
+                for await signalNumber in signals {
+                    if signalNumber == SIGHUP {
+                        await reload(options: options, environment: environment, context: context, notifier: notifier)
+                        continue
+                    }
+                    logger.notice("received \(signalNumber == SIGTERM ? "SIGTERM" : "SIGINT"); stopping")
+                    notifier.stopping(status: "Stopping: finishing replies")
+                    context.events.publish(
+                        .daemon,
+                        method: DaemonEvent.stopping.rawValue,
+                        params: DaemonEventParams(at: Date.now.formatted(.iso8601), message: "singlecastd is stopping")
+                    )
+                    server.beginShutdown()
+                    return
+                }
+            }
+            // The server returns only after beginShutdown (or when it fails); either way the rest stops with it.
+            try await group.next()
+            server.beginShutdown()
+            group.cancelAll()
+            try await group.waitForAll()
+        }
+
+        await reactor.stop()
+        socket.closeAndRemove()
+        do {
+            try await store.recordCleanStop(runID: run.current.id, at: Int64(Date.now.timeIntervalSince1970))
+            try await store.close()
+        } catch {
+            logger.error("closing the store failed: \(error)")
+            throw error
+        }
+        logger.notice("stopped")
+    }
+
+    /// SIGHUP: re-reads the configuration and applies what can change live; a broken file changes nothing.
+    private static func reload(
+        options: DaemonOptions,
+        environment: [String: String],
+        context: DaemonContext,
+        notifier: SystemdNotifier
+    ) async {
+        notifier.reloading()
+        let logger = context.logger
+        let at = Date.now.formatted(.iso8601)
+        do {
+            let (configuration, loaded) = try DaemonConfiguration.load(
+                path: context.paths.configFile,
+                home: DaemonPaths.home(environment: environment)
+            )
+            let newPaths = DaemonPaths.resolve(
+                options: options,
+                configuration: configuration,
+                environment: environment,
+                uid: geteuid()
+            )
+            var needRestart: [String] = []
+            if newPaths.stateDirectory != context.paths.stateDirectory { needRestart.append("state_dir") }
+            if newPaths.downloadDirectory != context.paths.downloadDirectory { needRestart.append("download_dir") }
+            if newPaths.socket != context.paths.socket && !context.socketActivated { needRestart.append("socket_path") }
+            let message =
+                needRestart.isEmpty
+                ? nil : "\(needRestart.joined(separator: ", ")) changed; restart singlecastd to apply"
+            logger.level = options.logLevel ?? configuration.logLevel
+            context.updateRuntime { runtime in
+                var applied = configuration
+                // Paths stay as they were until a restart; the status must show what is really in use.
+                applied.stateDirectory = runtime.configuration.stateDirectory
+                applied.downloadDirectory = runtime.configuration.downloadDirectory
+                applied.socketPath = runtime.configuration.socketPath
+                runtime.configuration = applied
+                runtime.configLoaded = loaded
+                runtime.lastReload = .init(at: at, ok: true, message: message)
+            }
+            if let message {
+                logger.warning("configuration reloaded, but \(message)")
+            } else {
+                logger.notice("configuration reloaded from \(context.paths.configFile)")
+            }
+            context.events.publish(
+                .daemon,
+                method: DaemonEvent.reloaded.rawValue,
+                params: DaemonEventParams(at: at, message: message)
+            )
+            notifier.ready(status: context.summary)
+        } catch {
+            let message = "reload failed, keeping the previous configuration: \(error)"
+            logger.error(message)
+            context.updateRuntime { $0.lastReload = .init(at: at, ok: false, message: "\(error)") }
+            context.events.publish(
+                .daemon,
+                method: DaemonEvent.reloadFailed.rawValue,
+                params: DaemonEventParams(at: at, message: "\(error)")
+            )
+            notifier.ready(status: "\(context.summary); last reload failed: \(error)")
+        }
+    }
+
+    private static func createDirectory(_ path: String, mode: mode_t, purpose: String) throws(DaemonStartError) {
+        do {
+            try FileManager.default.createDirectory(
+                atPath: path,
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: mode]
+            )
+        } catch {
+            throw DaemonStartError(message: "cannot create the \(purpose) '\(path)': \(error.localizedDescription)")
+        }
+    }
+
+    /// This boot's id, so a later start can tell a daemon crash from a machine crash.
+    private static func bootID() -> String? {
+        (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import SinglecastProtocol
+import SinglecastStore
+import Synchronization
+
+/// The daemon's shared state: what the router reads and what reloads change.
+package final class DaemonContext: Sendable {
+    /// Settings that a reload may change while the daemon runs.
+    package struct Runtime: Sendable {
+        package var configuration: DaemonConfiguration
+        package var configLoaded: Bool
+        package var lastReload: StatusResult.Reload?
+    }
+
+    package let logger: Logger
+    package let store: Store
+    package let events: EventBus
+    package let paths: DaemonPaths
+    package let socketPath: String
+    package let socketActivated: Bool
+    package let previousRunClean: Bool?
+    private let startedAt = Date.now
+    private let startInstant = ContinuousClock.now
+    private let runtime: Mutex<Runtime>
+    private let clients = Atomic<Int>(0)
+    private let requestsServed = Atomic<Int>(0)
+    private let refused = Atomic<Int>(0)
+
+    package init(
+        logger: Logger,
+        store: Store,
+        events: EventBus,
+        paths: DaemonPaths,
+        socket: ControlSocket,
+        runtime: Runtime,
+        previousRunClean: Bool?
+    ) {
+        self.logger = logger
+        self.store = store
+        self.events = events
+        self.paths = paths
+        self.socketPath = socket.path
+        self.socketActivated = socket.activated
+        self.runtime = Mutex(runtime)
+        self.previousRunClean = previousRunClean
+    }
+
+    package var configuration: DaemonConfiguration { runtime.withLock { $0.configuration } }
+
+    package func updateRuntime(_ body: (inout Runtime) -> Void) {
+        runtime.withLock { body(&$0) }
+    }
+
+    package func countRequest() { requestsServed.add(1, ordering: .relaxed) }
+    package func countRefused() { refused.add(1, ordering: .relaxed) }
+
+    /// Reserves a client slot; `false` when `limit` clients are already connected.
+    package func admitClient(limit: Int) -> Bool {
+        let now = clients.add(1, ordering: .relaxed).newValue
+        if now > limit {
+            clients.subtract(1, ordering: .relaxed)
+            return false
+        }
+        return true
+    }
+
+    package func releaseClient() { clients.subtract(1, ordering: .relaxed) }
+
+    package var clientCount: Int { clients.load(ordering: .relaxed) }
+
+    /// The result of the `status` method.
+    package func status() async throws -> StatusResult {
+        let statistics = try await store.statistics()
+        let runtime = runtime.withLock { $0 }
+        let uptime = ContinuousClock.now - startInstant
+        return StatusResult(
+            version: SinglecastVersion.current,
+            protocolVersion: ProtocolVersion.current,
+            pid: getpid(),
+            startedAt: startedAt.formatted(.iso8601),
+            uptimeSeconds: Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18,
+            logLevel: logger.level.name,
+            socketActivated: socketActivated,
+            paths: StatusResult.Paths(
+                config: paths.configFile,
+                configLoaded: runtime.configLoaded,
+                stateDirectory: paths.stateDirectory,
+                database: paths.database,
+                downloadDirectory: paths.downloadDirectory,
+                socket: socketPath
+            ),
+            connections: StatusResult.Connections(
+                clients: clientCount,
+                watchers: events.watcherCount,
+                requestsServed: requestsServed.load(ordering: .relaxed),
+                refused: refused.load(ordering: .relaxed)
+            ),
+            store: StatusResult.Store(
+                schemaVersion: statistics.schemaVersion,
+                sizeBytes: statistics.sizeBytes,
+                sqliteVersion: Store.sqliteVersion,
+                daemonStarts: statistics.daemonStarts,
+                uncleanShutdowns: statistics.uncleanShutdowns,
+                previousRunClean: previousRunClean
+            ),
+            lastReload: runtime.lastReload
+        )
+    }
+
+    /// The one-line summary systemd shows as the unit's status.
+    package var summary: String {
+        let socket = socketActivated ? "\(socketPath) (socket-activated)" : socketPath
+        return "Ready; listening on \(socket)"
+    }
+}

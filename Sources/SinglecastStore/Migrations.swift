@@ -1,0 +1,78 @@
+/// One step of the schema: applied once, in order, inside its own transaction.
+package struct Migration: Sendable {
+    /// The `user_version` the database has after this step; versions run 1, 2, 3… with no gaps.
+    package var version: Int
+    /// A short name for logs and errors.
+    package var name: String
+    /// One or more `;`-separated statements.
+    package var sql: String
+
+    package init(_ version: Int, _ name: String, _ sql: String) {
+        self.version = version
+        self.name = name
+        self.sql = sql
+    }
+}
+
+/// The store's schema history, recorded in `PRAGMA user_version` (GRDB's `DatabaseMigrator` idea, minus the
+/// table).
+///
+/// - Important: Append only. A shipped migration never changes, because databases in the field already
+///   ran it; fix mistakes with a new migration.
+package enum Migrations {
+    /// Every migration, oldest first. To change the schema, append one line.
+    package static let all: [Migration] = [
+        Migration(
+            1,
+            "runs",
+            """
+            CREATE TABLE runs (
+                id INTEGER PRIMARY KEY,
+                started_at INTEGER NOT NULL, -- Unix seconds
+                stopped_at INTEGER NULL,     -- Unix seconds; NULL until a clean stop
+                pid INTEGER NOT NULL,
+                version TEXT NOT NULL,
+                boot_id TEXT NULL
+            ) STRICT;
+            """
+        )
+    ]
+
+    /// The schema version a fully migrated database has.
+    package static var latestVersion: Int { all.count }
+
+    /// Applies every migration newer than the database, up to `target`, each in its own `BEGIN IMMEDIATE`
+    /// transaction that also bumps `user_version`.
+    ///
+    /// A crash between two migrations leaves a consistent database at the earlier version, and the next
+    /// start carries on from there.
+    ///
+    /// - Parameters:
+    ///   - connection: A configured connection (``Connection/configureForStore()``).
+    ///   - target: The version to stop at; tests use it to build every older schema.
+    /// - Returns: The versions applied, possibly none.
+    /// - Throws: ``SQLiteError`` from the failing migration, whose transaction is rolled back.
+    @discardableResult
+    package static func apply(
+        to connection: Connection,
+        upTo target: Int = latestVersion
+    ) throws(SQLiteError)
+        -> [Int]
+    {
+        precondition(all.indices.allSatisfy { all[$0].version == $0 + 1 }, "migration versions must be 1, 2, 3…")
+        precondition((0...latestVersion).contains(target), "no migration has version \(target)")
+        var applied: [Int] = []
+        let current = try connection.userVersion()
+        for migration in all where migration.version > current && migration.version <= target {
+            let ran = try connection.transaction { () throws(SQLiteError) -> Bool in
+                // Re-read under the write lock: another process may have migrated since the check above.
+                guard try connection.userVersion() < migration.version else { return false }
+                try connection.executeScript(migration.sql)
+                try connection.setUserVersion(migration.version)
+                return true
+            }
+            if ran { applied.append(migration.version) }
+        }
+        return applied
+    }
+}

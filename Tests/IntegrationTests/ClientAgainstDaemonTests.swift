@@ -1,0 +1,83 @@
+import Foundation
+import SinglecastProtocol
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real singlecastctl binary against the real singlecastd.
+@Suite struct ClientAgainstDaemonTests {
+    private func ctl(
+        _ daemon: DaemonProcess,
+        _ arguments: [String]
+    ) throws -> (status: Int32, stdout: String, stderr: String) {
+        // The client finds the daemon through the same XDG_RUNTIME_DIR, with no --socket.
+        try runProgram(Binaries.client.path, arguments, environment: daemon.environment)
+    }
+
+    @Test func statusPingVersionAndJSON() throws {
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+
+        let human = try ctl(daemon, ["status"])
+        #expect(human.status == 0)
+        #expect(human.stdout.contains("singlecastd \(SinglecastVersion.current) (protocol \(ProtocolVersion.current))"))
+        #expect(human.stdout.contains(daemon.socketPath))
+        #expect(human.stdout.contains("not present, embedded defaults"))
+
+        let json = try ctl(daemon, ["status", "--json"])
+        #expect(json.status == 0)
+        let status = try JSONDecoder().decode(StatusResult.self, from: Data(json.stdout.utf8))
+        #expect(status.pid == daemon.process.processIdentifier)
+
+        let ping = try ctl(daemon, ["ping"])
+        #expect(ping.status == 0)
+        #expect(ping.stdout.hasPrefix("pong ("))
+
+        let version = try ctl(daemon, ["--json", "version"])
+        #expect(version.status == 0)
+        #expect(version.stdout.contains(#""libcurl":"#))
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func notRunningIsOneClearLineAndExit69() throws {
+        let daemon = DaemonProcess()
+        let result = try ctl(daemon, ["status"])
+        #expect(result.status == 69)
+        #expect(
+            result.stderr
+                == "Error: singlecastd is not running (no socket at \(daemon.socketPath)). Start it with 'systemctl --user start singlecastd' or run 'singlecastd'.\n"
+        )
+    }
+
+    @Test func watchPrintsEventsUntilTheDaemonStops() throws {
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let watch = Process()
+        watch.executableURL = Binaries.client
+        watch.arguments = ["watch", "--json"]
+        watch.environment = daemon.environment
+        let output = Pipe()
+        watch.standardOutput = output
+        try watch.run()
+        // Wait until the daemon counts the watcher, so the events below cannot race its subscription.
+        let client = try LineClient(path: daemon.socketPath)
+        let deadline = Date.now.addingTimeInterval(20)
+        while try client.result("status", as: StatusResult.self).connections.watchers < 1 && Date.now < deadline {
+            usleep(20_000)
+        }
+        try daemon.writeConfig("log_level = debug\n")
+        daemon.signal(SIGHUP)
+        _ = daemon.notify.receive(until: "READY=1")
+        daemon.signal(SIGTERM)
+        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .split(separator: "\n")
+        watch.waitUntilExit()
+        #expect(watch.terminationStatus == 0)
+        #expect(lines.count == 2)
+        #expect(lines.first?.contains(#""method":"daemon.reloaded""#) == true)
+        #expect(lines.last?.contains(#""method":"daemon.stopping""#) == true)
+        #expect(daemon.waitForExit() == 0)
+    }
+}

@@ -1,0 +1,310 @@
+import Foundation
+import SinglecastProtocol
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The control socket under bad, heavy and hostile input, against the real daemon.
+@Suite struct ControlSocketTests {
+    private func errorReason(_ line: String?) throws -> (code: Int, reason: String?, message: String) {
+        let text = try #require(line)
+        guard case .error(_, let error) = try RPCIncoming.parse(line: Array(text.utf8)) else {
+            throw HarnessError("expected an error response, got \(text)")
+        }
+        return (error.code, error.reason, error.message)
+    }
+
+    @Test func badRequestsGetTheRightJSONRPCErrors() throws {
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+
+        try client.send("{not json\n")
+        #expect(try errorReason(client.readLine()).code == -32700)
+        try client.send([0x7B, 0xFF, 0xFE, 0x7D, 0x0A])
+        let utf8 = try errorReason(client.readLine())
+        #expect(utf8.code == -32700)
+        #expect(utf8.message.contains("UTF-8"))
+        try client.send("[1,2]\n")
+        #expect(try errorReason(client.readLine()).message.contains("batch"))
+        try client.send("42\n")
+        #expect(try errorReason(client.readLine()).code == -32600)
+        try client.send(#"{"jsonrpc":"1.0","id":1,"method":"ping"}"# + "\n")
+        #expect(try errorReason(client.readLine()).code == -32600)
+        try client.send(#"{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}"# + "\n")
+        #expect(try errorReason(client.readLine()).code == -32600)
+
+        try client.send(#"{"jsonrpc":"2.0","id":"a","method":"stauts"}"# + "\n")
+        let unknown = try errorReason(client.readLine())
+        #expect(unknown.code == -32601)
+        #expect(unknown.reason == "method_not_found")
+        #expect(unknown.message.contains("'stauts'") && unknown.message.contains("Did you mean 'status'?"))
+
+        try client.send(#"{"jsonrpc":"2.0","id":2,"method":"watch","params":{"topics":["nope"]}}"# + "\n")
+        let params = try errorReason(client.readLine())
+        #expect(params.code == -32602)
+        #expect(params.message.contains("unknown topic 'nope'"))
+        try client.send(#"{"jsonrpc":"2.0","id":3,"method":"ping","params":{"loud":true}}"# + "\n")
+        #expect(try errorReason(client.readLine()).message.contains("'loud'"))
+
+        // A notification (no id) is never answered, even when it fails; the next request still is.
+        try client.send(
+            #"{"jsonrpc":"2.0","method":"nope"}"# + "\n" + #"{"jsonrpc":"2.0","id":"last","method":"ping"}"# + "\n"
+        )
+        let last = try #require(try client.readLine())
+        #expect(last == #"{"id":"last","jsonrpc":"2.0","result":{"pong":true}}"#)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func oversizedLineGetsAnErrorAndItsConnectionCloses() throws {
+        let daemon = DaemonProcess()
+        try daemon.writeConfig("max_request_bytes = 4K\n")
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        try client.send(String(repeating: "x", count: 5000))
+        let error = try errorReason(client.readLine())
+        #expect(error.code == -32000)
+        #expect(error.reason == "request_too_large")
+        #expect(try client.readLine() == nil)
+        #expect(try LineClient(path: daemon.socketPath).result("ping", as: PingResult.self).pong)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func halfLineAtEndOfStreamIsAnswered() throws {
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        try client.send(#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#)
+        client.shutdownWrite()
+        #expect(try client.readLine() == #"{"id":9,"jsonrpc":"2.0","result":{"pong":true}}"#)
+        #expect(try client.readLine() == nil)
+
+        let truncated = try LineClient(path: daemon.socketPath)
+        try truncated.send(#"{"jsonrpc":"2.0","id":9,"meth"#)
+        truncated.shutdownWrite()
+        #expect(try errorReason(truncated.readLine()).code == -32700)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrder() throws {
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let count = 2000
+        var batch = ""
+        for id in 0..<count {
+            batch += "{\"jsonrpc\":\"2.0\",\"id\":\(id),\"method\":\"\(id % 3 == 0 ? "version" : "ping")\"}\n"
+        }
+        client.sendInBackground(Array(batch.utf8), thenShutdownWrite: false)
+        for id in 0..<count {
+            let line = try #require(try client.readLine())
+            guard case .result(let responseID, _) = try RPCIncoming.parse(line: Array(line.utf8)) else {
+                Issue.record("unexpected \(line)")
+                return
+            }
+            #expect(responseID == .integer(Int64(id)))
+        }
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func aClientThatNeverReadsDoesNotBlockOthers() throws {
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let stuck = try LineClient(path: daemon.socketPath)
+        // Far more answers than the socket buffers hold; the daemon must stop reading from this client only.
+        let request = Array(#"{"jsonrpc":"2.0","id":1,"method":"version"}"#.utf8) + [10]
+        var flood: [UInt8] = []
+        for _ in 0..<20000 { flood += request }
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(stuck.fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        _ = flood.withUnsafeBytes { send(stuck.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+
+        let started = Date.now
+        for _ in 0..<20 {
+            #expect(try LineClient(path: daemon.socketPath).result("ping", as: PingResult.self).pong)
+        }
+        #expect(Date.now.timeIntervalSince(started) < 5)
+        // The stuck client is still served once it reads.
+        let first = try #require(try stuck.readLine())
+        #expect(first.contains(#""daemon":"#))
+        // Stopping while a client refuses to read ends within the shutdown timeout.
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func manyConcurrentClients() async throws {
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let socketPath = daemon.socketPath
+        let served = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<64 {
+                group.addTask {
+                    let client = try LineClient(path: socketPath)
+                    for _ in 0..<25 { _ = try client.result("status", as: StatusResult.self) }
+                    return 25
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(served == 64 * 25)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func clientsBeyondTheLimitAreTurnedAwayClearly() throws {
+        let daemon = DaemonProcess()
+        try daemon.writeConfig("max_clients = 2\n")
+        try daemon.startAndWaitUntilReady()
+        let first = try LineClient(path: daemon.socketPath)
+        let second = try LineClient(path: daemon.socketPath)
+        _ = try first.result("ping", as: PingResult.self)
+        _ = try second.result("ping", as: PingResult.self)
+        let third = try LineClient(path: daemon.socketPath)
+        let refused = try errorReason(third.readLine())
+        #expect(refused.reason == "too_many_clients")
+        #expect(try third.readLine() == nil)
+        #expect(daemon.stop() == 0)
+    }
+
+    /// 10,000 seeded random lines over several connections: every line gets an error, the daemon keeps answering.
+    @Test func tenThousandGarbageLinesLeaveTheDaemonAnswering() async throws {
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let socketPath = daemon.socketPath
+        let answered = try await withThrowingTaskGroup(of: Int.self) { group in
+            for connection in 0..<8 {
+                group.addTask {
+                    var generator = SplitMix64(seed: UInt64(connection) &+ 0x5eed)
+                    let client = try LineClient(path: socketPath)
+                    var lines = 0
+                    var payload: [UInt8] = []
+                    for _ in 0..<1250 {
+                        payload += garbageLine(&generator) + [10]
+                        lines += 1
+                    }
+                    client.sendInBackground(payload, thenShutdownWrite: true)
+                    var responses = 0
+                    while let line = try client.readLine() {
+                        #expect(line.contains(#""error":"#) || line.contains(#""result":"#))
+                        responses += 1
+                    }
+                    #expect(responses == lines)
+                    return responses
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(answered == 10_000)
+        #expect(try LineClient(path: socketPath).result("ping", as: PingResult.self).pong)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func socketActivationUsesThePassedSocketAndLeavesItInPlace() throws {
+        let activate = "/usr/bin/systemd-socket-activate"
+        try #require(FileManager.default.isExecutableFile(atPath: activate), "systemd-socket-activate is needed")
+        let daemon = DaemonProcess()
+        let socketPath = daemon.root.file("activated.sock")
+        try daemon.start(wrapper: daemon.socketActivationWrapper(activate, socketPath))
+        try waitForFile(socketPath)
+        // systemd-socket-activate starts the daemon on the first connection, as systemd's socket unit does.
+        let status = try LineClient(path: socketPath).result("status", as: StatusResult.self)
+        #expect(daemon.notify.receive(until: "READY=1") != nil)
+        #expect(status.socketActivated)
+        #expect(status.paths.socket == socketPath)
+        #expect(!FileManager.default.fileExists(atPath: daemon.socketPath), "no socket of its own is created")
+        #expect(daemon.stop() == 0)
+        #expect(FileManager.default.fileExists(atPath: socketPath), "systemd's socket is not the daemon's to remove")
+    }
+
+    /// SO_PEERCRED: a client of another uid is refused even when file permissions would let it connect.
+    @Test func clientOfAnotherUIDIsRefused() throws {
+        let activate = "/usr/bin/systemd-socket-activate"
+        let setpriv = "/usr/bin/setpriv"
+        guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: activate),
+            FileManager.default.isExecutableFile(atPath: setpriv)
+        else {
+            // Switching to another uid needs root; the decision itself is covered by the status counters below.
+            return
+        }
+        let daemon = DaemonProcess()
+        chmod(daemon.root.path, 0o755)
+        let socketPath = daemon.root.file("shared.sock")
+        // A world-connectable socket, so only the credential check stands between uid 65534 and the daemon.
+        try daemon.start(wrapper: daemon.socketActivationWrapper(activate, socketPath))
+        try waitForFile(socketPath)
+        chmod(socketPath, 0o666)
+        let request = #"{"jsonrpc":"2.0","id":1,"method":"status"}"#
+        let output = daemon.root.file("outsider.out")
+        let status = try spawnAndWait(
+            setpriv,
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c",
+                "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(sys.argv[2].encode()+b'\\n'); print(s.makefile().readline().strip())",
+                socketPath, request,
+            ],
+            output: output
+        )
+        let outsider = (status: status, stdout: try String(contentsOfFile: output, encoding: .utf8), stderr: "")
+        #expect(outsider.status == 0, "\(outsider.stderr)")
+        let refusal = try errorReason(outsider.stdout)
+        #expect(refusal.reason == "permission_denied")
+        #expect(refusal.message.contains("uid 65534"))
+        let served = try LineClient(path: socketPath).result("status", as: StatusResult.self)
+        #expect(served.connections.refused == 1)
+        #expect(daemon.stop() == 0)
+    }
+}
+
+/// Waits until `path` exists (a socket being bound by another process).
+func waitForFile(_ path: String, timeout: Double = 20) throws {
+    let deadline = Date.now.addingTimeInterval(timeout)
+    while !FileManager.default.fileExists(atPath: path) {
+        guard Date.now < deadline else { throw HarnessError("\(path) did not appear") }
+        usleep(10_000)
+    }
+}
+
+/// A small deterministic generator, so a failing garbage line can be reproduced from its seed.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// One non-blank line without `\n`: random bytes, broken JSON, wrong shapes or hostile params.
+func garbageLine(_ generator: inout SplitMix64) -> [UInt8] {
+    let templates = [
+        #"{"jsonrpc":"2.0","id":1,"method":"status","params":{"path":"../../etc/passwd"}}"#,
+        #"{"jsonrpc":"2.0","id":1e999,"method":"ping"}"#,
+        #"{"jsonrpc":"2.0","id":-1,"method":"watch","params":{"topics":"file:///etc"}}"#,
+        #"{"jsonrpc":"2.0","id":null,"method":"\u0000"}"#,
+        #"{"jsonrpc":"2.0","id":true,"method":"ping"}"#,
+        #"{"jsonrpc":"2.0","id":7,"method":42}"#,
+        String(repeating: "[", count: 5000),
+        #"{"jsonrpc":"2.0","id":"x","method":"version","params":[1,2,3]}"#,
+        "null",
+        #"{"a":"#,
+    ]
+    switch generator.next() % 3 {
+    case 0:
+        let length = Int(generator.next() % 200) + 1
+        var bytes = (0..<length).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+        bytes = bytes.map { $0 == 10 ? 0x20 : $0 }
+        if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { bytes[0] = 0x21 }
+        return bytes
+    case 1:
+        var bytes = Array(templates[Int(generator.next() % UInt64(templates.count))].utf8)
+        let cut = Int(generator.next() % UInt64(bytes.count)) + 1
+        bytes = Array(bytes.prefix(cut))
+        if bytes.allSatisfy({ $0 == 0x20 }) { bytes = [0x21] }
+        return bytes
+    default:
+        return Array(templates[Int(generator.next() % UInt64(templates.count))].utf8)
+    }
+}

@@ -1,0 +1,214 @@
+import Foundation
+import SinglecastProtocol
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite(.serialized) struct DaemonLifecycleTests {
+    @Test func reportsReadyThenStatusThenStoppingAndExitsCleanly() throws {
+        let daemon = DaemonProcess()
+        let startup = try daemon.startAndWaitUntilReady()
+        let ready = try #require(startup.last)
+        #expect(ready.contains("READY=1"))
+        #expect(ready.contains("STATUS=Ready; listening on \(daemon.socketPath)"))
+        // READY=1 promises the socket already listens.
+        let client = try LineClient(path: daemon.socketPath)
+        let pong = try client.result("ping", as: PingResult.self)
+        #expect(pong.pong)
+
+        daemon.signal(SIGTERM)
+        let stopping = try #require(daemon.notify.receive(until: "STOPPING=1"))
+        #expect(stopping.last?.contains("STATUS=Stopping") == true)
+        #expect(daemon.waitForExit() == 0)
+        #expect(!FileManager.default.fileExists(atPath: daemon.socketPath), "the socket file is removed on exit")
+        #expect(daemon.log.contains("stopped"))
+    }
+
+    @Test func statusReportsXDGPathsAndEmbeddedDefaults() throws {
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let status = try LineClient(path: daemon.socketPath).result("status", as: StatusResult.self)
+        #expect(status.pid == daemon.process.processIdentifier)
+        #expect(status.paths.config == daemon.configPath)
+        #expect(status.paths.configLoaded == false)
+        #expect(status.paths.stateDirectory == daemon.stateDirectory)
+        #expect(status.paths.database == daemon.stateDirectory + "/singlecast.sqlite3")
+        #expect(status.paths.downloadDirectory == daemon.root.file("data/singlecast/episodes"))
+        #expect(status.paths.socket == daemon.socketPath)
+        #expect(status.socketActivated == false)
+        #expect(status.store.schemaVersion >= 1)
+        #expect(status.store.daemonStarts == 1)
+        #expect(status.store.previousRunClean == nil)
+        #expect(status.connections.clients == 1)
+        #expect(status.logLevel == "info")
+        #expect(status.version == SinglecastVersion.current)
+
+        var info = stat()
+        #expect(stat(daemon.socketPath, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o600)
+        #expect(stat(daemon.root.file("run/singlecast"), &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o700)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func versionNamesDaemonProtocolAndLibraries() throws {
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let version = try LineClient(path: daemon.socketPath).result("version", as: VersionResult.self)
+        #expect(version.daemon == SinglecastVersion.current)
+        #expect(version.protocolVersion == ProtocolVersion.current)
+        #expect(version.sqlite.hasPrefix("3."))
+        #expect(!version.libcurl.isEmpty)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func secondInstanceOnTheSameStateIsRefused() throws {
+        let first = DaemonProcess()
+        try first.startAndWaitUntilReady()
+        let second = DaemonProcess(root: first.root)
+        try second.start(arguments: ["--socket", first.root.file("other.sock")])
+        #expect(second.waitForExit() == 1)
+        #expect(second.log.contains("another singlecastd (pid \(first.process.processIdentifier)) is already running"))
+        // The first one is unharmed.
+        #expect(try LineClient(path: first.socketPath).result("ping", as: PingResult.self).pong)
+        #expect(first.stop() == 0)
+    }
+
+    @Test func anotherDaemonListeningOnTheSocketIsNotDisplaced() throws {
+        let first = DaemonProcess()
+        try first.startAndWaitUntilReady()
+        let second = DaemonProcess()
+        try second.start(arguments: ["--socket", first.socketPath])
+        #expect(second.waitForExit() == 1)
+        #expect(second.log.contains("another singlecastd is already listening"))
+        #expect(try LineClient(path: first.socketPath).result("ping", as: PingResult.self).pong)
+        #expect(first.stop() == 0)
+    }
+
+    @Test func staleSocketFromACrashIsReplacedAndRunHistoryNotesTheCrash() throws {
+        let crashed = DaemonProcess()
+        try crashed.startAndWaitUntilReady()
+        crashed.signal(SIGKILL)
+        _ = crashed.waitForExit()
+        #expect(FileManager.default.fileExists(atPath: crashed.socketPath), "kill -9 leaves the socket file behind")
+
+        let restarted = DaemonProcess(root: crashed.root)
+        try restarted.startAndWaitUntilReady()
+        #expect(restarted.log.contains("removed stale socket"))
+        #expect(restarted.log.contains("did not shut down cleanly"))
+        let status = try LineClient(path: restarted.socketPath).result("status", as: StatusResult.self)
+        #expect(status.store.daemonStarts == 2)
+        #expect(status.store.uncleanShutdowns == 1)
+        #expect(status.store.previousRunClean == false)
+        #expect(restarted.stop() == 0)
+
+        let third = DaemonProcess(root: crashed.root)
+        try third.startAndWaitUntilReady()
+        let after = try LineClient(path: third.socketPath).result("status", as: StatusResult.self)
+        #expect(after.store.previousRunClean == true)
+        #expect(after.store.daemonStarts == 3)
+        #expect(third.stop() == 0)
+    }
+
+    @Test func aPathThatIsNotASocketIsNeverRemoved() throws {
+        let daemon = DaemonProcess()
+        try FileManager.default.createDirectory(
+            atPath: daemon.root.file("run/singlecast"),
+            withIntermediateDirectories: true
+        )
+        try "precious".write(toFile: daemon.socketPath, atomically: true, encoding: .utf8)
+        try daemon.start()
+        #expect(daemon.waitForExit() == 1)
+        #expect(daemon.log.contains("exists and is not a socket"))
+        #expect(try String(contentsOfFile: daemon.socketPath, encoding: .utf8) == "precious")
+    }
+
+    @Test func configurationErrorsStopStartupWithFileAndLine() throws {
+        let daemon = DaemonProcess()
+        try daemon.writeConfig("# comment\nlog_level = debug\nmax_clents = 3\n")
+        try daemon.start()
+        #expect(daemon.waitForExit() == 78)
+        #expect(daemon.log.contains("\(daemon.configPath):3: unknown key 'max_clents'; did you mean 'max_clients'?"))
+
+        let badValue = DaemonProcess()
+        try badValue.writeConfig("log_level = loud\n")
+        try badValue.start()
+        #expect(badValue.waitForExit() == 78)
+        #expect(badValue.log.contains("\(badValue.configPath):1: log_level must be one of"))
+    }
+
+    @Test func corruptDatabaseIsReportedAndLeftUntouched() throws {
+        let daemon = DaemonProcess()
+        try FileManager.default.createDirectory(atPath: daemon.stateDirectory, withIntermediateDirectories: true)
+        let database = daemon.stateDirectory + "/singlecast.sqlite3"
+        let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        try garbage.write(to: URL(fileURLWithPath: database))
+        try daemon.start()
+        #expect(daemon.waitForExit() == 1)
+        #expect(daemon.log.contains(database))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: database)) == garbage)
+    }
+
+    @Test func usageErrorsExit64AndHelpExits0() throws {
+        let bad = try runProgram(Binaries.daemon.path, ["--frobnicate"])
+        #expect(bad.status == 64)
+        #expect(bad.stderr.hasPrefix("Error: Unknown option '--frobnicate'\nUsage: singlecastd"))
+        let help = try runProgram(Binaries.daemon.path, ["--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.hasPrefix("OVERVIEW: The singlecast podcast download daemon."))
+        #expect(help.stdout.contains("USAGE: singlecastd"))
+        let version = try runProgram(Binaries.daemon.path, ["--version"])
+        #expect(version.stdout == SinglecastVersion.current + "\n")
+    }
+
+    @Test func sighupReloadsLiveSettingsAndKeepsOldOnesWhenTheFileIsBroken() throws {
+        let daemon = DaemonProcess()
+        try daemon.writeConfig("log_level = info\n")
+        try daemon.startAndWaitUntilReady()
+        let watcher = try LineClient(path: daemon.socketPath)
+        _ = try watcher.result("watch", as: WatchResult.self, params: #"{"topics":["daemon"]}"#)
+
+        try daemon.writeConfig("log_level = debug\nmax_clients = 7\n")
+        daemon.signal(SIGHUP)
+        let reload = try #require(daemon.notify.receive(until: "READY=1"))
+        #expect(reload.first?.contains("RELOADING=1") == true)
+        #expect(reload.first?.contains("MONOTONIC_USEC=") == true)
+        let event = try #require(try watcher.readLine())
+        #expect(event.contains(#""method":"daemon.reloaded""#))
+
+        let client = try LineClient(path: daemon.socketPath)
+        let status = try client.result("status", as: StatusResult.self)
+        #expect(status.logLevel == "debug")
+        #expect(status.lastReload?.ok == true)
+
+        try daemon.writeConfig("log_level = debug\nthis is not a setting\n")
+        daemon.signal(SIGHUP)
+        let failed = try #require(daemon.notify.receive(until: "READY=1"))
+        #expect(failed.last?.contains("last reload failed") == true)
+        let failedEvent = try #require(try watcher.readLine())
+        #expect(failedEvent.contains(#""method":"daemon.reload_failed""#))
+        let after = try client.result("status", as: StatusResult.self)
+        #expect(after.lastReload?.ok == false)
+        #expect(after.lastReload?.message?.contains("singlecast.conf:2: expected 'key = value'") == true)
+        #expect(after.logLevel == "debug")
+
+        // Watchers hear that the daemon stops before the connection closes.
+        daemon.signal(SIGTERM)
+        let stopping = try #require(try watcher.readLine())
+        #expect(stopping.contains(#""method":"daemon.stopping""#))
+        #expect(try watcher.readLine() == nil)
+        #expect(daemon.waitForExit() == 0)
+    }
+
+    @Test func watchdogPingsAtHalfTheInterval() throws {
+        let daemon = DaemonProcess(extraEnvironment: ["WATCHDOG_USEC": "200000"])
+        try daemon.startAndWaitUntilReady()
+        let started = Date.now
+        #expect(daemon.notify.receive(until: "WATCHDOG=1", timeout: 5) != nil)
+        #expect(daemon.notify.receive(until: "WATCHDOG=1", timeout: 5) != nil)
+        #expect(Date.now.timeIntervalSince(started) < 2)
+        #expect(daemon.stop() == 0)
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import SinglecastProtocol
+import Testing
+
+/// docs/PROTOCOL.md is the contract: every example request in it is sent to a real daemon, and the answer
+/// must have exactly the documented shape (the same fields, recursively; values such as pids may differ).
+@Suite struct ProtocolDocumentTests {
+    private static let document = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("docs/PROTOCOL.md").path
+
+    /// Every key path in a JSON value, e.g. `result.paths.socket`; array elements share the path `[]`.
+    private func shape(_ value: JSONValue, prefix: String = "") -> Set<String> {
+        switch value {
+        case .object(let fields):
+            var paths: Set<String> = [prefix]
+            for (key, child) in fields { paths.formUnion(shape(child, prefix: prefix + "." + key)) }
+            return paths
+        case .array(let items):
+            return items.reduce(into: [prefix]) { $0.formUnion(shape($1, prefix: prefix + "[]")) }
+        default:
+            return [prefix]
+        }
+    }
+
+    private func decode(_ line: String) throws -> JSONValue {
+        try JSONDecoder().decode(JSONValue.self, from: Data(line.utf8))
+    }
+
+    @Test func everyExampleMatchesTheRealDaemon() throws {
+        let text = try String(contentsOfFile: Self.document, encoding: .utf8)
+        let lines = text.split(separator: "\n").map(String.init)
+        var pairs: [(request: String, response: String)] = []
+        for (index, line) in lines.enumerated() where line.hasPrefix("→ ") && index + 1 < lines.count {
+            let next = lines[index + 1]
+            if next.hasPrefix("← ") { pairs.append((String(line.dropFirst(2)), String(next.dropFirst(2)))) }
+        }
+        #expect(pairs.count >= 6, "PROTOCOL.md lost its examples")
+
+        // Second start, so status has previous_run_clean as in the example.
+        let first = DaemonProcess()
+        try first.startAndWaitUntilReady()
+        #expect(first.stop() == 0)
+        let daemon = DaemonProcess(root: first.root)
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        for (request, documented) in pairs {
+            try client.send(request + "\n")
+            let actual = try #require(try client.readLine())
+            let expected = try decode(documented)
+            let real = try decode(actual)
+            #expect(shape(real) == shape(expected), "\(request)\ndocumented: \(documented)\nactual:     \(actual)")
+            if case .object(let fields) = real, case .object(let error)? = fields["error"],
+                case .object(let documentedFields) = expected,
+                case .object(let documentedError)? = documentedFields["error"]
+            {
+                #expect(error["code"] == documentedError["code"])
+                #expect(error["message"] == documentedError["message"])
+            }
+        }
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func everyMethodAndEventIsDocumented() throws {
+        let text = try String(contentsOfFile: Self.document, encoding: .utf8)
+        for method in Method.allCases {
+            #expect(text.contains("### `\(method.rawValue)`"), "PROTOCOL.md has no section for \(method.rawValue)")
+        }
+        for event in DaemonEvent.allCases {
+            #expect(text.contains("| `\(event.rawValue)` |"), "PROTOCOL.md does not list \(event.rawValue)")
+        }
+        for topic in EventTopic.allCases {
+            #expect(text.contains("`\(topic.rawValue)`"))
+        }
+    }
+}

@@ -1,0 +1,162 @@
+import SinglecastCLI
+import SinglecastProtocol
+import Testing
+
+@Suite struct FormattingTests {
+    @Test(
+        arguments: [
+            (0, "0 B"), (1, "1 B"), (512, "512 B"), (999, "999 B"), (1000, "1.0 kB"), (1049, "1.0 kB"),
+            (1050, "1.1 kB"), (12_400_000, "12.4 MB"), (12_449_999, "12.4 MB"), (999_949, "999.9 kB"),
+            (999_950, "1.0 MB"), (1_100_000_000, "1.1 GB"), (1_234_567_890_123, "1.2 TB"),
+            (Int64.max, "9.2 EB"), (-2048, "-2.0 kB"),
+        ] as [(Int64, String)]
+    )
+    func byteCount(_ bytes: Int64, _ expected: String) {
+        #expect(Formatting.byteCount(bytes) == expected)
+    }
+
+    @Test(
+        arguments: [
+            (0, "0s"), (0.9, "0s"), (42, "42s"), (60, "1m 0s"), (423, "7m 3s"), (3600, "1h 0m 0s"),
+            (7507, "2h 5m 7s"), (86_400, "1d 0h 0m"), (274_359.8, "3d 4h 12m"), (-5, "0s"), (.nan, "0s"),
+        ] as [(Double, String)]
+    )
+    func duration(_ seconds: Double, _ expected: String) {
+        #expect(Formatting.duration(seconds: seconds) == expected)
+    }
+
+    @Test func milliseconds() {
+        #expect(Formatting.milliseconds(.microseconds(1234)) == "1.2 ms")
+        #expect(Formatting.milliseconds(.microseconds(250)) == "0.3 ms")
+        #expect(Formatting.milliseconds(.seconds(2)) == "2000.0 ms")
+    }
+
+    @Test func tableAlignsValuesAndStylesOnlyLabels() {
+        let rows = [(label: "PID", value: "1"), (label: "Log level", value: "info")]
+        #expect(Formatting.table(rows) == "PID        1\nLog level  info\n")
+        #expect(
+            Formatting.table(rows, style: TextStyle(isEnabled: true))
+                == "\u{1B}[1mPID\u{1B}[0m        1\n\u{1B}[1mLog level\u{1B}[0m  info\n"
+        )
+    }
+
+    @Test func colourNeedsATerminalAndAWillingEnvironment() {
+        struct Terminal: TextOutput {
+            func write(_ text: String) {}
+            var isTerminal: Bool { true }
+        }
+        #expect(TextStyle(output: Terminal(), environment: ["TERM": "xterm"]).isEnabled)
+        #expect(!TextStyle(output: Terminal(), environment: ["TERM": "dumb"]).isEnabled)
+        #expect(!TextStyle(output: Terminal(), environment: ["NO_COLOR": "1"]).isEnabled)
+        #expect(!TextStyle(output: CapturedOutput(), environment: ["TERM": "xterm"]).isEnabled)
+    }
+
+    static let status = StatusResult(
+        version: "0.1.0",
+        protocolVersion: 1,
+        pid: 4242,
+        startedAt: "2026-11-26T08:00:00Z",
+        uptimeSeconds: 274_359.8,
+        logLevel: "info",
+        socketActivated: true,
+        paths: .init(
+            config: "/home/me/.config/singlecast/singlecast.conf",
+            configLoaded: false,
+            stateDirectory: "/home/me/.local/state/singlecast",
+            database: "/home/me/.local/state/singlecast/singlecast.sqlite3",
+            downloadDirectory: "/home/me/.local/share/singlecast/episodes",
+            socket: "/run/user/1000/singlecast/control.sock"
+        ),
+        connections: .init(clients: 2, watchers: 1, requestsServed: 42, refused: 0),
+        store: .init(
+            schemaVersion: 3,
+            sizeBytes: 12_400_000,
+            sqliteVersion: "3.40.1",
+            daemonStarts: 7,
+            uncleanShutdowns: 1,
+            previousRunClean: true
+        ),
+        lastReload: .init(at: "2026-11-29T12:00:00Z", ok: false, message: "unknown key 'foo' on line 3")
+    )
+
+    static let statusText = """
+        Daemon           singlecastd 0.1.0 (protocol 1)
+        PID              4242
+        Uptime           3d 4h 12m (since 2026-11-26T08:00:00Z)
+        Log level        info
+        Config           /home/me/.config/singlecast/singlecast.conf (not present, embedded defaults)
+        State directory  /home/me/.local/state/singlecast
+        Database         /home/me/.local/state/singlecast/singlecast.sqlite3 (schema 3, 12.4 MB, SQLite 3.40.1)
+        Downloads        /home/me/.local/share/singlecast/episodes
+        Socket           /run/user/1000/singlecast/control.sock (socket-activated)
+        Clients          2 connected, 1 watching, 0 refused
+        Requests served  42
+        Daemon starts    7, 1 unclean shutdown; the previous run shut down cleanly
+        Last reload      2026-11-29T12:00:00Z, failed, previous configuration kept: unknown key 'foo' on line 3
+
+        """
+
+    @Test func statusTable() {
+        #expect(StatusCommand.render(Self.status) == Self.statusText)
+    }
+
+    @Test func statusOnFirstStartWithConfigAndNoReload() {
+        var status = Self.status
+        status.paths.configLoaded = true
+        status.socketActivated = false
+        status.lastReload = nil
+        status.uptimeSeconds = 42
+        status.store.daemonStarts = 1
+        status.store.uncleanShutdowns = 0
+        status.store.previousRunClean = nil
+        let text = StatusCommand.render(status)
+        #expect(text.contains("Config           /home/me/.config/singlecast/singlecast.conf\n"))
+        #expect(text.contains("Socket           /run/user/1000/singlecast/control.sock\n"))
+        #expect(text.contains("Uptime           42s (since"))
+        #expect(text.contains("Daemon starts    1 (first start), 0 unclean shutdowns\n"))
+        #expect(!text.contains("Last reload"))
+    }
+
+    @Test func versionTable() {
+        let daemon = VersionResult(daemon: "0.1.0", protocolVersion: 1, sqlite: "3.40.1", libcurl: "7.88.1")
+        #expect(
+            VersionCommand.render(daemon) == """
+                Client   singlecastctl \(SinglecastVersion.current) (protocol \(ProtocolVersion.current))
+                Daemon   singlecastd 0.1.0 (protocol 1)
+                SQLite   3.40.1
+                libcurl  7.88.1
+
+                """
+        )
+    }
+
+    @Test func eventLines() {
+        let params: JSONValue = .object(["at": .string("2026-11-29T12:00:00Z"), "message": .string("config reloaded")])
+        #expect(
+            WatchCommand.eventLine("daemon.reloaded", params)
+                == "2026-11-29T12:00:00Z daemon.reloaded  config reloaded\n"
+        )
+        #expect(
+            WatchCommand.eventLine("daemon.stopping", .object(["at": .string("2026-11-29T12:00:01Z")]))
+                == "2026-11-29T12:00:01Z daemon.stopping\n"
+        )
+        let progress: JSONValue = .object(["at": .string("T"), "id": .integer(42), "bps": .integer(10)])
+        #expect(
+            WatchCommand.eventLine("download.progress", progress) == "T download.progress  {\"bps\":10,\"id\":42}\n"
+        )
+    }
+
+    @Test func socketPathPrecedence() {
+        let environment = ["SINGLECAST_SOCKET": "/env.sock", "XDG_RUNTIME_DIR": "/run/user/1000"]
+        #expect(GlobalOptions(socket: "/flag.sock").socketPath(environment: environment, userID: 1000) == "/flag.sock")
+        #expect(GlobalOptions().socketPath(environment: environment, userID: 1000) == "/env.sock")
+        #expect(
+            GlobalOptions().socketPath(
+                environment: ["SINGLECAST_SOCKET": "", "XDG_RUNTIME_DIR": "/run/user/7"],
+                userID: 7
+            )
+                == "/run/user/7/singlecast/control.sock"
+        )
+        #expect(GlobalOptions().socketPath(environment: [:], userID: 1000) == "/tmp/singlecast-1000/control.sock")
+    }
+}

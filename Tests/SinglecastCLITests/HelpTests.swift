@@ -1,0 +1,119 @@
+import SinglecastCLI
+import SinglecastProtocol
+import Testing
+
+/// Golden help text, compared in full: ArgumentParser's layout is the specification.
+@Suite struct HelpTests {
+    static let rootHelp = """
+        OVERVIEW: Control the singlecast download daemon.
+
+        USAGE: singlecastctl [--socket <path>] [--json] <subcommand>
+
+        OPTIONS:
+          --socket <path>         Path of the daemon's control socket. (default:
+                                  $XDG_RUNTIME_DIR/singlecast/control.sock)
+          --json                  Print machine-readable JSON instead of text.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        SUBCOMMANDS:
+          status                  Show what the daemon is doing and where its files are.
+          ping                    Check that the daemon answers.
+          version                 Show client and daemon versions.
+          watch                   Print daemon events as they happen.
+
+          See 'singlecastctl help <subcommand>' for detailed help.
+
+        """
+
+    static func leafHelp(_ name: String, _ overview: String) -> String {
+        """
+        OVERVIEW: \(overview)
+
+        USAGE: singlecastctl \(name) [--socket <path>] [--json]
+
+        OPTIONS:
+          --socket <path>         Path of the daemon's control socket. (default:
+                                  $XDG_RUNTIME_DIR/singlecast/control.sock)
+          --json                  Print machine-readable JSON instead of text.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+
+        """
+    }
+
+    @Test(arguments: [[], ["--help"], ["-h"], ["help"], ["--json"], ["--socket", "/x", "-h"]])
+    func rootHelp(_ arguments: [String]) async {
+        let run = await runCLI(arguments)
+        #expect(run.status == 0)
+        #expect(run.stdout == Self.rootHelp)
+        #expect(run.stderr == "")
+    }
+
+    @Test func statusHelp() async {
+        let expected = Self.leafHelp("status", "Show what the daemon is doing and where its files are.")
+        for arguments in [["status", "--help"], ["status", "-h"], ["help", "status"], ["-h", "status"]] {
+            let run = await runCLI(arguments)
+            #expect(run.status == 0, "\(arguments)")
+            #expect(run.stdout == expected, "\(arguments)")
+        }
+    }
+
+    @Test func pingHelp() async {
+        let run = await runCLI(["ping", "--help"])
+        #expect(run.stdout == Self.leafHelp("ping", "Check that the daemon answers."))
+    }
+
+    @Test func versionHelp() async {
+        let run = await runCLI(["help", "version"])
+        #expect(run.stdout == Self.leafHelp("version", "Show client and daemon versions."))
+    }
+
+    @Test func watchHelp() async {
+        let run = await runCLI(["watch", "--frob", "--help"])
+        #expect(run.status == 0)
+        #expect(
+            run.stdout == """
+                OVERVIEW: Print daemon events as they happen.
+
+                Runs until the daemon stops or you press Control-C.
+
+                USAGE: singlecastctl watch [--socket <path>] [--json] [--topic <topic> ...]
+
+                OPTIONS:
+                  --socket <path>         Path of the daemon's control socket. (default:
+                                          $XDG_RUNTIME_DIR/singlecast/control.sock)
+                  --json                  Print machine-readable JSON instead of text.
+                  --topic <topic>         Print only events of this topic; repeat for several.
+                                          (values: daemon)
+                  --version               Show the version.
+                  -h, --help              Show help information.
+
+
+                """
+        )
+    }
+
+    @Test func wideTerminalUsesItsWidth() async {
+        let run = await runCLI(["--help"], environment: ["COLUMNS": "120"])
+        #expect(
+            run.stdout.contains(
+                "  --socket <path>         Path of the daemon's control socket. (default: $XDG_RUNTIME_DIR/singlecast/control.sock)\n"
+            )
+        )
+    }
+
+    @Test(arguments: [["--version"], ["status", "--version"], ["--version", "--json"]])
+    func version(_ arguments: [String]) async {
+        let run = await runCLI(arguments)
+        #expect(run.status == 0)
+        #expect(run.stdout == "\(SinglecastVersion.current)\n")
+        #expect(run.stderr == "")
+    }
+
+    @Test func helpWinsOverVersion() async {
+        let run = await runCLI(["--version", "--help"])
+        #expect(run.stdout == Self.rootHelp)
+    }
+}

@@ -1,0 +1,157 @@
+import SinglecastDaemon
+import Testing
+
+@Suite struct ConfigurationTests {
+    private func parse(_ text: String) throws(ConfigurationError) -> DaemonConfiguration {
+        try DaemonConfiguration.parse(text, path: "/etc/sc.conf", home: "/home/u")
+    }
+
+    private func error(_ text: String) -> String? {
+        do {
+            _ = try parse(text)
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
+    @Test func emptyFileMeansDefaults() throws {
+        #expect(try parse("") == DaemonConfiguration())
+        #expect(try parse("# only comments\n\n   \n") == DaemonConfiguration())
+    }
+
+    @Test func everyKeyIsRead() throws {
+        let configuration = try parse(
+            """
+            log_level = Debug
+            state_dir = ~/state
+            download_dir = "/srv/pod casts"
+            socket_path=/run/sc.sock
+            max_request_bytes = 64K
+            max_clients = 9
+            shutdown_timeout = 1500ms\r
+            """
+        )
+        #expect(configuration.logLevel == .debug)
+        #expect(configuration.stateDirectory == "/home/u/state")
+        #expect(configuration.downloadDirectory == "/srv/pod casts")
+        #expect(configuration.socketPath == "/run/sc.sock")
+        #expect(configuration.maxRequestBytes == 65536)
+        #expect(configuration.maxClients == 9)
+        #expect(configuration.shutdownTimeout == .milliseconds(1500))
+    }
+
+    @Test(arguments: [
+        ("log_level = info\nbogus = 1\n", "/etc/sc.conf:2: unknown key 'bogus'; known keys: log_level"),
+        ("max_client = 3", "/etc/sc.conf:1: unknown key 'max_client'; did you mean 'max_clients'?"),
+        ("\n\nlog_level", "/etc/sc.conf:3: expected 'key = value', found 'log_level'"),
+        (
+            "log_level = loud",
+            "/etc/sc.conf:1: log_level must be one of debug, info, notice, warning, error; got 'loud'"
+        ),
+        (
+            "state_dir = relative/dir",
+            "/etc/sc.conf:1: state_dir must be an absolute path (or start with ~/); got 'relative/dir'"
+        ),
+        ("max_clients = 0", "/etc/sc.conf:1: max_clients must be a whole number from 1 to 65536; got '0'"),
+        ("max_request_bytes = 12Q", "/etc/sc.conf:1: max_request_bytes must be a size between 1K and 1G"),
+        ("shutdown_timeout = soon", "/etc/sc.conf:1: shutdown_timeout must be a duration"),
+        ("log_level = info\nlog_level = debug", "/etc/sc.conf:2: 'log_level' is already set on line 1"),
+        ("socket_path = \"/tmp/x", "/etc/sc.conf:1: unbalanced double quote in the value of 'socket_path'"),
+    ])
+    func mistakesNameTheFileAndLine(text: String, expected: String) {
+        let message = error(text)
+        #expect(message?.hasPrefix(expected) == true, "got \(message ?? "no error")")
+    }
+
+    @Test func sizesAndDurations() {
+        #expect(parseByteCount("1M") == 1 << 20)
+        #expect(parseByteCount("1MiB") == 1 << 20)
+        #expect(parseByteCount("64k") == 65536)
+        #expect(parseByteCount("100") == 100)
+        #expect(parseByteCount("-1") == nil)
+        #expect(parseByteCount("99999999999999999G") == nil)
+        #expect(parseDuration("10s") == .seconds(10))
+        #expect(parseDuration("2m") == .seconds(120))
+        #expect(parseDuration("250ms") == .milliseconds(250))
+        #expect(parseDuration("3") == .seconds(3))
+        #expect(parseDuration("-3s") == nil)
+        #expect(parseDuration("nan") == nil)
+    }
+
+    @Test func suggestions() {
+        #expect(closestMatch(to: "stauts", among: ["status", "ping"]) == "status")
+        #expect(closestMatch(to: "zzzzzz", among: ["status", "ping"]) == nil)
+        #expect(editDistance("kitten", "sitting") == 3)
+    }
+}
+
+@Suite struct DaemonOptionsTests {
+    @Test func flagsAreParsed() throws {
+        let options = try DaemonOptions.parse([
+            "--config", "/c.conf", "--state-dir=/s", "--socket", "/r/s.sock", "--log-level", "warning",
+        ])
+        #expect(options.action == .run)
+        #expect(options.configPath == "/c.conf")
+        #expect(options.stateDirectory == "/s")
+        #expect(options.socketPath == "/r/s.sock")
+        #expect(options.logLevel == .warning)
+        #expect(try DaemonOptions.parse(["-h"]).action == .help)
+        #expect(try DaemonOptions.parse(["--version"]).action == .version)
+    }
+
+    @Test(arguments: [
+        (["--socket"], "Missing value for '--socket <path>'"),
+        (["--log-level", "chatty"], "The value 'chatty' is invalid for '--log-level <level>'"),
+        (["--stat-dir", "/x"], "Unknown option '--stat-dir'. Did you mean '--state-dir'?"),
+        (["serve"], "Unexpected argument 'serve'"),
+    ])
+    func usageErrors(arguments: [String], expected: String) {
+        #expect {
+            _ = try DaemonOptions.parse(arguments)
+        } throws: { error in
+            (error as? DaemonUsageError)?.message.hasPrefix(expected) == true
+        }
+    }
+
+    @Test func pathsFollowXDGAndFlagsWin() {
+        let environment = [
+            "HOME": "/home/u", "XDG_RUNTIME_DIR": "/run/user/1000", "XDG_STATE_HOME": "relative/ignored",
+        ]
+        let defaults = DaemonPaths.resolve(
+            options: DaemonOptions(),
+            configuration: DaemonConfiguration(),
+            environment: environment,
+            uid: 1000
+        )
+        #expect(defaults.configFile == "/home/u/.config/singlecast/singlecast.conf")
+        #expect(defaults.stateDirectory == "/home/u/.local/state/singlecast")
+        #expect(defaults.database == "/home/u/.local/state/singlecast/singlecast.sqlite3")
+        #expect(defaults.downloadDirectory == "/home/u/.local/share/singlecast/episodes")
+        #expect(defaults.socket == "/run/user/1000/singlecast/control.sock")
+        #expect(defaults.socketDirectoryIsPrivate)
+
+        var configuration = DaemonConfiguration()
+        configuration.stateDirectory = "/from/config"
+        configuration.socketPath = "/from/config.sock"
+        var options = DaemonOptions()
+        options.stateDirectory = "/from/flag"
+        let chosen = DaemonPaths.resolve(
+            options: options,
+            configuration: configuration,
+            environment: ["HOME": "/home/u"],
+            uid: 1000
+        )
+        #expect(chosen.stateDirectory == "/from/flag")
+        #expect(chosen.socket == "/from/config.sock")
+        #expect(!chosen.socketDirectoryIsPrivate)
+
+        let noRuntime = DaemonPaths.resolve(
+            options: DaemonOptions(),
+            configuration: DaemonConfiguration(),
+            environment: ["HOME": "/home/u"],
+            uid: 1000
+        )
+        #expect(noRuntime.socket == "/tmp/singlecast-1000/control.sock")
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import SinglecastProtocol
+import Testing
+
+@Suite struct JSONRPCTests {
+    private func parse(_ text: String) -> Result<RPCRequest, RPCErrorResponse> {
+        RPCRequest.parse(line: Array(text.utf8))
+    }
+
+    @Test func validRequestsKeepTheirIdExactly() throws {
+        let numeric = try parse(#"{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}"#).get()
+        #expect(numeric.id == .integer(9_007_199_254_740_993))
+        let text = try parse(#"{"jsonrpc":"2.0","id":"abc","method":"watch","params":{"topics":["daemon"]}}"#).get()
+        #expect(text.id == .string("abc"))
+        #expect(text.params == .object(["topics": .array([.string("daemon")])]))
+        let notification = try parse(#"{"jsonrpc":"2.0","method":"ping"}"#).get()
+        #expect(notification.id == nil)
+        let nullID = try parse(#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#).get()
+        #expect(nullID.id == .null)
+    }
+
+    @Test(arguments: [
+        ("{", -32700, "not valid JSON"),
+        ("", -32700, "not valid JSON"),
+        ("[]", -32600, "batch requests are not supported"),
+        ("\"ping\"", -32600, "not a string"),
+        (#"{"id":1,"method":"ping"}"#, -32600, "\"jsonrpc\" must be \"2.0\""),
+        (#"{"jsonrpc":"2.0","id":1}"#, -32600, "\"method\" must be a string"),
+        (#"{"jsonrpc":"2.0","id":[1],"method":"ping"}"#, -32600, "\"id\" must be a string, a number or null"),
+        (#"{"jsonrpc":"2.0","id":1,"method":"ping","params":"x"}"#, -32600, "\"params\" must be an object or an array"),
+        (String(repeating: "[", count: 100_000), -32700, "not valid JSON"),
+    ])
+    func malformedRequests(line: String, code: Int, fragment: String) {
+        guard case .failure(let response) = parse(line) else {
+            Issue.record("parsed \(line.prefix(40))")
+            return
+        }
+        #expect(response.error.code == code)
+        #expect(response.error.message.contains(fragment), "\(response.error.message)")
+    }
+
+    @Test func invalidUTF8IsAParseErrorThatSaysSo() {
+        guard case .failure(let response) = RPCRequest.parse(line: [0x7B, 0xC3, 0x28, 0x7D]) else {
+            Issue.record("accepted invalid UTF-8")
+            return
+        }
+        #expect(response.error.code == RPCError.parseErrorCode)
+        #expect(response.error.message == "Parse error: the line is not valid UTF-8.")
+        #expect(response.id == .null)
+    }
+
+    @Test func errorForAReadableRequestCarriesItsID() {
+        guard case .failure(let response) = parse(#"{"jsonrpc":"1.0","id":"q","method":"ping"}"#) else {
+            Issue.record("accepted jsonrpc 1.0")
+            return
+        }
+        #expect(response.id == .string("q"))
+    }
+
+    @Test func linesAreCompactSortedAndNewlineTerminated() throws {
+        let result = try WireCoding.resultLine(id: .integer(1), result: PingResult())
+        #expect(String(decoding: result, as: UTF8.self) == #"{"id":1,"jsonrpc":"2.0","result":{"pong":true}}"# + "\n")
+        let error = WireCoding.errorLine(RPCErrorResponse(id: .null, error: .methodNotFound("x")))
+        #expect(
+            String(decoding: error, as: UTF8.self)
+                == #"{"error":{"code":-32601,"data":{"details":{"method":"x"},"reason":"method_not_found"},"message":"Method not found: 'x'."},"id":null,"jsonrpc":"2.0"}"#
+                + "\n"
+        )
+        let request = try RPCRequest(id: .integer(3), method: "status").encodedLine()
+        #expect(String(decoding: request, as: UTF8.self) == #"{"id":3,"jsonrpc":"2.0","method":"status"}"# + "\n")
+    }
+
+    @Test func incomingMessagesAreClassified() throws {
+        guard
+            case .result(let id, let value) = try RPCIncoming.parse(
+                line: Array(#"{"jsonrpc":"2.0","id":2,"result":{"pong":true}}"#.utf8)
+            )
+        else {
+            Issue.record("not a result")
+            return
+        }
+        #expect(id == .integer(2))
+        #expect(try WireCoding.decode(PingResult.self, from: value) == PingResult())
+        guard
+            case .notification(let method, _) = try RPCIncoming.parse(
+                line: Array(#"{"jsonrpc":"2.0","method":"daemon.stopping","params":{"at":"x"}}"#.utf8)
+            )
+        else {
+            Issue.record("not a notification")
+            return
+        }
+        #expect(method == "daemon.stopping")
+    }
+
+    @Test func defaultSocketPathFollowsXDGRuntimeDir() {
+        #expect(
+            SocketLocation.defaultSocketPath(environment: ["XDG_RUNTIME_DIR": "/run/user/1000/"], uid: 1000)
+                == "/run/user/1000/singlecast/control.sock"
+        )
+        #expect(SocketLocation.defaultSocketPath(environment: [:], uid: 42) == "/tmp/singlecast-42/control.sock")
+        #expect(
+            SocketLocation.defaultSocketPath(environment: ["XDG_RUNTIME_DIR": "run"], uid: 42)
+                == "/tmp/singlecast-42/control.sock"
+        )
+    }
+}

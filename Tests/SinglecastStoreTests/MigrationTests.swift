@@ -1,0 +1,83 @@
+import Foundation
+import SinglecastStore
+import Testing
+
+@Suite("Migrations")
+struct MigrationTests {
+    @Test("versions are 1, 2, 3… in order")
+    func contiguousVersions() {
+        #expect(Migrations.all.map(\.version) == Array(1...Migrations.all.count))
+        #expect(Migrations.latestVersion == Migrations.all.count)
+    }
+
+    @Test("an empty file is migrated to the latest version")
+    func fromEmptyFile() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/singlecast.db"
+            #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+            let store = try Store(path: path)
+            #expect(try await store.statistics().schemaVersion == Store.latestSchemaVersion)
+            try await store.close()
+        }
+    }
+
+    @Test("a database SQLite created at user_version 0 keeps its data and is migrated")
+    func fromVersionZero() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/singlecast.db"
+            let connection = try Connection(path: path)
+            try connection.execute("CREATE TABLE unrelated (note TEXT)")
+            try connection.execute("INSERT INTO unrelated VALUES ('kept')")
+            #expect(try connection.userVersion() == 0)
+            try connection.close()
+            #expect(try #require(contents(of: path)).count > 0)
+
+            let store = try Store(path: path)
+            let (version, note) = try await store.withConnection { (connection) throws(SQLiteError) in
+                (try connection.userVersion(), try connection.scalar("SELECT note FROM unrelated"))
+            }
+            #expect(version == Store.latestSchemaVersion)
+            #expect(note == "kept")
+            try await store.close()
+        }
+    }
+
+    @Test("each older schema version is migrated to the latest", arguments: 0..<Migrations.latestVersion)
+    func fromPreviousVersion(version: Int) async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/singlecast.db"
+            let connection = try configuredConnection(path)
+            #expect(
+                try Migrations.apply(to: connection, upTo: version) == Array(stride(from: 1, through: version, by: 1))
+            )
+            #expect(try connection.userVersion() == version)
+            try connection.close()
+
+            let store = try Store(path: path)
+            #expect(try await store.statistics().schemaVersion == Store.latestSchemaVersion)
+            try await store.close()
+        }
+    }
+
+    @Test("applying migrations twice does nothing the second time")
+    func idempotent() async throws {
+        try await withTemporaryDirectory { directory in
+            let connection = try configuredConnection(directory + "/singlecast.db")
+            #expect(try Migrations.apply(to: connection) == Array(1...Migrations.latestVersion))
+            #expect(try Migrations.apply(to: connection) == [])
+        }
+    }
+
+    @Test("migration 1 creates the runs table with the documented columns")
+    func runsTable() async throws {
+        try await withTemporaryDirectory { directory in
+            let connection = try configuredConnection(directory + "/singlecast.db")
+            try Migrations.apply(to: connection, upTo: 1)
+            let columns = try connection.query("SELECT name, type, \"notnull\", pk FROM pragma_table_info('runs')")
+            #expect(columns.map { $0[0] } == ["id", "started_at", "stopped_at", "pid", "version", "boot_id"])
+            #expect(columns.map { $0[1] } == ["INTEGER", "INTEGER", "INTEGER", "INTEGER", "TEXT", "TEXT"])
+            #expect(columns.map { $0[2] } == [0, 1, 0, 1, 1, 0])
+            #expect(columns.map { $0[3] } == [1, 0, 0, 0, 0, 0])
+        }
+    }
+}
