@@ -75,7 +75,8 @@ package enum Daemon {
         )
 
         try createDirectory(paths.stateDirectory, mode: 0o700, purpose: "state directory")
-        try createDirectory(paths.downloadDirectory, mode: 0o755, purpose: "download directory")
+        // Episodes follow the umask (UMask= in the unit), since users may share them with media servers.
+        try createDirectory(paths.downloadDirectory, mode: nil, purpose: "download directory")
         let lock = try InstanceLock.acquire(path: paths.lockFile)
         defer { lock.release() }
 
@@ -239,12 +240,12 @@ package enum Daemon {
         }
     }
 
-    private static func createDirectory(_ path: String, mode: mode_t, purpose: String) throws(DaemonStartError) {
+    private static func createDirectory(_ path: String, mode: mode_t?, purpose: String) throws(DaemonStartError) {
         do {
             try FileManager.default.createDirectory(
                 atPath: path,
                 withIntermediateDirectories: true,
-                attributes: [.posixPermissions: mode]
+                attributes: mode.map { [.posixPermissions: $0] }
             )
         } catch {
             throw DaemonStartError(message: "cannot create the \(purpose) '\(path)': \(error.localizedDescription)")
