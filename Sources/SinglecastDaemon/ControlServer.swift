@@ -20,6 +20,9 @@ package final class ControlServer: Service {
     private let context: DaemonContext
     private let daemonUID = geteuid()
 
+    /// Set once by ``beginShutdown()``; atomic because the reactor reads it under its own lock.
+    private let stopping = Atomic<Bool>(false)
+
     private struct State {
         var shuttingDown = false
         /// Open connections, so shutdown can end their reads; guarded here so a descriptor is never
@@ -41,7 +44,11 @@ package final class ControlServer: Service {
             await acceptUntilShutdown(into: &group)
             let deadline = ContinuousClock.now + context.configuration.shutdownTimeout
             while state.withLock({ !$0.connections.isEmpty }) && ContinuousClock.now < deadline {
-                try? await Task.sleep(for: .milliseconds(10))
+                do {
+                    try await Task.sleep(for: .milliseconds(10))
+                } catch {
+                    break  // cancelled from outside: close what is left now
+                }
             }
             let remaining = state.withLock { $0.connections.count }
             if remaining > 0 {
@@ -61,7 +68,8 @@ package final class ControlServer: Service {
             return state.connections.count
         }
         guard let open else { return }
-        reactor.deregister(listener.fd)  // wakes the accept loop
+        stopping.store(true, ordering: .sequentiallyConsistent)
+        reactor.deregister(listener.fd)  // wakes the accept loop, or `stopping` keeps it from waiting again
         context.logger.debug("stopping the control server; \(open) connection(s) open")
     }
 
@@ -69,7 +77,9 @@ package final class ControlServer: Service {
         while !state.withLock({ $0.shuttingDown }) {
             let fd: Int32
             do {
-                fd = try await SocketIO.accept(listener.fd, reactor: reactor)
+                fd = try await SocketIO.accept(listener.fd, reactor: reactor) { [self] in
+                    stopping.load(ordering: .sequentiallyConsistent)
+                }
             } catch {
                 if state.withLock({ $0.shuttingDown }) || error is CancellationError { break }
                 context.logger.error("accepting a client failed: \(error)")

@@ -128,8 +128,13 @@ package enum Daemon {
         notifier.ready(status: context.summary)
         logger.notice("ready; listening on \(socket.path)\(socket.activated ? " (socket-activated)" : "")")
 
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await server.run() }
+        /// Which child of the service group ended.
+        enum Part { case server, watchdog, signals }
+        try await withThrowingTaskGroup(of: Part.self) { group in
+            group.addTask {
+                try await server.run()
+                return .server
+            }
             if let interval = SystemdNotifier.watchdogPingInterval() {
                 logger.debug("watchdog enabled; pinging every \(interval)")
                 group.addTask {
@@ -139,6 +144,7 @@ package enum Daemon {
                         healthCheck: { try await store.healthCheck() },
                         logger: logger
                     ).run()
+                    return .watchdog
                 }
             }
             group.addTask {
@@ -155,11 +161,13 @@ package enum Daemon {
                         params: DaemonEventParams(at: Date.now.formatted(.iso8601), message: "singlecastd is stopping")
                     )
                     server.beginShutdown()
-                    return
+                    return .signals
                 }
+                return .signals
             }
-            // The server returns only after beginShutdown (or when it fails); either way the rest stops with it.
-            try await group.next()
+            // The server returns once a stop has drained its connections (or when it fails); either way the
+            // other parts stop with it. Cancelling earlier would cut off replies still being written.
+            while let part = try await group.next(), part != .server {}
             server.beginShutdown()
             group.cancelAll()
             try await group.waitForAll()

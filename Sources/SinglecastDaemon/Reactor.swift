@@ -89,10 +89,20 @@ package final class Reactor: Sendable {
     ///
     /// - Throws: `CancellationError` when the task is cancelled, ``ReactorError`` when the descriptor is
     ///   deregistered or the reactor stops.
-    package func wait(for interest: Interest, on fd: Int32) async throws {
+    /// - Parameter abandon: checked under the reactor's lock right before the wait is armed; when it returns
+    ///   `true` the wait fails at once. A task that ``deregister(_:)`` would otherwise have to wake can thus
+    ///   never slip in between its own last check and the registration.
+    package func wait(
+        for interest: Interest,
+        on fd: Int32,
+        abandonIf abandon: (@Sendable () -> Bool)? = nil
+    ) async throws {
         let completion = Completion()
         let armError: ReactorError? = state.withLock { state in
             if state.stopped { return ReactorError(code: .stopped, message: "the I/O reactor has stopped") }
+            if let abandon, abandon() {
+                return ReactorError(code: .deregistered, message: "descriptor \(fd) is being closed")
+            }
             var registration = state.registrations[fd] ?? Registration()
             switch interest {
             case .readable: registration.reader = completion

@@ -60,13 +60,19 @@ package enum SocketIO {
     }
 
     /// Accepts one connection as a non-blocking, close-on-exec descriptor.
-    package static func accept(_ listener: Int32, reactor: Reactor) async throws -> Int32 {
+    ///
+    /// - Parameter stopping: when it turns `true`, the pending wait ends with ``ReactorError``.
+    package static func accept(
+        _ listener: Int32,
+        reactor: Reactor,
+        stopping: @escaping @Sendable () -> Bool
+    ) async throws -> Int32 {
         while true {
             let fd = cposix_accept(listener)
             if fd >= 0 { return fd }
             switch errno {
             case EINTR, ECONNABORTED: continue
-            case EAGAIN, EWOULDBLOCK: try await reactor.wait(for: .readable, on: listener)
+            case EAGAIN, EWOULDBLOCK: try await reactor.wait(for: .readable, on: listener, abandonIf: stopping)
             case EMFILE, ENFILE, ENOBUFS, ENOMEM:
                 // Out of descriptors or memory: back off instead of spinning; existing clients keep being served.
                 try await Task.sleep(for: .milliseconds(100))

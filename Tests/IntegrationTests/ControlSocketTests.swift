@@ -109,8 +109,27 @@ import Glibc
         #expect(daemon.stop() == 0)
     }
 
+    @Test func aStopAnswersEveryRequestAlreadySent() throws {
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        _ = try client.result("ping", as: PingResult.self)
+        var batch = ""
+        for id in 0..<200 { batch += "{\"jsonrpc\":\"2.0\",\"id\":\(id),\"method\":\"version\"}\n" }
+        try client.send(batch)
+        daemon.signal(SIGTERM)
+        var answered = 0
+        while let line = try client.readLine() {
+            #expect(line.contains("\"id\":\(answered),"))
+            answered += 1
+        }
+        #expect(answered == 200)
+        #expect(daemon.waitForExit() == 0)
+    }
+
     @Test func aClientThatNeverReadsDoesNotBlockOthers() throws {
         let daemon = DaemonProcess()
+        try daemon.writeConfig("shutdown_timeout = 1s\n")
         try daemon.startAndWaitUntilReady()
         let stuck = try LineClient(path: daemon.socketPath)
         // Far more answers than the socket buffers hold; the daemon must stop reading from this client only.
@@ -129,8 +148,11 @@ import Glibc
         // The stuck client is still served once it reads.
         let first = try #require(try stuck.readLine())
         #expect(first.contains(#""daemon":"#))
-        // Stopping while a client refuses to read ends within the shutdown timeout.
+        // Stopping while a client refuses to read ends once the shutdown timeout has passed.
+        let stopping = Date.now
         #expect(daemon.stop() == 0)
+        #expect(Date.now.timeIntervalSince(stopping) >= 1)
+        #expect(daemon.log.contains("closing 1 connection(s) that did not finish in time"))
     }
 
     @Test func manyConcurrentClients() async throws {

@@ -202,6 +202,27 @@ import Glibc
         #expect(daemon.waitForExit() == 0)
     }
 
+    @Test func logLinesCarrySyslogPrioritiesOnlyWhenStderrIsTheJournalStream() throws {
+        let plain = DaemonProcess()
+        try plain.startAndWaitUntilReady()
+        #expect(plain.stop() == 0)
+        #expect(plain.log.contains(" notice: ready; listening on "))
+
+        // JOURNAL_STREAM names the device and inode of the stream systemd connected to stderr: here, the log file.
+        let journal = DaemonProcess()
+        _ = FileManager.default.createFile(atPath: journal.stderrPath, contents: nil)
+        var info = stat()
+        #expect(stat(journal.stderrPath, &info) == 0)
+        journal.environment["JOURNAL_STREAM"] = "\(info.st_dev):\(info.st_ino)"
+        try journal.startAndWaitUntilReady(arguments: ["--log-level", "debug"])
+        #expect(journal.stop() == 0)
+        let lines = journal.log.split(separator: "\n")
+        #expect(lines.contains { $0.hasPrefix("<5>ready; listening on ") })
+        #expect(lines.contains { $0.hasPrefix("<6>singlecastd \(SinglecastVersion.current) starting") })
+        #expect(lines.contains { $0.hasPrefix("<7>stopping the control server") })
+        #expect(lines.allSatisfy { $0.hasPrefix("<") })
+    }
+
     @Test func watchdogPingsAtHalfTheInterval() throws {
         let daemon = DaemonProcess(extraEnvironment: ["WATCHDOG_USEC": "200000"])
         try daemon.startAndWaitUntilReady()

@@ -47,14 +47,7 @@ final class NotifySocket: @unchecked Sendable {
     init(path: String) {
         self.path = path
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let result = withUnixAddress(path) { bind(fd, $0, $1) }
         precondition(result == 0, "bind \(path): \(String(cString: strerror(errno)))")
     }
 
@@ -126,7 +119,9 @@ final class DaemonProcess: @unchecked Sendable {
 
     /// Starts the daemon (optionally through a wrapper such as systemd-socket-activate).
     func start(arguments: [String] = [], wrapper: [String] = []) throws {
-        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        if !FileManager.default.fileExists(atPath: stderrPath) {
+            _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        }
         let log = FileHandle(forWritingAtPath: stderrPath)!
         if wrapper.isEmpty {
             process.executableURL = Binaries.daemon
@@ -200,14 +195,7 @@ final class LineClient: @unchecked Sendable {
 
     init(path: String, timeout: Double = 20) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let result = withUnixAddress(path) { connect(fd, $0, $1) }
         guard result == 0 else {
             let message = String(cString: strerror(errno))
             close(fd)
@@ -279,6 +267,16 @@ final class LineClient: @unchecked Sendable {
         case .error(_, let error): throw HarnessError("\(method) failed: \(error.message)")
         case .notification: throw HarnessError("unexpected notification")
         }
+    }
+}
+
+/// Calls `body` with a `sockaddr_un` for `path` (short test paths only).
+func withUnixAddress(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
     }
 }
 

@@ -78,13 +78,17 @@ private final class Occupancy: Sendable {
     var maximum: Int { state.withLock { $0.maximum } }
 }
 
+private func nonBlockingSocketPair() throws -> (Int32, Int32) {
+    var fds: [Int32] = [0, 0]
+    try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &fds) == 0)
+    return (fds[0], fds[1])
+}
+
 @Suite struct ReactorTests {
     @Test func wakesReadersAndWritersOfASocketPair() async throws {
         let reactor = try Reactor()
         reactor.start()
-        var fds: [Int32] = [0, 0]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &fds) == 0)
-        let (left, right) = (fds[0], fds[1])
+        let (left, right) = try nonBlockingSocketPair()
         defer {
             close(left)
             close(right)
@@ -115,9 +119,7 @@ private final class Occupancy: Sendable {
     @Test func deregisterAndCancellationWakeWaiters() async throws {
         let reactor = try Reactor()
         reactor.start()
-        var fds: [Int32] = [0, 0]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &fds) == 0)
-        let (left, right) = (fds[0], fds[1])
+        let (left, right) = try nonBlockingSocketPair()
         defer {
             close(left)
             close(right)
