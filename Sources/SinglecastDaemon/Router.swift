@@ -75,6 +75,8 @@ package struct Router: Sendable {
             try expectNoParams(request)
             connection.watch([])
             return try WireCoding.value(of: WatchResult(topics: []))
+        default:
+            throw RPCError.methodNotFound(request.method)
         }
     }
 

@@ -5,6 +5,16 @@ package enum Method: String, CaseIterable, Sendable {
     case status
     case watch
     case unwatch
+    case enqueue
+    case downloads
+    case show
+    case pause
+    case resume
+    case cancel
+    case move
+    case retry
+    case clear
+    case limit
 }
 
 /// Result of `ping`.
@@ -211,6 +221,8 @@ package struct StatusResult: Codable, Hashable, Sendable {
 package enum EventTopic: String, CaseIterable, Codable, Sendable {
     /// `daemon.reloaded`, `daemon.reload_failed`, `daemon.stopping`.
     case daemon
+    /// `download.added`, `download.progress`, … (``DownloadEvent``).
+    case downloads
 }
 
 /// Params of `watch`; `topics` defaults to every topic.

@@ -1,0 +1,326 @@
+/// The lifecycle of one download, as clients see it.
+package enum DownloadState: String, CaseIterable, Codable, Sendable {
+    /// Waiting for a free slot, or for its next retry time (`next_retry_at`).
+    case queued
+    /// Transferring now.
+    case active
+    /// Held by the user (`pause`) or by the daemon (`pause_reason`, e.g. `disk_full`); `resume` releases it.
+    case paused
+    /// Gave up: a permanent HTTP error or too many attempts; `retry` queues it again.
+    case failed
+    /// The file is complete, verified and in its final place.
+    case completed
+}
+
+/// A failure recorded on a download, with a stable code such as `http_status` or `network`.
+package struct DownloadErrorInfo: Codable, Hashable, Sendable {
+    package var code: String
+    package var message: String
+    /// The HTTP status, when the server answered with an error.
+    package var httpStatus: Int?
+
+    package init(code: String, message: String, httpStatus: Int? = nil) {
+        self.code = code
+        self.message = message
+        self.httpStatus = httpStatus
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case code
+        case message
+        case httpStatus = "http_status"
+    }
+}
+
+/// One download as `downloads`, `show` and the `download.*` events report it. Secrets never appear here.
+package struct DownloadInfo: Codable, Hashable, Sendable {
+    package var id: Int64
+    package var url: String
+    /// Where the last redirect chain ended; `nil` before the first response.
+    package var finalURL: String?
+    /// The final path of the file (while downloading, the bytes are in `<file>.part`).
+    package var file: String
+    package var state: DownloadState
+    /// Why the daemon paused it (`disk_full`); `nil` when the user did or it is not paused.
+    package var pauseReason: String?
+    /// Higher runs first; within one priority, lower `position` first.
+    package var priority: Int
+    package var position: Int64
+    package var bytesDone: Int64
+    /// `nil` while the size is unknown.
+    package var bytesTotal: Int64?
+    /// Current speed in bytes per second while active.
+    package var speed: Double?
+    /// Seconds left at the current speed, when the size is known.
+    package var etaSeconds: Double?
+    package var attempts: Int
+    package var lastError: DownloadErrorInfo?
+    /// ISO 8601 UTC time of the next attempt, while waiting to retry.
+    package var nextRetryAt: String?
+    /// ISO 8601 UTC.
+    package var addedAt: String
+    package var completedAt: String?
+    /// Extra request headers' names (values are not shown, as they may hold tokens).
+    package var headerNames: [String]
+    /// Whether Basic credentials are set (they are never shown).
+    package var hasCredentials: Bool
+
+    package init(
+        id: Int64,
+        url: String,
+        finalURL: String?,
+        file: String,
+        state: DownloadState,
+        pauseReason: String?,
+        priority: Int,
+        position: Int64,
+        bytesDone: Int64,
+        bytesTotal: Int64?,
+        speed: Double?,
+        etaSeconds: Double?,
+        attempts: Int,
+        lastError: DownloadErrorInfo?,
+        nextRetryAt: String?,
+        addedAt: String,
+        completedAt: String?,
+        headerNames: [String],
+        hasCredentials: Bool
+    ) {
+        self.id = id
+        self.url = url
+        self.finalURL = finalURL
+        self.file = file
+        self.state = state
+        self.pauseReason = pauseReason
+        self.priority = priority
+        self.position = position
+        self.bytesDone = bytesDone
+        self.bytesTotal = bytesTotal
+        self.speed = speed
+        self.etaSeconds = etaSeconds
+        self.attempts = attempts
+        self.lastError = lastError
+        self.nextRetryAt = nextRetryAt
+        self.addedAt = addedAt
+        self.completedAt = completedAt
+        self.headerNames = headerNames
+        self.hasCredentials = hasCredentials
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id
+        case url
+        case finalURL = "final_url"
+        case file
+        case state
+        case pauseReason = "pause_reason"
+        case priority
+        case position
+        case bytesDone = "bytes_done"
+        case bytesTotal = "bytes_total"
+        case speed
+        case etaSeconds = "eta_seconds"
+        case attempts
+        case lastError = "last_error"
+        case nextRetryAt = "next_retry_at"
+        case addedAt = "added_at"
+        case completedAt = "completed_at"
+        case headerNames = "header_names"
+        case hasCredentials = "has_credentials"
+    }
+}
+
+/// Params of `enqueue`.
+package struct EnqueueParams: Codable, Hashable, Sendable {
+    /// http or https URLs; at least one.
+    package var urls: [String]
+    /// Absolute directory for the files; default: the configured download directory.
+    package var directory: String?
+    /// File name (only with exactly one URL); default: derived from the URL, sanitized.
+    package var name: String?
+    /// Extra request headers, `Name: value` each.
+    package var headers: [String]?
+    /// Basic authentication; both or neither.
+    package var user: String?
+    package var password: String?
+    /// Higher runs first; default 0.
+    package var priority: Int?
+
+    package init(
+        urls: [String],
+        directory: String? = nil,
+        name: String? = nil,
+        headers: [String]? = nil,
+        user: String? = nil,
+        password: String? = nil,
+        priority: Int? = nil
+    ) {
+        self.urls = urls
+        self.directory = directory
+        self.name = name
+        self.headers = headers
+        self.user = user
+        self.password = password
+        self.priority = priority
+    }
+}
+
+/// Result of `enqueue`: one entry per URL, in order.
+package struct EnqueueResult: Codable, Hashable, Sendable {
+    package struct Entry: Codable, Hashable, Sendable {
+        package var id: Int64
+        package var url: String
+        /// `true` when this URL was already queued and its existing download is returned.
+        package var existing: Bool
+        package var file: String
+
+        package init(id: Int64, url: String, existing: Bool, file: String) {
+            self.id = id
+            self.url = url
+            self.existing = existing
+            self.file = file
+        }
+    }
+
+    package var downloads: [Entry]
+
+    package init(downloads: [Entry]) { self.downloads = downloads }
+}
+
+/// Params of `downloads`.
+package struct DownloadsParams: Codable, Hashable, Sendable {
+    /// Only downloads in this state; default: all.
+    package var state: DownloadState?
+
+    package init(state: DownloadState? = nil) { self.state = state }
+}
+
+/// Result of `downloads`: in queue order (active first, then by priority and position).
+package struct DownloadsResult: Codable, Hashable, Sendable {
+    package var downloads: [DownloadInfo]
+
+    package init(downloads: [DownloadInfo]) { self.downloads = downloads }
+}
+
+/// Params of `show`.
+package struct ShowParams: Codable, Hashable, Sendable {
+    package var id: Int64
+
+    package init(id: Int64) { self.id = id }
+}
+
+/// Params of `pause`, `resume`, `retry` and `cancel`: some ids, or all.
+package struct SelectionParams: Codable, Hashable, Sendable {
+    package var ids: [Int64]?
+    /// Every download the command applies to (not allowed together with `ids`).
+    package var all: Bool?
+    /// `cancel` only: delete the partial `<file>.part` too; without it the partial file stays for the user.
+    package var deletePartial: Bool?
+
+    package init(ids: [Int64]? = nil, all: Bool? = nil, deletePartial: Bool? = nil) {
+        self.ids = ids
+        self.all = all
+        self.deletePartial = deletePartial
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case ids
+        case all
+        case deletePartial = "delete_partial"
+    }
+}
+
+/// Result of `pause`, `resume`, `retry`, `cancel`, `move` and `clear`: the ids the command changed.
+package struct ChangedResult: Codable, Hashable, Sendable {
+    package var changed: [Int64]
+
+    package init(changed: [Int64]) { self.changed = changed }
+}
+
+/// Params of `move`: exactly one of `top`, `bottom`, `before`.
+package struct MoveParams: Codable, Hashable, Sendable {
+    package var id: Int64
+    package var top: Bool?
+    package var bottom: Bool?
+    package var before: Int64?
+
+    package init(id: Int64, top: Bool? = nil, bottom: Bool? = nil, before: Int64? = nil) {
+        self.id = id
+        self.top = top
+        self.bottom = bottom
+        self.before = before
+    }
+}
+
+/// Params of `clear`: which finished downloads to forget (their files stay).
+package struct ClearParams: Codable, Hashable, Sendable {
+    package var completed: Bool?
+    package var failed: Bool?
+
+    package init(completed: Bool? = nil, failed: Bool? = nil) {
+        self.completed = completed
+        self.failed = failed
+    }
+}
+
+/// Params and result of `limit`: the global speed limit in bytes per second; `null`/0 = unlimited.
+/// Without params, `limit` only reports the current limit.
+package struct LimitParams: Codable, Hashable, Sendable {
+    package var rate: Int64?
+
+    package init(rate: Int64?) { self.rate = rate }
+}
+
+/// Params of every `download.*` event: the download as it is now.
+package struct DownloadEventParams: Codable, Hashable, Sendable {
+    package var download: DownloadInfo
+
+    package init(download: DownloadInfo) { self.download = download }
+}
+
+/// Names of the download events sent to watchers of the `downloads` topic.
+package enum DownloadEvent: String, CaseIterable, Sendable {
+    case added = "download.added"
+    case started = "download.started"
+    /// At most 4 per second per download.
+    case progress = "download.progress"
+    case paused = "download.paused"
+    case resumed = "download.resumed"
+    case retrying = "download.retrying"
+    case completed = "download.completed"
+    case failed = "download.failed"
+    case removed = "download.removed"
+}
+
+/// The `downloads` part of `status`.
+package struct DownloadCounts: Codable, Hashable, Sendable {
+    package var active: Int
+    package var queued: Int
+    package var paused: Int
+    package var failed: Int
+    package var completed: Int
+    /// Sum of the active downloads' speeds, bytes per second.
+    package var rate: Double
+    /// The global speed limit, bytes per second; `nil` = unlimited.
+    package var rateLimit: Int64?
+
+    package init(active: Int, queued: Int, paused: Int, failed: Int, completed: Int, rate: Double, rateLimit: Int64?) {
+        self.active = active
+        self.queued = queued
+        self.paused = paused
+        self.failed = failed
+        self.completed = completed
+        self.rate = rate
+        self.rateLimit = rateLimit
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case active
+        case queued
+        case paused
+        case failed
+        case completed
+        case rate
+        case rateLimit = "rate_limit"
+    }
+}
