@@ -28,6 +28,23 @@ package struct DaemonConfiguration: Hashable, Sendable {
     package var maxClients = 128
     /// How long a stop waits for in-flight replies before closing connections.
     package var shutdownTimeout: Duration = .seconds(10)
+    /// Downloads running at once, and at once from one host.
+    package var maxConcurrent = 3
+    package var maxPerHost = 2
+    package var connectTimeout: Duration = .seconds(30)
+    /// A transfer slower than `lowSpeedLimit` bytes per second for `lowSpeedTime` is aborted and retried.
+    package var lowSpeedLimit = 1024
+    package var lowSpeedTime: Duration = .seconds(60)
+    package var maxRedirects = 10
+    /// Refuse plain-http URLs and https-to-http redirects.
+    package var requireHTTPS = false
+    /// Attempts before a download is marked failed; the delay between them doubles from `retryBaseDelay`
+    /// up to `retryMaxDelay`, with jitter.
+    package var maxAttempts = 10
+    package var retryBaseDelay: Duration = .seconds(2)
+    package var retryMaxDelay: Duration = .seconds(600)
+    /// Global speed limit in bytes per second; `nil` = unlimited.
+    package var speedLimit: Int?
 
     package init() {}
 
@@ -62,13 +79,7 @@ package struct DaemonConfiguration: Hashable, Sendable {
             configuration.maxRequestBytes = bytes
             return nil
         },
-        Key(name: "max_clients") { configuration, value in
-            guard let count = Int(value), count >= 1, count <= 65536 else {
-                return "max_clients must be a whole number from 1 to 65536; got '\(value)'"
-            }
-            configuration.maxClients = count
-            return nil
-        },
+        integerKey("max_clients", 1...65536) { $0.maxClients = $1 },
         Key(name: "shutdown_timeout") { configuration, value in
             guard let duration = parseDuration(value), duration <= .seconds(3600) else {
                 return "shutdown_timeout must be a duration such as 10s, 500ms or 2m (at most 1h); got '\(value)'"
@@ -76,7 +87,69 @@ package struct DaemonConfiguration: Hashable, Sendable {
             configuration.shutdownTimeout = duration
             return nil
         },
+        integerKey("max_concurrent", 1...64) { $0.maxConcurrent = $1 },
+        integerKey("max_per_host", 1...64) { $0.maxPerHost = $1 },
+        durationKey("connect_timeout", .milliseconds(100) ... .seconds(600)) { $0.connectTimeout = $1 },
+        Key(name: "low_speed_limit") { configuration, value in
+            guard let bytes = parseByteCount(value), bytes <= 1 << 30 else {
+                return "low_speed_limit must be a rate in bytes per second such as 1K (0 turns it off); got '\(value)'"
+            }
+            configuration.lowSpeedLimit = bytes
+            return nil
+        },
+        durationKey("low_speed_time", .seconds(1) ... .seconds(3600)) { $0.lowSpeedTime = $1 },
+        integerKey("max_redirects", 0...50) { $0.maxRedirects = $1 },
+        Key(name: "require_https") { configuration, value in
+            switch value.lowercased() {
+            case "true", "yes", "on", "1": configuration.requireHTTPS = true
+            case "false", "no", "off", "0": configuration.requireHTTPS = false
+            default: return "require_https must be true or false; got '\(value)'"
+            }
+            return nil
+        },
+        integerKey("max_attempts", 1...1000) { $0.maxAttempts = $1 },
+        durationKey("retry_base_delay", .milliseconds(10) ... .seconds(3600)) { $0.retryBaseDelay = $1 },
+        durationKey("retry_max_delay", .milliseconds(10) ... .seconds(86400)) { $0.retryMaxDelay = $1 },
+        Key(name: "speed_limit") { configuration, value in
+            if ["0", "off", "none", "unlimited"].contains(value.lowercased()) {
+                configuration.speedLimit = nil
+                return nil
+            }
+            guard let rate = parseByteCount(value), rate > 0 else {
+                return "speed_limit must be a rate in bytes per second such as 2M or 500K, or off; got '\(value)'"
+            }
+            configuration.speedLimit = rate
+            return nil
+        },
     ]
+
+    private static func integerKey(
+        _ name: String,
+        _ range: ClosedRange<Int>,
+        _ assign: @escaping @Sendable (inout DaemonConfiguration, Int) -> Void
+    ) -> Key {
+        Key(name: name) { configuration, value in
+            guard let number = Int(value), range.contains(number) else {
+                return "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound); got '\(value)'"
+            }
+            assign(&configuration, number)
+            return nil
+        }
+    }
+
+    private static func durationKey(
+        _ name: String,
+        _ range: ClosedRange<Duration>,
+        _ assign: @escaping @Sendable (inout DaemonConfiguration, Duration) -> Void
+    ) -> Key {
+        Key(name: name) { configuration, value in
+            guard let duration = parseDuration(value), range.contains(duration) else {
+                return "\(name) must be a duration such as 30s, 500ms or 2m (from \(range.lowerBound) to \(range.upperBound)); got '\(value)'"
+            }
+            assign(&configuration, duration)
+            return nil
+        }
+    }
 
     /// The names of every key, in documentation order.
     package static var keyNames: [String] { keys.map(\.name) }

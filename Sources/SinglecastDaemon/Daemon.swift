@@ -1,4 +1,5 @@
 import Foundation
+import SinglecastHTTP
 import SinglecastProtocol
 import SinglecastStore
 
@@ -112,12 +113,25 @@ package enum Daemon {
         }
         let reactor = try Reactor()
         reactor.start()
+        let engine = try HTTPEngine()
+        engine.start()
 
         let notifier = SystemdNotifier(logger: logger)
+        let events = EventBus(logger: logger)
+        let queue = DownloadQueue(
+            store: store,
+            engine: engine,
+            events: events,
+            logger: logger,
+            settings: queueSettings(configuration),
+            defaultDirectory: paths.downloadDirectory,
+            distrustUncheckpointedBytes: run.previous.map { $0.stoppedAt == nil && $0.bootID != bootID() } ?? false
+        )
         let context = DaemonContext(
             logger: logger,
             store: store,
-            events: EventBus(logger: logger),
+            queue: queue,
+            events: events,
             paths: paths,
             socket: socket,
             runtime: .init(configuration: configuration, configLoaded: configLoaded, lastReload: nil),
@@ -125,15 +139,26 @@ package enum Daemon {
         )
         let server = ControlServer(listener: socket, reactor: reactor, context: context)
 
-        notifier.ready(status: context.summary)
+        notifier.ready(status: await context.summary())
         logger.notice("ready; listening on \(socket.path)\(socket.activated ? " (socket-activated)" : "")")
 
         /// Which child of the service group ended.
-        enum Part { case server, watchdog, signals }
+        enum Part { case server, watchdog, signals, queue, statusLine }
         try await withThrowingTaskGroup(of: Part.self) { group in
             group.addTask {
                 try await server.run()
                 return .server
+            }
+            group.addTask {
+                try await queue.run()
+                return .queue
+            }
+            group.addTask {
+                // STATUS= follows the queue; the notifier sends only changes.
+                while (try? await Task.sleep(for: .seconds(2))) != nil {
+                    notifier.status(await context.summary())
+                }
+                return .statusLine
             }
             if let interval = SystemdNotifier.watchdogPingInterval() {
                 logger.debug("watchdog enabled; pinging every \(interval)")
@@ -161,6 +186,7 @@ package enum Daemon {
                         params: DaemonEventParams(at: Date.now.formatted(.iso8601), message: "singlecastd is stopping")
                     )
                     server.beginShutdown()
+                    queue.shutdown()
                     return .signals
                 }
                 return .signals
@@ -169,10 +195,12 @@ package enum Daemon {
             // other parts stop with it. Cancelling earlier would cut off replies still being written.
             while let part = try await group.next(), part != .server {}
             server.beginShutdown()
+            queue.shutdown()
             group.cancelAll()
             try await group.waitForAll()
         }
 
+        await engine.stop()
         await reactor.stop()
         socket.closeAndRemove()
         do {
@@ -234,7 +262,8 @@ package enum Daemon {
                 method: DaemonEvent.reloaded.rawValue,
                 params: DaemonEventParams(at: at, message: message)
             )
-            notifier.ready(status: context.summary)
+            await context.queue.update(queueSettings(configuration))
+            notifier.ready(status: await context.summary())
         } catch {
             let message = "reload failed, keeping the previous configuration: \(error)"
             logger.error(message)
@@ -244,7 +273,7 @@ package enum Daemon {
                 method: DaemonEvent.reloadFailed.rawValue,
                 params: DaemonEventParams(at: at, message: "\(error)")
             )
-            notifier.ready(status: "\(context.summary); last reload failed: \(error)")
+            notifier.ready(status: "\(await context.summary()); last reload failed: \(error)")
         }
     }
 
@@ -258,6 +287,24 @@ package enum Daemon {
         } catch {
             throw DaemonStartError(message: "cannot create the \(purpose) '\(path)': \(error.localizedDescription)")
         }
+    }
+
+    /// The queue's part of the configuration.
+    private static func queueSettings(_ configuration: DaemonConfiguration) -> QueueSettings {
+        var settings = QueueSettings()
+        settings.scheduler.maximumConcurrent = configuration.maxConcurrent
+        settings.scheduler.maximumPerHost = configuration.maxPerHost
+        settings.retry.maximumAttempts = configuration.maxAttempts
+        settings.retry.baseDelay = configuration.retryBaseDelay
+        settings.retry.maximumDelay = configuration.retryMaxDelay
+        settings.transfer.userAgent = "singlecast/\(SinglecastVersion.current)"
+        settings.transfer.connectTimeout = configuration.connectTimeout
+        settings.transfer.lowSpeedLimit = configuration.lowSpeedLimit
+        settings.transfer.lowSpeedTime = configuration.lowSpeedTime
+        settings.transfer.maxRedirects = configuration.maxRedirects
+        settings.transfer.requireHTTPS = configuration.requireHTTPS
+        settings.speedLimit = configuration.speedLimit.map { Int64($0) }
+        return settings
     }
 
     /// This boot's id, so a later start can tell a daemon crash from a machine crash.

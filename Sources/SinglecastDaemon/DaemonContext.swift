@@ -14,6 +14,7 @@ package final class DaemonContext: Sendable {
 
     package let logger: Logger
     package let store: Store
+    package let queue: DownloadQueue
     package let events: EventBus
     package let paths: DaemonPaths
     package let socketPath: String
@@ -29,6 +30,7 @@ package final class DaemonContext: Sendable {
     package init(
         logger: Logger,
         store: Store,
+        queue: DownloadQueue,
         events: EventBus,
         paths: DaemonPaths,
         socket: ControlSocket,
@@ -37,6 +39,7 @@ package final class DaemonContext: Sendable {
     ) {
         self.logger = logger
         self.store = store
+        self.queue = queue
         self.events = events
         self.paths = paths
         self.socketPath = socket.path
@@ -103,13 +106,33 @@ package final class DaemonContext: Sendable {
                 uncleanShutdowns: statistics.uncleanShutdowns,
                 previousRunClean: previousRunClean
             ),
-            lastReload: runtime.lastReload
+            lastReload: runtime.lastReload,
+            downloads: await queue.counts()
         )
     }
 
-    /// The one-line summary systemd shows as the unit's status.
-    package var summary: String {
+    /// The one-line summary systemd shows as the unit's status, e.g. `2 downloading (5.1 MB/s), 7 queued`.
+    package func summary() async -> String {
+        let counts = await queue.counts()
+        var parts: [String] = []
+        if counts.active > 0 { parts.append("\(counts.active) downloading (\(Self.rate(counts.rate)))") }
+        if counts.queued > 0 { parts.append("\(counts.queued) queued") }
+        if counts.paused > 0 { parts.append("\(counts.paused) paused") }
+        if counts.failed > 0 { parts.append("\(counts.failed) failed") }
+        if !parts.isEmpty { return parts.joined(separator: ", ") }
         let socket = socketActivated ? "\(socketPath) (socket-activated)" : socketPath
-        return "Ready; listening on \(socket)"
+        return "Ready; idle; listening on \(socket)"
+    }
+
+    /// `5.1 MB/s`, in decimal units like the client's tables.
+    private static func rate(_ bytesPerSecond: Double) -> String {
+        let units = ["B/s", "kB/s", "MB/s", "GB/s"]
+        var value = bytesPerSecond
+        var unit = 0
+        while value >= 1000 && unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        return unit == 0 ? "\(Int(value)) B/s" : String(format: "%.1f", value) + " " + units[unit]
     }
 }

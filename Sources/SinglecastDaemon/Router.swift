@@ -75,8 +75,75 @@ package struct Router: Sendable {
             try expectNoParams(request)
             connection.watch([])
             return try WireCoding.value(of: WatchResult(topics: []))
-        default:
-            throw RPCError.methodNotFound(request.method)
+        case .enqueue:
+            return try WireCoding.value(of: await context.queue.enqueue(try params(EnqueueParams.self, request)))
+        case .downloads:
+            let params = try request.params == nil ? DownloadsParams() : params(DownloadsParams.self, request)
+            return try WireCoding.value(of: await context.queue.list(state: params.state))
+        case .show:
+            return try WireCoding.value(of: await context.queue.show(try params(ShowParams.self, request).id))
+        case .pause:
+            return try WireCoding.value(of: await context.queue.pause(try params(SelectionParams.self, request)))
+        case .resume:
+            return try WireCoding.value(of: await context.queue.resume(try params(SelectionParams.self, request)))
+        case .retry:
+            return try WireCoding.value(of: await context.queue.retry(try params(SelectionParams.self, request)))
+        case .cancel:
+            return try WireCoding.value(of: await context.queue.cancel(try params(SelectionParams.self, request)))
+        case .move:
+            return try WireCoding.value(of: await context.queue.move(try params(MoveParams.self, request)))
+        case .clear:
+            return try WireCoding.value(of: await context.queue.clear(try params(ClearParams.self, request)))
+        case .limit:
+            let params = try request.params == nil ? nil : params(LimitParams.self, request)
+            return try WireCoding.value(of: await context.queue.limit(params))
+        }
+    }
+
+    /// Decodes `params` as `T`, turning a decoding failure into an `invalid_params` error that names the field.
+    private func params<T: Codable>(_ type: T.Type, _ request: RPCRequest) throws -> T {
+        guard case .object? = request.params else {
+            throw RPCError.invalidParams("'\(request.method)' takes an object of named parameters", parameter: "params")
+        }
+        do {
+            let value = try WireCoding.decode(type, from: request.params ?? .object([:]))
+            try rejectUnknownParameters(request, understood: value)
+            return value
+        } catch let DecodingError.keyNotFound(key, _) {
+            throw RPCError.invalidParams("'\(key.stringValue)' is required", parameter: key.stringValue)
+        } catch let DecodingError.typeMismatch(expected, context) {
+            let name = context.codingPath.map(\.stringValue).joined(separator: ".")
+            throw RPCError.invalidParams("'\(name)' must be of type \(Self.jsonType(expected))", parameter: name)
+        } catch let DecodingError.valueNotFound(expected, context) {
+            let name = context.codingPath.map(\.stringValue).joined(separator: ".")
+            throw RPCError.invalidParams("'\(name)' must be of type \(Self.jsonType(expected))", parameter: name)
+        } catch let DecodingError.dataCorrupted(context) {
+            let name = context.codingPath.map(\.stringValue).joined(separator: ".")
+            throw RPCError.invalidParams("'\(name)' has an invalid value", parameter: name)
+        }
+    }
+
+    /// A misspelt parameter must not be silently ignored: every non-null field the client sent has to appear in
+    /// what was understood.
+    private func rejectUnknownParameters(_ request: RPCRequest, understood: some Encodable) throws {
+        guard case .object(let sent)? = request.params, case .object(let read) = try WireCoding.value(of: understood)
+        else { return }
+        if let unknown = sent.filter({ $0.value != .null && read[$0.key] == nil }).keys.sorted().first {
+            let known = read.keys.sorted().map { "'\($0)'" }.joined(separator: ", ")
+            throw RPCError.invalidParams(
+                "unknown parameter '\(unknown)' for '\(request.method)'" + (known.isEmpty ? "" : "; understood: \(known)"),
+                parameter: unknown
+            )
+        }
+    }
+
+    private static func jsonType(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "string"
+        case is Bool.Type: "boolean"
+        case is Int.Type, is Int64.Type, is Double.Type: "number"
+        case is [Any].Type: "array"
+        default: "object"
         }
     }
 

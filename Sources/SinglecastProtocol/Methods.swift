@@ -64,6 +64,8 @@ package struct StatusResult: Codable, Hashable, Sendable {
     package var connections: Connections
     package var store: Store
     package var lastReload: Reload?
+    /// The download queue at a glance.
+    package var downloads: DownloadCounts?
 
     package struct Paths: Codable, Hashable, Sendable {
         package var config: String
@@ -187,7 +189,8 @@ package struct StatusResult: Codable, Hashable, Sendable {
         paths: Paths,
         connections: Connections,
         store: Store,
-        lastReload: Reload?
+        lastReload: Reload?,
+        downloads: DownloadCounts? = nil
     ) {
         self.version = version
         self.protocolVersion = protocolVersion
@@ -200,6 +203,7 @@ package struct StatusResult: Codable, Hashable, Sendable {
         self.connections = connections
         self.store = store
         self.lastReload = lastReload
+        self.downloads = downloads
     }
 
     enum CodingKeys: String, CodingKey {
@@ -214,6 +218,7 @@ package struct StatusResult: Codable, Hashable, Sendable {
         case connections
         case store
         case lastReload = "last_reload"
+        case downloads
     }
 }
 

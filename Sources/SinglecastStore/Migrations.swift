@@ -35,7 +35,43 @@ package enum Migrations {
                 boot_id TEXT NULL
             ) STRICT;
             """
-        )
+        ),
+        Migration(
+            2,
+            "downloads",
+            """
+            CREATE TABLE downloads (
+                id INTEGER PRIMARY KEY,
+                url TEXT NOT NULL,
+                final_url TEXT NULL,
+                directory TEXT NOT NULL,
+                file_name TEXT NOT NULL,
+                state TEXT NOT NULL
+                    CHECK (state IN ('queued', 'active', 'paused', 'failed', 'completed', 'cancelled')),
+                pause_reason TEXT NULL,
+                priority INTEGER NOT NULL DEFAULT 0,
+                position INTEGER NOT NULL,
+                bytes_done INTEGER NOT NULL DEFAULT 0, -- last checkpoint: bytes of the .part known to be on disk
+                bytes_total INTEGER NULL,
+                etag TEXT NULL,
+                last_modified TEXT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                error_code TEXT NULL,
+                error_message TEXT NULL,
+                error_http_status INTEGER NULL,
+                next_attempt_at INTEGER NULL,          -- Unix milliseconds
+                added_at INTEGER NOT NULL,             -- Unix milliseconds
+                completed_at INTEGER NULL,             -- Unix milliseconds
+                headers TEXT NOT NULL DEFAULT '',      -- "Name: value" lines
+                auth_user TEXT NULL,
+                auth_password TEXT NULL,
+                delete_partial INTEGER NOT NULL DEFAULT 0
+            ) STRICT;
+            -- One live download per URL: enqueueing it again returns the existing one.
+            CREATE UNIQUE INDEX downloads_live_url ON downloads(url) WHERE state NOT IN ('completed', 'cancelled');
+            CREATE INDEX downloads_order ON downloads(state, priority DESC, position);
+            """
+        ),
     ]
 
     /// The schema version a fully migrated database has.

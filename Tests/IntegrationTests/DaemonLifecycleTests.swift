@@ -12,7 +12,7 @@ import Glibc
         let startup = try daemon.startAndWaitUntilReady()
         let ready = try #require(startup.last)
         #expect(ready.contains("READY=1"))
-        #expect(ready.contains("STATUS=Ready; listening on \(daemon.socketPath)"))
+        #expect(ready.contains("STATUS=Ready; idle; listening on \(daemon.socketPath)"))
         // READY=1 promises the socket already listens.
         let client = try LineClient(path: daemon.socketPath)
         let pong = try client.result("ping", as: PingResult.self)

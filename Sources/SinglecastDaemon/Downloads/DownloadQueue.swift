@@ -1,0 +1,869 @@
+import Foundation
+import SinglecastHTTP
+import SinglecastProtocol
+import SinglecastStore
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Settings of the queue that a reload may change.
+package struct QueueSettings: Sendable, Hashable {
+    package var scheduler = QueueScheduler()
+    package var retry = RetryPolicy()
+    package var transfer = TransferOptions()
+    /// The configured global speed limit (bytes per second); `limit` overrides it until the next restart.
+    package var speedLimit: Int64?
+    /// Bytes or seconds between checkpoints (fdatasync of the partial file, offset recorded in the store).
+    package var checkpointBytes: Int64 = 8 << 20
+    package var checkpointInterval: Duration = .seconds(5)
+
+    package init() {}
+}
+
+/// The persistent download queue: every change is committed to the store before it is acknowledged or
+/// announced, and the partial file on disk is the truth for how far a download got.
+package actor DownloadQueue: Service {
+    private let store: Store
+    private let engine: HTTPEngine
+    private let events: EventBus
+    private let logger: Logger
+    private let defaultDirectory: String
+    /// The previous run died on another boot: a partial file's tail past the last checkpoint may hold zeros
+    /// the power cut left, so it is cut back to the checkpoint.
+    private let distrustUncheckpointedBytes: Bool
+    private var settings: QueueSettings
+    private var speedLimitOverride: Int64??
+
+    private var records: [Int64: DownloadRecord] = [:]
+    private var transfers: [Int64: RunningTransfer] = [:]
+    private let wakeups: AsyncStream<Void>
+    private let wakeup: AsyncStream<Void>.Continuation
+    private var timerAt: Int64?
+
+    /// The live side of an active download, shared with the engine's progress callback.
+    final class RunningTransfer: Sendable {
+        let stop = Completion()
+        let host: String
+        let progress = Mutex<(bytes: Int64, total: Int64?)>((0, nil))
+        let rate = Mutex<Double>(0)
+
+        init(host: String) { self.host = host }
+    }
+
+    package init(
+        store: Store,
+        engine: HTTPEngine,
+        events: EventBus,
+        logger: Logger,
+        settings: QueueSettings,
+        defaultDirectory: String,
+        distrustUncheckpointedBytes: Bool
+    ) {
+        self.store = store
+        self.engine = engine
+        self.events = events
+        self.logger = logger
+        self.settings = settings
+        self.defaultDirectory = defaultDirectory
+        self.distrustUncheckpointedBytes = distrustUncheckpointedBytes
+        (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    // MARK: - Service
+
+    package func run() async throws {
+        try await recover()
+        engine.setSpeedLimit(effectiveSpeedLimit)
+        wakeup.yield()
+        await withDiscardingTaskGroup { group in
+            for await _ in wakeups {
+                let (start, wakeAt) = selectToStart()
+                for id in start {
+                    guard let transfer = beginTransfer(id) else { continue }
+                    group.addTask { await self.runTransfer(id, transfer) }
+                }
+                if let wakeAt, timerAt == nil || wakeAt < timerAt! {
+                    timerAt = wakeAt
+                    group.addTask { await self.sleepUntil(wakeAt) }
+                }
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// Ends the run loop; active transfers are cancelled and keep their partial files.
+    package nonisolated func shutdown() {
+        wakeup.finish()
+    }
+
+    private func sleepUntil(_ at: Int64) async {
+        let delay = max(0, at - Self.now())
+        try? await Task.sleep(for: .milliseconds(delay))
+        if timerAt == at { timerAt = nil }
+        wakeup.yield()
+    }
+
+    /// Start-up: loads the queue, finishes what a crash interrupted, removes partial files of cancelled rows.
+    private func recover() async throws {
+        var changed: [DownloadRecord] = []
+        var removed: [Int64] = []
+        for var record in try await store.downloads() {
+            switch record.state {
+            case .cancelled:
+                if record.deletePartial { unlink(record.partialPath) }
+                removed.append(record.id)
+                continue
+            case .active:
+                record.state = .queued
+                changed.append(record)
+            case .queued, .paused, .failed, .completed:
+                break
+            }
+            if record.state != .completed, !FileManager.default.fileExists(atPath: record.partialPath),
+                let total = record.bytesTotal, Self.fileSize(record.path) == total, record.bytesDone == total
+            {
+                // Renamed into place, then the daemon died before the row said so.
+                record.state = .completed
+                record.completedAt = record.completedAt ?? Self.now()
+                changed.append(record)
+            }
+            records[record.id] = record
+        }
+        try await store.deleteDownloads(removed)
+        try await store.save(changed)
+        let pending = records.values.count { $0.state == .queued || $0.state == .active }
+        if pending > 0 { logger.notice("resuming \(pending) unfinished download(s)") }
+    }
+
+    // MARK: - Scheduling
+
+    private func selectToStart() -> (start: [Int64], wakeAt: Int64?) {
+        let candidates = orderedRecords().filter { $0.state == .queued }.map {
+            QueueScheduler.Candidate(id: $0.id, host: Self.host(of: $0.url), notBefore: $0.nextAttemptAt)
+        }
+        return settings.scheduler.select(
+            candidates: candidates,
+            activeHosts: transfers.values.map(\.host),
+            now: Self.now()
+        )
+    }
+
+    /// Active first, then queued by priority (high first) and position, then the rest by id.
+    private func orderedRecords() -> [DownloadRecord] {
+        records.values.sorted { left, right in
+            let (l, r) = (Self.rank(left.state), Self.rank(right.state))
+            if l != r { return l < r }
+            if left.state == .queued || left.state == .active || left.state == .paused {
+                if left.priority != right.priority { return left.priority > right.priority }
+                if left.position != right.position { return left.position < right.position }
+            }
+            return left.id < right.id
+        }
+    }
+
+    private static func rank(_ state: DownloadRecord.State) -> Int {
+        switch state {
+        case .active: 0
+        case .queued: 1
+        case .paused: 2
+        case .failed: 3
+        case .completed: 4
+        case .cancelled: 5
+        }
+    }
+
+    private func beginTransfer(_ id: Int64) -> RunningTransfer? {
+        guard var record = records[id], record.state == .queued, transfers[id] == nil else { return nil }
+        record.state = .active
+        record.nextAttemptAt = nil
+        records[id] = record
+        let transfer = RunningTransfer(host: Self.host(of: record.url))
+        transfers[id] = transfer
+        return transfer
+    }
+
+    // MARK: - One transfer
+
+    private func runTransfer(_ id: Int64, _ transfer: RunningTransfer) async {
+        defer {
+            transfers[id] = nil
+            wakeup.yield()
+        }
+        guard var record = records[id] else { return }
+        let fd = open(record.partialPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o666)
+        guard fd >= 0 else {
+            let code = errno
+            await conclude(id, .failure(Self.fileError(code, record.partialPath), decision: code == ENOSPC ? .pause(reason: "disk_full") : .fail))
+            return
+        }
+        defer { close(fd) }
+
+        var offset = Self.fileSize(fd)
+        if distrustUncheckpointedBytes && offset > record.bytesDone {
+            offset = record.bytesDone
+            _ = ftruncate(fd, off_t(offset))
+        }
+        let validator = record.etag ?? record.lastModified
+        if offset > 0 && validator == nil && record.bytesTotal == nil {
+            // Nothing would tell us whether the server's file is still the one these bytes came from.
+            offset = 0
+            _ = ftruncate(fd, 0)
+        }
+        transfer.progress.withLock { $0 = (offset, record.bytesTotal) }
+        record.attempts += 1
+        record.state = .active
+        records[id] = record
+        await persist(record)
+        publish(.started, record)
+
+        let request = TransferRequest(
+            url: record.url,
+            headers: record.headers,
+            basicAuthUser: record.authUser,
+            basicAuthPassword: record.authPassword,
+            resumeOffset: offset,
+            validator: validator,
+            expectedTotal: record.bytesTotal,
+            fileDescriptor: fd,
+            options: settings.transfer
+        )
+        let outcome: TransferOutcome = await withTaskGroup(of: TransferOutcome?.self) { group in
+            group.addTask { [engine] in
+                await engine.transfer(request) { progress in
+                    transfer.progress.withLock { $0 = (progress.bytesInFile, progress.totalLength) }
+                }
+            }
+            group.addTask {
+                try? await transfer.stop.wait()
+                return nil
+            }
+            group.addTask { await self.report(id, transfer, fd: fd) }
+            var result: TransferOutcome?
+            while let next = await group.next() {
+                if let next {
+                    result = next
+                    break
+                }
+                group.cancelAll()  // stopped by pause or cancel: the transfer ends as cancelled
+            }
+            group.cancelAll()
+            return result ?? .failed(TransferError(code: .cancelled, message: "stopped"), response: nil, bytesInFile: 0)
+        }
+        await finish(id, outcome, fd: fd)
+    }
+
+    /// While a transfer runs: speed, throttled progress events (at most 4 a second) and checkpoints.
+    private func report(_ id: Int64, _ transfer: RunningTransfer, fd: Int32) async -> TransferOutcome? {
+        var lastBytes = transfer.progress.withLock { $0.bytes }
+        var lastCheckpointBytes = lastBytes
+        var lastCheckpoint = ContinuousClock.now
+        var lastPublished: Int64 = -1
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(250))
+            let (bytes, total) = transfer.progress.withLock { $0 }
+            let instant = Double(max(0, bytes - lastBytes)) * 4
+            transfer.rate.withLock { $0 = $0 == 0 ? instant : $0 * 0.7 + instant * 0.3 }
+            lastBytes = bytes
+            guard var record = records[id], record.state == .active else { continue }
+            if total != nil && record.bytesTotal == nil { record.bytesTotal = total }
+            if bytes - lastCheckpointBytes >= settings.checkpointBytes
+                || ContinuousClock.now - lastCheckpoint >= settings.checkpointInterval
+            {
+                // The offset is recorded only after the bytes before it are on disk.
+                if fdatasync(fd) == 0 {
+                    record.bytesDone = bytes
+                    lastCheckpointBytes = bytes
+                    lastCheckpoint = .now
+                    records[id] = record
+                    await persist(record)
+                }
+            }
+            records[id] = record
+            if bytes != lastPublished {
+                lastPublished = bytes
+                publish(.progress, record)
+            }
+        }
+        return nil
+    }
+
+    private func finish(_ id: Int64, _ outcome: TransferOutcome, fd: Int32) async {
+        guard var record = records[id] else { return }
+        func absorb(_ response: TransferResponse?) {
+            guard let response else { return }
+            record.finalURL = response.finalURL
+            if let etag = response.etag { record.etag = etag }
+            if let modified = response.lastModified { record.lastModified = modified }
+            if let total = response.totalLength { record.bytesTotal = total }
+        }
+        switch outcome {
+        case .completed(let response, let bytes):
+            absorb(response)
+            records[id] = record
+            if let total = record.bytesTotal, total != bytes {
+                _ = ftruncate(fd, 0)
+                record.bytesDone = 0
+                records[id] = record
+                await conclude(
+                    id,
+                    .failure(
+                        DownloadErrorInfo(
+                            code: "length_mismatch",
+                            message: "the server sent \(bytes) bytes but announced \(total); downloading again"
+                        ),
+                        decision: retryDecision(record, retryAfter: nil)
+                    )
+                )
+                return
+            }
+            await complete(id, fd: fd, bytes: bytes)
+        case .rangeNotSatisfiable(let response):
+            absorb(response)
+            let size = Self.fileSize(fd)
+            if let total = record.bytesTotal, total == size {
+                records[id] = record
+                await complete(id, fd: fd, bytes: size)
+            } else {
+                _ = ftruncate(fd, 0)
+                record.bytesDone = 0
+                record.etag = nil
+                record.lastModified = nil
+                records[id] = record
+                await conclude(
+                    id,
+                    .failure(
+                        DownloadErrorInfo(
+                            code: "range_not_satisfiable",
+                            message: "the server refused to resume at byte \(size); starting over",
+                            httpStatus: 416
+                        ),
+                        decision: retryDecision(record, retryAfter: nil, immediately: true)
+                    )
+                )
+            }
+        case .httpError(let response):
+            absorb(response)
+            records[id] = record
+            let error = DownloadErrorInfo(
+                code: "http_status",
+                message: "the server answered HTTP \(response.status) for \(response.finalURL)",
+                httpStatus: response.status
+            )
+            let decision =
+                RetryPolicy.isRetryable(httpStatus: response.status)
+                ? retryDecision(record, retryAfter: response.retryAfter) : .fail
+            await conclude(id, .failure(error, decision: decision))
+        case .failed(let error, let response, let bytes):
+            absorb(response)
+            if error.code == .rangeMismatch {
+                _ = ftruncate(fd, 0)
+                record.etag = nil
+                record.lastModified = nil
+                record.bytesDone = 0
+            } else if fdatasync(fd) == 0 {
+                record.bytesDone = min(bytes, Self.fileSize(fd))
+            }
+            records[id] = record
+            if error.code == .cancelled {
+                await concludeStopped(id)
+                return
+            }
+            let info = DownloadErrorInfo(code: error.code.rawValue, message: error.message)
+            let decision: FailureDecision
+            switch error.code {
+            case .diskFull: decision = .pause(reason: "disk_full")
+            case .schemeNotAllowed, .insecureRedirect, .tooManyRedirects, .tooLarge, .invalidURL: decision = .fail
+            case .rangeMismatch: decision = retryDecision(record, retryAfter: nil, immediately: true)
+            default: decision = retryDecision(record, retryAfter: nil)
+            }
+            await conclude(id, .failure(info, decision: decision))
+        }
+    }
+
+    private func retryDecision(_ record: DownloadRecord, retryAfter: String?, immediately: Bool = false)
+        -> FailureDecision
+    {
+        guard record.attempts < settings.retry.maximumAttempts else { return .fail }
+        let now = Self.now()
+        if immediately { return .retry(at: now) }
+        if let at = RetryPolicy.retryAfter(retryAfter, nowMilliseconds: now) { return .retry(at: at) }
+        let delay = settings.retry.backoff(afterAttempts: record.attempts, random: Double.random(in: 0...1))
+        return .retry(at: now + delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)
+    }
+
+    private enum Conclusion {
+        case failure(DownloadErrorInfo, decision: FailureDecision)
+    }
+
+    private func conclude(_ id: Int64, _ conclusion: Conclusion) async {
+        guard var record = records[id] else { return }
+        guard record.state == .active else { return await concludeStopped(id) }
+        switch conclusion {
+        case .failure(let error, let decision):
+            record.errorCode = error.code
+            record.errorMessage = error.message
+            record.errorHTTPStatus = error.httpStatus
+            switch decision {
+            case .retry(let at):
+                record.state = .queued
+                record.nextAttemptAt = at
+                logger.info("download \(id) failed (\(error.message)); retrying")
+            case .fail:
+                record.state = .failed
+                logger.warning("download \(id) failed: \(error.message)")
+            case .pause(let reason):
+                record.state = .paused
+                record.pauseReason = reason
+                logger.warning("download \(id) paused: \(error.message)")
+            }
+        }
+        records[id] = record
+        await persist(record)
+        switch record.state {
+        case .queued: publish(.retrying, record)
+        case .failed: publish(.failed, record)
+        case .paused: publish(.paused, record)
+        default: break
+        }
+    }
+
+    /// A transfer stopped by pause, cancel or shutdown: record the checkpoint; pause and cancel already set the state.
+    private func concludeStopped(_ id: Int64) async {
+        guard var record = records[id] else { return }
+        if record.state == .active { record.state = .queued }  // shutdown: resume at the next start
+        if record.state == .cancelled {
+            if record.deletePartial { unlink(record.partialPath) }
+            records[id] = nil
+            do {
+                try await store.deleteDownloads([id])
+            } catch {
+                logger.error("cannot remove download \(id): \(error)")
+            }
+            publish(.removed, record)
+            return
+        }
+        records[id] = record
+        await persist(record)
+    }
+
+    private func complete(_ id: Int64, fd: Int32, bytes: Int64) async {
+        guard var record = records[id] else { return }
+        guard fsync(fd) == 0 else {
+            await conclude(
+                id,
+                .failure(Self.fileError(errno, record.partialPath), decision: retryDecision(record, retryAfter: nil))
+            )
+            return
+        }
+        let taken = Set(records.values.filter { $0.id != id && $0.directory == record.directory }.map(\.fileName))
+        let name = FileNaming.unique(record.fileName) { candidate in
+            taken.contains(candidate) || FileManager.default.fileExists(atPath: record.directory + "/" + candidate)
+                || FileManager.default.fileExists(atPath: record.directory + "/" + candidate + ".part")
+        }
+        // rename(2) is atomic: the final name shows either nothing or the complete file.
+        guard rename(record.partialPath, record.directory + "/" + name) == 0 else {
+            await conclude(id, .failure(Self.fileError(errno, record.path), decision: .fail))
+            return
+        }
+        Self.syncDirectory(record.directory)
+        record.fileName = name
+        record.state = .completed
+        record.bytesDone = bytes
+        record.bytesTotal = bytes
+        record.completedAt = Self.now()
+        record.nextAttemptAt = nil
+        record.errorCode = nil
+        record.errorMessage = nil
+        record.errorHTTPStatus = nil
+        records[id] = record
+        await persist(record)
+        logger.info("download \(id) completed: \(record.path) (\(bytes) bytes)")
+        publish(.completed, record)
+    }
+
+    private func persist(_ record: DownloadRecord) async {
+        do {
+            try await store.save([record])
+        } catch {
+            logger.error("cannot save download \(record.id): \(error)")
+        }
+    }
+
+    // MARK: - Commands
+
+    /// Validates and queues URLs; committed before it returns.
+    package func enqueue(_ params: EnqueueParams) async throws -> EnqueueResult {
+        guard !params.urls.isEmpty else { throw RPCError.invalidParams("'urls' must hold at least one URL", parameter: "urls") }
+        if params.name != nil && params.urls.count != 1 {
+            throw RPCError.invalidParams("'name' can only be given with exactly one URL", parameter: "name")
+        }
+        if (params.user == nil) != (params.password == nil) {
+            throw RPCError.invalidParams("'user' and 'password' go together", parameter: "user")
+        }
+        let directory = params.directory ?? defaultDirectory
+        guard directory.hasPrefix("/") else {
+            throw RPCError.invalidParams("'directory' must be an absolute path, got '\(directory)'", parameter: "directory")
+        }
+        for header in params.headers ?? [] {
+            guard let colon = header.firstIndex(of: ":"), !header[..<colon].trimmingCharacters(in: .whitespaces).isEmpty,
+                !header.contains("\n"), !header.contains("\r")
+            else {
+                throw RPCError.invalidParams("header '\(header)' is not of the form 'Name: value'", parameter: "headers")
+            }
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw RPCError.invalidParams("cannot create the directory '\(directory)': \(error.localizedDescription)", parameter: "directory")
+        }
+        let now = Self.now()
+        var taken = Set(records.values.filter { $0.directory == directory && $0.state != .completed }.map(\.fileName))
+        var newRecords: [DownloadRecord] = []
+        for text in params.urls {
+            let url = try validatedURL(text)
+            var name = params.name.map { FileNaming.sanitize($0) } ?? FileNaming.name(for: url)
+            name = FileNaming.unique(name) { candidate in
+                taken.contains(candidate) || FileManager.default.fileExists(atPath: directory + "/" + candidate)
+            }
+            taken.insert(name)
+            newRecords.append(
+                DownloadRecord(
+                    url: url.absoluteString,
+                    directory: directory,
+                    fileName: name,
+                    priority: params.priority ?? 0,
+                    addedAt: now,
+                    headers: params.headers ?? [],
+                    authUser: params.user,
+                    authPassword: params.password
+                )
+            )
+        }
+        let outcomes: [EnqueueOutcome]
+        do {
+            outcomes = try await store.enqueue(newRecords)
+        } catch {
+            throw RPCError.internalError("the queue could not be saved: \(error)")
+        }
+        for outcome in outcomes where !outcome.existing {
+            records[outcome.record.id] = outcome.record
+            publish(.added, outcome.record)
+        }
+        wakeup.yield()
+        return EnqueueResult(
+            downloads: outcomes.map {
+                .init(id: $0.record.id, url: $0.record.url, existing: $0.existing, file: $0.record.path)
+            }
+        )
+    }
+
+    private func validatedURL(_ text: String) throws -> URL {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), url.host?.isEmpty == false else {
+            throw RPCError.invalidParams("'\(text)' is not a valid URL", parameter: "urls")
+        }
+        guard scheme == "http" || scheme == "https" else {
+            throw RPCError.invalidParams(
+                "'\(text)' uses the scheme '\(scheme)'; only http and https URLs can be downloaded",
+                parameter: "urls"
+            )
+        }
+        if settings.transfer.requireHTTPS && scheme != "https" {
+            throw RPCError.invalidParams(
+                "'\(text)' is plain http, and require_https is on; use an https URL",
+                parameter: "urls"
+            )
+        }
+        return url
+    }
+
+    package func list(state: DownloadState?) -> DownloadsResult {
+        DownloadsResult(downloads: orderedRecords().compactMap { record in
+            let info = info(record)
+            return state == nil || info.state == state ? info : nil
+        })
+    }
+
+    package func show(_ id: Int64) throws -> DownloadInfo {
+        guard let record = records[id], record.state != .cancelled else { throw Self.unknown(id) }
+        return info(record)
+    }
+
+    package func pause(_ selection: SelectionParams) async throws -> ChangedResult {
+        let ids = try select(selection) { $0.state == .queued || $0.state == .active }
+        var changed: [DownloadRecord] = []
+        for id in ids {
+            guard var record = records[id], record.state == .queued || record.state == .active else { continue }
+            record.state = .paused
+            record.pauseReason = nil
+            records[id] = record
+            changed.append(record)
+        }
+        try await save(changed)
+        for record in changed {
+            transfers[record.id]?.stop.succeed()
+            publish(.paused, record)
+        }
+        return ChangedResult(changed: changed.map(\.id))
+    }
+
+    package func resume(_ selection: SelectionParams) async throws -> ChangedResult {
+        let ids = try select(selection) { $0.state == .paused }
+        var changed: [DownloadRecord] = []
+        for id in ids {
+            guard var record = records[id], record.state == .paused else { continue }
+            record.state = .queued
+            record.pauseReason = nil
+            record.nextAttemptAt = nil
+            records[id] = record
+            changed.append(record)
+        }
+        try await save(changed)
+        for record in changed { publish(.resumed, record) }
+        wakeup.yield()
+        return ChangedResult(changed: changed.map(\.id))
+    }
+
+    package func retry(_ selection: SelectionParams) async throws -> ChangedResult {
+        let ids = try select(selection) { $0.state == .failed || ($0.state == .queued && $0.nextAttemptAt != nil) }
+        var changed: [DownloadRecord] = []
+        for id in ids {
+            guard var record = records[id], record.state == .failed || record.state == .queued else { continue }
+            record.state = .queued
+            record.attempts = 0
+            record.nextAttemptAt = nil
+            records[id] = record
+            changed.append(record)
+        }
+        try await save(changed)
+        for record in changed { publish(.resumed, record) }
+        wakeup.yield()
+        return ChangedResult(changed: changed.map(\.id))
+    }
+
+    package func cancel(_ selection: SelectionParams) async throws -> ChangedResult {
+        guard selection.all != true else {
+            throw RPCError.invalidParams("'cancel' takes ids, not 'all'", parameter: "all")
+        }
+        let ids = try select(selection) { $0.state != .completed }
+        var changed: [DownloadRecord] = []
+        for id in ids {
+            guard var record = records[id], record.state != .completed, record.state != .cancelled else { continue }
+            record.state = .cancelled
+            record.deletePartial = selection.deletePartial ?? false
+            records[id] = record
+            changed.append(record)
+        }
+        // Committed as "cancelled" first: if the daemon dies before the partial file is gone, the next start
+        // finishes the job.
+        try await save(changed)
+        for record in changed {
+            if let transfer = transfers[record.id] {
+                transfer.stop.succeed()  // the transfer's end removes it
+            } else {
+                await concludeStopped(record.id)
+            }
+        }
+        return ChangedResult(changed: changed.map(\.id))
+    }
+
+    package func move(_ params: MoveParams) async throws -> ChangedResult {
+        let choices = [params.top == true, params.bottom == true, params.before != nil].filter { $0 }.count
+        guard choices == 1 else {
+            throw RPCError.invalidParams("'move' takes exactly one of 'top', 'bottom' or 'before'", parameter: "top")
+        }
+        guard records[params.id] != nil else { throw Self.unknown(params.id) }
+        var order = orderedRecords().filter { $0.state == .queued || $0.state == .paused || $0.state == .active }
+            .map(\.id)
+        order.removeAll { $0 == params.id }
+        if params.top == true {
+            order.insert(params.id, at: 0)
+        } else if params.bottom == true {
+            order.append(params.id)
+        } else if let before = params.before {
+            guard let index = order.firstIndex(of: before) else { throw Self.unknown(before) }
+            order.insert(params.id, at: index)
+        }
+        var changed: [DownloadRecord] = []
+        for (index, id) in order.enumerated() {
+            guard var record = records[id] else { continue }
+            if params.top == true && id == params.id, let first = order.dropFirst().first, let other = records[first] {
+                record.priority = max(record.priority, other.priority)
+            }
+            let position = Int64(index + 1)
+            if record.position != position || id == params.id {
+                record.position = position
+                records[id] = record
+                changed.append(record)
+            }
+        }
+        try await save(changed)
+        wakeup.yield()
+        return ChangedResult(changed: [params.id])
+    }
+
+    package func clear(_ params: ClearParams) async throws -> ChangedResult {
+        var states: Set<DownloadRecord.State> = []
+        if params.completed == true { states.insert(.completed) }
+        if params.failed == true { states.insert(.failed) }
+        guard !states.isEmpty else {
+            throw RPCError.invalidParams("'clear' needs 'completed', 'failed' or both", parameter: "completed")
+        }
+        let cleared = records.values.filter { states.contains($0.state) }
+        do {
+            try await store.deleteDownloads(cleared.map(\.id))
+        } catch {
+            throw RPCError.internalError("the queue could not be saved: \(error)")
+        }
+        for record in cleared {
+            records[record.id] = nil
+            publish(.removed, record)
+        }
+        return ChangedResult(changed: cleared.map(\.id).sorted())
+    }
+
+    /// Sets (or with `nil` params only reports) the global speed limit; 0 means unlimited.
+    package func limit(_ params: LimitParams?) -> LimitParams {
+        if let params {
+            let rate = params.rate.flatMap { $0 > 0 ? $0 : nil }
+            speedLimitOverride = .some(rate)
+            engine.setSpeedLimit(rate)
+        }
+        return LimitParams(rate: effectiveSpeedLimit)
+    }
+
+    private var effectiveSpeedLimit: Int64? {
+        if let override = speedLimitOverride { return override }
+        return settings.speedLimit
+    }
+
+    /// Applies reloaded settings to downloads that start from now on.
+    package func update(_ newSettings: QueueSettings) {
+        settings = newSettings
+        engine.setSpeedLimit(effectiveSpeedLimit)
+        wakeup.yield()
+    }
+
+    package func counts() -> DownloadCounts {
+        var counts = DownloadCounts(active: 0, queued: 0, paused: 0, failed: 0, completed: 0, rate: 0, rateLimit: effectiveSpeedLimit)
+        for record in records.values {
+            switch record.state {
+            case .active: counts.active += 1
+            case .queued: counts.queued += 1
+            case .paused: counts.paused += 1
+            case .failed: counts.failed += 1
+            case .completed: counts.completed += 1
+            case .cancelled: break
+            }
+        }
+        counts.rate = transfers.values.reduce(0) { $0 + $1.rate.withLock { $0 } }
+        return counts
+    }
+
+    // MARK: - Helpers
+
+    private func save(_ changed: [DownloadRecord]) async throws {
+        do {
+            try await store.save(changed)
+        } catch {
+            throw RPCError.internalError("the queue could not be saved: \(error)")
+        }
+    }
+
+    private func select(_ selection: SelectionParams, where eligible: (DownloadRecord) -> Bool) throws -> [Int64] {
+        if selection.all == true {
+            guard selection.ids?.isEmpty ?? true else {
+                throw RPCError.invalidParams("give either 'ids' or 'all', not both", parameter: "ids")
+            }
+            return records.values.filter(eligible).map(\.id).sorted()
+        }
+        guard let ids = selection.ids, !ids.isEmpty else {
+            throw RPCError.invalidParams("'ids' must name at least one download", parameter: "ids")
+        }
+        for id in ids where records[id] == nil || records[id]?.state == .cancelled { throw Self.unknown(id) }
+        return ids
+    }
+
+    private func publish(_ event: DownloadEvent, _ record: DownloadRecord) {
+        events.publish(.downloads, method: event.rawValue, params: DownloadEventParams(download: info(record)))
+    }
+
+    private func info(_ record: DownloadRecord) -> DownloadInfo {
+        let transfer = transfers[record.id]
+        let live = transfer?.progress.withLock { $0 }
+        let bytes = live?.bytes ?? (record.state == .completed ? record.bytesTotal ?? record.bytesDone : Self.partialSize(record))
+        let total = live?.total ?? record.bytesTotal
+        let speed = transfer?.rate.withLock { $0 }
+        var eta: Double?
+        if let speed, speed > 0, let total { eta = Double(max(0, total - bytes)) / speed }
+        return DownloadInfo(
+            id: record.id,
+            url: record.url,
+            finalURL: record.finalURL,
+            file: record.path,
+            state: DownloadState(rawValue: record.state.rawValue) ?? .queued,
+            pauseReason: record.pauseReason,
+            priority: record.priority,
+            position: record.position,
+            bytesDone: bytes,
+            bytesTotal: total,
+            speed: record.state == .active ? speed : nil,
+            etaSeconds: record.state == .active ? eta : nil,
+            attempts: record.attempts,
+            lastError: record.errorCode.map {
+                DownloadErrorInfo(code: $0, message: record.errorMessage ?? "", httpStatus: record.errorHTTPStatus)
+            },
+            nextRetryAt: record.nextAttemptAt.map { Self.iso8601($0) },
+            addedAt: Self.iso8601(record.addedAt),
+            completedAt: record.completedAt.map { Self.iso8601($0) },
+            headerNames: record.headers.compactMap { $0.split(separator: ":").first.map { $0.trimmingCharacters(in: .whitespaces) } },
+            hasCredentials: record.authUser != nil
+        )
+    }
+
+    private static func unknown(_ id: Int64) -> RPCError {
+        RPCError(
+            code: RPCError.invalidParamsCode,
+            message: "Invalid params: there is no download \(id); 'singlecastctl downloads' lists them.",
+            reason: "unknown_download",
+            details: ["id": String(id)]
+        )
+    }
+
+    private static func fileError(_ code: Int32, _ path: String) -> DownloadErrorInfo {
+        if code == ENOSPC || code == EDQUOT {
+            return DownloadErrorInfo(code: "disk_full", message: "the disk holding \(path) is full; free space, then resume")
+        }
+        return DownloadErrorInfo(code: "io", message: "cannot write \(path): \(String(cString: strerror(code)))")
+    }
+
+    static func now() -> Int64 { Int64(Date.now.timeIntervalSince1970 * 1000) }
+
+    private static func iso8601(_ milliseconds: Int64) -> String {
+        Date(timeIntervalSince1970: TimeInterval(milliseconds) / 1000).formatted(.iso8601)
+    }
+
+    private static func host(of url: String) -> String { URL(string: url)?.host?.lowercased() ?? "" }
+
+    private static func fileSize(_ fd: Int32) -> Int64 {
+        var info = stat()
+        return fstat(fd, &info) == 0 ? Int64(info.st_size) : 0
+    }
+
+    private static func fileSize(_ path: String) -> Int64? {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int64(info.st_size) : nil
+    }
+
+    private static func partialSize(_ record: DownloadRecord) -> Int64 {
+        fileSize(record.partialPath) ?? record.bytesDone
+    }
+
+    private static func syncDirectory(_ path: String) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = fsync(fd)
+        close(fd)
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+
+/// What to do after a transfer ended without a complete file.
+package enum FailureDecision: Equatable, Sendable {
+    /// Try again at this time (Unix milliseconds).
+    case retry(at: Int64)
+    /// Give up; the download is failed until the user retries it.
+    case fail
+    /// Hold the download until the user resumes it (e.g. the disk is full).
+    case pause(reason: String)
+}
+
+/// Exponential backoff with jitter, capped, honoring `Retry-After`.
+package struct RetryPolicy: Sendable, Hashable {
+    package var baseDelay: Duration = .seconds(2)
+    package var maximumDelay: Duration = .seconds(600)
+    /// Attempts before a download is marked failed.
+    package var maximumAttempts = 10
+
+    package init() {}
+
+    /// The delay before attempt `attempts + 1`: base · 2^(attempts-1), capped, then a random 50–100 %
+    /// of it so that many downloads failing together do not retry together.
+    package func backoff(afterAttempts attempts: Int, random: Double) -> Duration {
+        let exponent = Double(max(0, attempts - 1))
+        let base = Double(baseDelay.components.seconds) + Double(baseDelay.components.attoseconds) / 1e18
+        let cap = Double(maximumDelay.components.seconds)
+        let delay = min(cap, base * pow(2, min(exponent, 30)))
+        return .milliseconds(Int64(delay * (0.5 + 0.5 * min(max(random, 0), 1)) * 1000))
+    }
+
+    /// Parses `Retry-After`: delta-seconds or an HTTP-date; `nil` when absent or unreadable.
+    package static func retryAfter(_ header: String?, nowMilliseconds: Int64) -> Int64? {
+        guard let header = header?.trimmingCharacters(in: .whitespaces), !header.isEmpty else { return nil }
+        if let seconds = Int64(header), seconds >= 0 { return nowMilliseconds + min(seconds, 86_400) * 1000 }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
+            formatter.dateFormat = format
+            if let date = formatter.date(from: header) {
+                let at = Int64(date.timeIntervalSince1970 * 1000)
+                return min(max(at, nowMilliseconds), nowMilliseconds + 86_400_000)
+            }
+        }
+        return nil
+    }
+
+    /// Whether an HTTP status is worth retrying: 408, 429 and 5xx are; other 4xx mean the request is wrong.
+    package static func isRetryable(httpStatus status: Int) -> Bool {
+        status == 408 || status == 429 || (500...599).contains(status)
+    }
+}
+
+/// Picks which queued downloads start now.
+///
+/// Pure: fed the candidates in queue order and what is running, it returns ids to start, so the ordering
+/// and the limits are unit-tested without any network.
+package struct QueueScheduler: Sendable, Hashable {
+    package var maximumConcurrent = 3
+    package var maximumPerHost = 2
+
+    package init() {}
+
+    package struct Candidate: Sendable, Hashable {
+        package var id: Int64
+        package var host: String
+        /// Unix milliseconds; `nil` = may start now.
+        package var notBefore: Int64?
+
+        package init(id: Int64, host: String, notBefore: Int64?) {
+            self.id = id
+            self.host = host
+            self.notBefore = notBefore
+        }
+    }
+
+    /// The ids to start, in order, and when to look again for a candidate still waiting on its retry time.
+    package func select(
+        candidates: [Candidate],
+        activeHosts: [String],
+        now: Int64
+    ) -> (start: [Int64], wakeAt: Int64?) {
+        var running = activeHosts.count
+        var perHost: [String: Int] = [:]
+        for host in activeHosts { perHost[host, default: 0] += 1 }
+        var start: [Int64] = []
+        var wakeAt: Int64?
+        for candidate in candidates {
+            if let notBefore = candidate.notBefore, notBefore > now {
+                wakeAt = min(wakeAt ?? notBefore, notBefore)
+                continue
+            }
+            guard running < maximumConcurrent else { break }
+            guard perHost[candidate.host, default: 0] < maximumPerHost else { continue }
+            start.append(candidate.id)
+            running += 1
+            perHost[candidate.host, default: 0] += 1
+        }
+        return (start, wakeAt)
+    }
+}

@@ -1,0 +1,223 @@
+/// One row of the `downloads` table: everything needed to resume a download after any restart.
+package struct DownloadRecord: Sendable, Hashable {
+    package enum State: String, Sendable, CaseIterable {
+        case queued, active, paused, failed, completed
+        /// Being removed: its partial file is deleted at the next start if the daemon dies first.
+        case cancelled
+    }
+
+    package var id: Int64
+    package var url: String
+    package var finalURL: String?
+    package var directory: String
+    package var fileName: String
+    package var state: State
+    package var pauseReason: String?
+    package var priority: Int
+    package var position: Int64
+    /// Bytes of the partial file known to be durable (the last checkpoint).
+    package var bytesDone: Int64
+    package var bytesTotal: Int64?
+    package var etag: String?
+    package var lastModified: String?
+    package var attempts: Int
+    package var errorCode: String?
+    package var errorMessage: String?
+    package var errorHTTPStatus: Int?
+    /// Unix milliseconds.
+    package var nextAttemptAt: Int64?
+    package var addedAt: Int64
+    package var completedAt: Int64?
+    package var headers: [String]
+    package var authUser: String?
+    package var authPassword: String?
+    package var deletePartial: Bool
+
+    package init(
+        id: Int64 = 0,
+        url: String,
+        directory: String,
+        fileName: String,
+        priority: Int = 0,
+        position: Int64 = 0,
+        addedAt: Int64,
+        headers: [String] = [],
+        authUser: String? = nil,
+        authPassword: String? = nil
+    ) {
+        self.id = id
+        self.url = url
+        self.finalURL = nil
+        self.directory = directory
+        self.fileName = fileName
+        self.state = .queued
+        self.pauseReason = nil
+        self.priority = priority
+        self.position = position
+        self.bytesDone = 0
+        self.bytesTotal = nil
+        self.etag = nil
+        self.lastModified = nil
+        self.attempts = 0
+        self.errorCode = nil
+        self.errorMessage = nil
+        self.errorHTTPStatus = nil
+        self.nextAttemptAt = nil
+        self.addedAt = addedAt
+        self.completedAt = nil
+        self.headers = headers
+        self.authUser = authUser
+        self.authPassword = authPassword
+        self.deletePartial = false
+    }
+
+    /// The final path of the file.
+    package var path: String { directory + "/" + fileName }
+    /// Where the bytes are while the download runs.
+    package var partialPath: String { path + ".part" }
+}
+
+/// The result of inserting one download.
+package struct EnqueueOutcome: Sendable, Hashable {
+    package var record: DownloadRecord
+    /// `true` when a live download of the same URL existed and is returned instead.
+    package var existing: Bool
+}
+
+private let downloadColumns = """
+    id, url, final_url, directory, file_name, state, pause_reason, priority, position, bytes_done, bytes_total,
+    etag, last_modified, attempts, error_code, error_message, error_http_status, next_attempt_at, added_at,
+    completed_at, headers, auth_user, auth_password, delete_partial
+    """
+
+extension DownloadRecord {
+    fileprivate init(row: Row) {
+        self.init(
+            id: row[0].int64 ?? 0,
+            url: row[1].string ?? "",
+            directory: row[3].string ?? "",
+            fileName: row[4].string ?? "",
+            priority: Int(row[7].int64 ?? 0),
+            position: row[8].int64 ?? 0,
+            addedAt: row[18].int64 ?? 0
+        )
+        finalURL = row[2].string
+        state = State(rawValue: row[5].string ?? "") ?? .queued
+        pauseReason = row[6].string
+        bytesDone = row[9].int64 ?? 0
+        bytesTotal = row[10].int64
+        etag = row[11].string
+        lastModified = row[12].string
+        attempts = Int(row[13].int64 ?? 0)
+        errorCode = row[14].string
+        errorMessage = row[15].string
+        errorHTTPStatus = row[16].int64.map { Int($0) }
+        nextAttemptAt = row[17].int64
+        completedAt = row[19].int64
+        let headerText = row[20].string ?? ""
+        headers = headerText.isEmpty ? [] : headerText.split(separator: "\n").map(String.init)
+        authUser = row[21].string
+        authPassword = row[22].string
+        deletePartial = (row[23].int64 ?? 0) != 0
+    }
+
+    /// Values for every column after `id`, in ``downloadColumns`` order.
+    fileprivate var columnValues: [SQLiteValue] {
+        [
+            .text(url), SQLiteValue(finalURL), .text(directory), .text(fileName), .text(state.rawValue),
+            SQLiteValue(pauseReason), .integer(Int64(priority)), .integer(position), .integer(bytesDone),
+            SQLiteValue(bytesTotal), SQLiteValue(etag), SQLiteValue(lastModified), .integer(Int64(attempts)),
+            SQLiteValue(errorCode), SQLiteValue(errorMessage), SQLiteValue(errorHTTPStatus.map { Int64($0) }),
+            SQLiteValue(nextAttemptAt), .integer(addedAt), SQLiteValue(completedAt),
+            .text(headers.joined(separator: "\n")), SQLiteValue(authUser), SQLiteValue(authPassword),
+            .integer(deletePartial ? 1 : 0),
+        ]
+    }
+}
+
+extension Store {
+    /// Inserts new downloads in one transaction, in order, at the end of the queue.
+    ///
+    /// A URL that already has a live download (anything but completed or cancelled) is not inserted again;
+    /// that download is returned with `existing = true`. Either every record is committed or none is.
+    package func enqueue(_ records: [DownloadRecord]) throws(StoreError) -> [EnqueueOutcome] {
+        try withConnection("queueing downloads") { connection throws(SQLiteError) in
+            try connection.transaction { () throws(SQLiteError) -> [EnqueueOutcome] in
+                var position = try connection.scalar("SELECT COALESCE(MAX(position), 0) FROM downloads")?.int64 ?? 0
+                var outcomes: [EnqueueOutcome] = []
+                for var record in records {
+                    let existing = try connection.query(
+                        "SELECT \(downloadColumns) FROM downloads WHERE url = ? AND state NOT IN ('completed', 'cancelled')",
+                        [.text(record.url)]
+                    )
+                    if let row = existing.first {
+                        outcomes.append(EnqueueOutcome(record: DownloadRecord(row: row), existing: true))
+                        continue
+                    }
+                    position += 1
+                    record.position = position
+                    let placeholders = Array(repeating: "?", count: 23).joined(separator: ", ")
+                    let columns = downloadColumns.split(separator: ",").dropFirst().joined(separator: ",")
+                    try connection.execute(
+                        "INSERT INTO downloads (\(columns)) VALUES (\(placeholders))",
+                        record.columnValues
+                    )
+                    record.id = connection.lastInsertRowID
+                    outcomes.append(EnqueueOutcome(record: record, existing: false))
+                }
+                return outcomes
+            }
+        }
+    }
+
+    /// Every download, optionally only those in `state`, in id order.
+    package func downloads(in state: DownloadRecord.State? = nil) throws(StoreError) -> [DownloadRecord] {
+        try withConnection("listing downloads") { connection throws(SQLiteError) in
+            let rows: [Row]
+            if let state {
+                rows = try connection.query(
+                    "SELECT \(downloadColumns) FROM downloads WHERE state = ? ORDER BY id",
+                    [.text(state.rawValue)]
+                )
+            } else {
+                rows = try connection.query("SELECT \(downloadColumns) FROM downloads ORDER BY id")
+            }
+            return rows.map(DownloadRecord.init(row:))
+        }
+    }
+
+    /// Writes every field of each record (matched by id) in one transaction.
+    package func save(_ records: [DownloadRecord]) throws(StoreError) {
+        guard !records.isEmpty else { return }
+        try withConnection("saving downloads") { connection throws(SQLiteError) in
+            try connection.transaction { () throws(SQLiteError) in
+                let assignments = downloadColumns.split(separator: ",").dropFirst()
+                    .map { "\($0.trimmingCharacters(in: .whitespacesAndNewlines)) = ?" }.joined(separator: ", ")
+                for record in records {
+                    try connection.execute(
+                        "UPDATE downloads SET \(assignments) WHERE id = ?",
+                        record.columnValues + [.integer(record.id)]
+                    )
+                }
+            }
+        }
+    }
+
+    /// Forgets downloads (their files stay where they are).
+    package func deleteDownloads(_ ids: [Int64]) throws(StoreError) {
+        guard !ids.isEmpty else { return }
+        try withConnection("removing downloads") { connection throws(SQLiteError) in
+            try connection.transaction { () throws(SQLiteError) in
+                for id in ids { try connection.execute("DELETE FROM downloads WHERE id = ?", [.integer(id)]) }
+            }
+        }
+    }
+
+    /// The smallest and largest queue positions, for moving a download to the top or bottom.
+    package func positionBounds() throws(StoreError) -> (min: Int64, max: Int64) {
+        try withConnection("reading queue positions") { connection throws(SQLiteError) in
+            let row = try connection.query("SELECT COALESCE(MIN(position), 0), COALESCE(MAX(position), 0) FROM downloads")
+            return (row.first?[0].int64 ?? 0, row.first?[1].int64 ?? 0)
+        }
+    }
+}

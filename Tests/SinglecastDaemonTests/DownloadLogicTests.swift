@@ -1,0 +1,101 @@
+import Foundation
+import SinglecastDaemon
+import Testing
+
+@Suite struct FileNamingTests {
+    @Test(arguments: [
+        ("https://cdn.example.com/shows/ep%2042.mp3?token=abc&x=.exe", "ep 42.mp3"),
+        ("https://example.com/a/b/episode.m4a#frag", "episode.m4a"),
+        ("https://example.com/../../.bashrc", "bashrc"),
+        ("https://example.com/%2E%2E%2F%2E%2E%2Fetc%2Fpasswd", "_.._etc_passwd"),
+        ("https://example.com/", "example.com download"),
+        ("https://example.com/%00evil%0A.mp3", "_evil_.mp3"),
+    ])
+    func namesFromURLs(url: String, expected: String) throws {
+        #expect(FileNaming.name(for: try #require(URL(string: url))) == expected)
+    }
+
+    @Test func sanitizeNeverEscapesTheDirectory() {
+        for hostile in ["../../x", "/etc/passwd", ".hidden", "a/b", "...", "\u{0}", "  ", "a\\b"] {
+            let name = FileNaming.sanitize(hostile)
+            #expect(!name.contains("/"))
+            #expect(!name.hasPrefix("."))
+            #expect(!name.isEmpty)
+            #expect(!name.unicodeScalars.contains { $0.value < 0x20 })
+        }
+    }
+
+    @Test func longNamesKeepTheirExtensionAndFit() {
+        let name = FileNaming.sanitize(String(repeating: "é", count: 4000) + ".mp3")
+        #expect(name.utf8.count <= FileNaming.maximumLength - 12)
+        #expect(name.hasSuffix(".mp3"))
+    }
+
+    @Test func collisionsGetANumber() {
+        let taken: Set = ["a.mp3", "a (2).mp3", "noext"]
+        #expect(FileNaming.unique("a.mp3") { taken.contains($0) } == "a (3).mp3")
+        #expect(FileNaming.unique("noext") { taken.contains($0) } == "noext (2)")
+        #expect(FileNaming.unique("free.mp3") { taken.contains($0) } == "free.mp3")
+    }
+}
+
+@Suite struct RetryPolicyTests {
+    @Test func backoffDoublesWithJitterUpToTheCap() {
+        var policy = RetryPolicy()
+        policy.baseDelay = .seconds(2)
+        policy.maximumDelay = .seconds(60)
+        #expect(policy.backoff(afterAttempts: 1, random: 1) == .seconds(2))
+        #expect(policy.backoff(afterAttempts: 1, random: 0) == .seconds(1))
+        #expect(policy.backoff(afterAttempts: 3, random: 1) == .seconds(8))
+        #expect(policy.backoff(afterAttempts: 30, random: 1) == .seconds(60))
+    }
+
+    @Test func retryAfterInBothForms() {
+        let now: Int64 = 1_000_000
+        #expect(RetryPolicy.retryAfter("120", nowMilliseconds: now) == now + 120_000)
+        #expect(RetryPolicy.retryAfter(nil, nowMilliseconds: now) == nil)
+        #expect(RetryPolicy.retryAfter("soon", nowMilliseconds: now) == nil)
+        // An HTTP-date: 2026-11-29 12:00:10 GMT, ten seconds after "now".
+        let noon: Int64 = 1_795_953_600_000
+        #expect(RetryPolicy.retryAfter("Sun, 29 Nov 2026 12:00:10 GMT", nowMilliseconds: noon) == noon + 10_000)
+        // A date in the past means now.
+        #expect(RetryPolicy.retryAfter("Sun, 29 Nov 2026 11:00:00 GMT", nowMilliseconds: noon) == noon)
+    }
+
+    @Test func retryableStatuses() {
+        for status in [408, 429, 500, 502, 503, 504] { #expect(RetryPolicy.isRetryable(httpStatus: status)) }
+        for status in [400, 401, 403, 404, 410, 416] { #expect(!RetryPolicy.isRetryable(httpStatus: status)) }
+    }
+}
+
+@Suite struct QueueSchedulerTests {
+    private func candidate(_ id: Int64, _ host: String, notBefore: Int64? = nil) -> QueueScheduler.Candidate {
+        QueueScheduler.Candidate(id: id, host: host, notBefore: notBefore)
+    }
+
+    @Test func respectsTotalAndPerHostLimitsInQueueOrder() {
+        var scheduler = QueueScheduler()
+        scheduler.maximumConcurrent = 3
+        scheduler.maximumPerHost = 2
+        let (start, wake) = scheduler.select(
+            candidates: [candidate(1, "a"), candidate(2, "a"), candidate(3, "a"), candidate(4, "b"), candidate(5, "c")],
+            activeHosts: [],
+            now: 0
+        )
+        #expect(start == [1, 2, 4])
+        #expect(wake == nil)
+        let more = scheduler.select(candidates: [candidate(3, "a"), candidate(5, "c")], activeHosts: ["a", "a"], now: 0)
+        #expect(more.start == [5])
+    }
+
+    @Test func waitsForRetryTimesAndSaysWhenToLookAgain() {
+        let scheduler = QueueScheduler()
+        let (start, wake) = scheduler.select(
+            candidates: [candidate(1, "a", notBefore: 5000), candidate(2, "b", notBefore: 3000), candidate(3, "c")],
+            activeHosts: [],
+            now: 1000
+        )
+        #expect(start == [3])
+        #expect(wake == 3000)
+    }
+}

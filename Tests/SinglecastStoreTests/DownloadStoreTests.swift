@@ -1,0 +1,70 @@
+import Foundation
+import SinglecastStore
+import Testing
+
+@Suite("download rows")
+struct DownloadStoreTests {
+    private func record(_ url: String, name: String = "f.mp3") -> DownloadRecord {
+        DownloadRecord(url: url, directory: "/srv/d", fileName: name, addedAt: 1000, headers: ["X-A: 1", "X-B: 2"])
+    }
+
+    @Test("enqueue assigns ids and positions, and returns the live download for a repeated URL")
+    func enqueueDeduplicates() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/db.sqlite3")
+            let first = try await store.enqueue([record("https://a/1"), record("https://a/2")])
+            #expect(first.map(\.existing) == [false, false])
+            #expect(first[1].record.position == first[0].record.position + 1)
+            let again = try await store.enqueue([record("https://a/2"), record("https://a/3")])
+            #expect(again[0].existing)
+            #expect(again[0].record.id == first[1].record.id)
+            #expect(!again[1].existing)
+
+            // A completed download no longer blocks queueing its URL again.
+            var done = first[0].record
+            done.state = .completed
+            try await store.save([done])
+            let redo = try await store.enqueue([record("https://a/1")])
+            #expect(!redo[0].existing)
+            #expect(try await store.downloads().count == 4)
+            try await store.close()
+        }
+    }
+
+    @Test("every field survives a save and a reopen")
+    func roundTrip() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/db.sqlite3"
+            let store = try Store(path: path)
+            var saved = try await store.enqueue([record("https://a/1")])[0].record
+            saved.finalURL = "https://cdn/1"
+            saved.state = .paused
+            saved.pauseReason = "disk_full"
+            saved.priority = 5
+            saved.bytesDone = 123
+            saved.bytesTotal = 456
+            saved.etag = "\"abc\""
+            saved.lastModified = "Sun, 29 Nov 2026 12:00:00 GMT"
+            saved.attempts = 3
+            saved.errorCode = "http_status"
+            saved.errorMessage = "HTTP 503"
+            saved.errorHTTPStatus = 503
+            saved.nextAttemptAt = 99
+            saved.completedAt = nil
+            saved.authUser = "ada"
+            saved.authPassword = "s3cret"
+            saved.deletePartial = true
+            try await store.save([saved])
+            try await store.close()
+
+            let reopened = try Store(path: path)
+            let loaded = try await reopened.downloads()
+            #expect(loaded == [saved])
+            #expect(try await reopened.downloads(in: .paused).count == 1)
+            #expect(try await reopened.downloads(in: .queued).isEmpty)
+            try await reopened.deleteDownloads([saved.id])
+            #expect(try await reopened.downloads().isEmpty)
+            try await reopened.close()
+        }
+    }
+}
