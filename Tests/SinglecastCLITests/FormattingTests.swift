@@ -1,3 +1,4 @@
+import Foundation
 import SinglecastCLI
 import SinglecastProtocol
 import Testing
@@ -80,19 +81,19 @@ import Testing
     )
 
     static let statusText = """
-        Daemon           singlecastd 0.1.0 (protocol 1)
-        PID              4242
-        Uptime           3d 4h 12m (since 2026-11-26T08:00:00Z)
-        Log level        info
-        Config           /home/me/.config/singlecast/singlecast.conf (not present, embedded defaults)
-        State directory  /home/me/.local/state/singlecast
-        Database         /home/me/.local/state/singlecast/singlecast.sqlite3 (schema 3, 12.4 MB, SQLite 3.40.1)
-        Downloads        /home/me/.local/share/singlecast/episodes
-        Socket           /run/user/1000/singlecast/control.sock (socket-activated)
-        Clients          2 connected, 1 watching, 0 refused
-        Requests served  42
-        Daemon starts    7, 1 unclean shutdown; the previous run shut down cleanly
-        Last reload      2026-11-29T12:00:00Z, failed, previous configuration kept: unknown key 'foo' on line 3
+        Daemon              singlecastd 0.1.0 (protocol 1)
+        PID                 4242
+        Uptime              3d 4h 12m (since 2026-11-26T08:00:00Z)
+        Log level           info
+        Config              /home/me/.config/singlecast/singlecast.conf (not present, embedded defaults)
+        State directory     /home/me/.local/state/singlecast
+        Database            /home/me/.local/state/singlecast/singlecast.sqlite3 (schema 3, 12.4 MB, SQLite 3.40.1)
+        Download directory  /home/me/.local/share/singlecast/episodes
+        Socket              /run/user/1000/singlecast/control.sock (socket-activated)
+        Clients             2 connected, 1 watching, 0 refused
+        Requests served     42
+        Daemon starts       7, 1 unclean shutdown; the previous run shut down cleanly
+        Last reload         2026-11-29T12:00:00Z, failed, previous configuration kept: unknown key 'foo' on line 3
 
         """
 
@@ -110,10 +111,10 @@ import Testing
         status.store.uncleanShutdowns = 0
         status.store.previousRunClean = nil
         let text = StatusCommand.render(status)
-        #expect(text.contains("Config           /home/me/.config/singlecast/singlecast.conf\n"))
-        #expect(text.contains("Socket           /run/user/1000/singlecast/control.sock\n"))
-        #expect(text.contains("Uptime           42s (since"))
-        #expect(text.contains("Daemon starts    1 (first start), 0 unclean shutdowns\n"))
+        #expect(text.contains("Config              /home/me/.config/singlecast/singlecast.conf\n"))
+        #expect(text.contains("Socket              /run/user/1000/singlecast/control.sock\n"))
+        #expect(text.contains("Uptime              42s (since"))
+        #expect(text.contains("Daemon starts       1 (first start), 0 unclean shutdowns\n"))
         #expect(!text.contains("Last reload"))
     }
 
@@ -158,5 +159,120 @@ import Testing
                 == "/run/user/7/singlecast/control.sock"
         )
         #expect(GlobalOptions().socketPath(environment: [:], userID: 1000) == "/tmp/singlecast-1000/control.sock")
+    }
+}
+
+/// The humanized pieces of downloads: rates, columns, the `downloads` table and `show`.
+@Suite struct DownloadFormattingTests {
+    typealias Fixtures = DownloadFixtures
+
+    @Test(
+        arguments: [
+            (0, "0 B/s"), (512, "512 B/s"), (1023.4, "1023 B/s"), (1024, "1.0 KB/s"), (512_000, "500.0 KB/s"),
+            (1_048_524, "1.0 MB/s"), (1_258_291.2, "1.2 MB/s"), (2_097_152, "2.0 MB/s"), (5_347_737.6, "5.1 MB/s"),
+            (3 * 1_073_741_824, "3.0 GB/s"), (-5, "0 B/s"), (.nan, "0 B/s"), (.infinity, "0 B/s"),
+        ] as [(Double, String)]
+    )
+    func rate(_ bytesPerSecond: Double, _ expected: String) {
+        #expect(Formatting.rate(bytesPerSecond) == expected)
+    }
+
+    @Test func columns() {
+        #expect(Formatting.columns([["A", "BB", "C"], ["ccc", "d", ""]]) == "A    BB  C\nccc  d   \n")
+        #expect(
+            Formatting.columns([["ID", "NAME"], ["7", "x"]], style: TextStyle(isEnabled: true))
+                == "\u{1B}[1mID\u{1B}[0m  \u{1B}[1mNAME\u{1B}[0m\n7   x\n"
+        )
+        #expect(Formatting.columns([]) == "")
+    }
+
+    @Test func downloadsTableInEveryState() {
+        #expect(
+            DownloadsCommand.render(Fixtures.all, now: Fixtures.now) == """
+                ID  STATE                  PROGRESS  SIZE               SPEED       ETA     NAME
+                12  active                 44%       12.4 MB / 27.6 MB  1.2 MB/s    3m 12s  episode-12.mp3
+                13  active                 5.0 MB    5.0 MB / ?         512.0 KB/s  -       live-stream.mp3
+                7   queued (retry in 42s)  7%        3.0 MB / 40.0 MB   -           -       episode-7.mp3
+                8   queued                 -         -                  -           -       episode-8.mp3
+                9   paused (disk full)     2%        1.0 MB / 50.0 MB   -           -       episode-9.mp3
+                10  paused                 0%        999 B / 1.0 GB     -           -       episode-10.mp3
+                3   failed (HTTP 404)      -         -                  -           -       episode-3.mp3
+                1   completed              100%      27.6 MB            -           -       episode-1.mp3
+
+                """
+        )
+        #expect(DownloadsCommand.render([], now: Fixtures.now) == "No downloads.\n")
+        #expect(DownloadsCommand.render([], state: .paused, now: Fixtures.now) == "No paused downloads.\n")
+    }
+
+    @Test func states() {
+        var download = Fixtures.retrying
+        #expect(DownloadText.state(download, now: Fixtures.now + 50) == "queued (retry now)")
+        download.nextRetryAt = "2026-11-29T12:02:00.250Z"
+        #expect(DownloadText.state(download, now: Fixtures.now) == "queued (retry in 2m 0s)")
+        download.nextRetryAt = "soon"
+        #expect(DownloadText.state(download, now: Fixtures.now) == "queued (retry at soon)")
+        download = Fixtures.failed
+        download.lastError = DownloadErrorInfo(code: "too_many_attempts", message: "Gave up after 5 attempts")
+        #expect(DownloadText.state(download, now: Fixtures.now) == "failed (too many attempts)")
+        download.lastError = nil
+        #expect(DownloadText.state(download, now: Fixtures.now) == "failed")
+    }
+
+    @Test func showRetryingFailedAndCompleted() {
+        #expect(
+            ShowCommand.render(Fixtures.retrying, now: Fixtures.now) == """
+                ID           7
+                URL          https://feeds.example.com/show/7.mp3
+                File         /home/me/Podcasts/episode-7.mp3
+                State        queued (retry in 42s)
+                Progress     7%
+                Size         3.0 MB / 40.0 MB
+                Attempts     2
+                Last error   Connection reset by peer (network)
+                Next retry   2026-11-29T12:00:42Z (in 42s)
+                Added        2026-11-29T11:00:00Z
+                Priority     0, position 7
+                Headers      none
+                Credentials  no
+
+                """
+        )
+        #expect(
+            ShowCommand.render(Fixtures.failed, now: Fixtures.now) == """
+                ID           3
+                URL          https://feeds.example.com/show/3.mp3
+                File         /home/me/Podcasts/episode-3.mp3
+                State        failed (HTTP 404)
+                Progress     -
+                Size         -
+                Attempts     1
+                Last error   Not Found (http_status, HTTP 404)
+                Added        2026-11-29T11:00:00Z
+                Priority     0, position 3
+                Headers      none
+                Credentials  no
+
+                """
+        )
+        var completed = Fixtures.completed
+        completed.finalURL = completed.url
+        #expect(
+            ShowCommand.render(completed, now: Fixtures.now) == """
+                ID           1
+                URL          https://feeds.example.com/show/1.mp3
+                File         /home/me/Podcasts/episode-1.mp3
+                State        completed
+                Progress     100%
+                Size         27.6 MB
+                Attempts     1
+                Added        2026-11-29T11:00:00Z
+                Completed    2026-11-29T11:30:00Z
+                Priority     0, position 1
+                Headers      none
+                Credentials  no
+
+                """
+        )
     }
 }

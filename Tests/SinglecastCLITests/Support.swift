@@ -52,8 +52,8 @@ func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws 
     return try await body(path)
 }
 
-/// A test peer for the client: accepts one connection on a Unix socket, reads one request line, and
-/// answers with canned lines.
+/// A test peer for the client: accepts one connection (or `connections` in turn) on a Unix socket, reads one
+/// request line from each, and answers each with the same canned lines.
 final class TestServer: @unchecked Sendable {
     enum Behavior: Sendable {
         /// Writes these lines (a newline is added to each) and closes.
@@ -68,13 +68,13 @@ final class TestServer: @unchecked Sendable {
     private var received: [String] = []
     private let finished = DispatchSemaphore(value: 0)
 
-    init(directory: String, behavior: Behavior) throws {
+    init(directory: String, behavior: Behavior, connections: Int = 1) throws {
         path = directory + "/control.sock"
         listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         try Self.bind(listener, to: path)
         guard listen(listener, 4) == 0 else { throw POSIXError(.init(rawValue: errno)!) }
         let thread = Thread { [self] in
-            serve(behavior)
+            for _ in 0..<connections { serve(behavior) }
             finished.signal()
         }
         thread.start()
@@ -88,6 +88,13 @@ final class TestServer: @unchecked Sendable {
             finished.signal()  // Leave it signalled for the next caller.
         }
         return lock.withLock { received }
+    }
+
+    /// The one request line, as the client sent it.
+    func requestLine() throws -> String {
+        let lines = requests()
+        try #require(lines.count == 1)
+        return lines[0]
     }
 
     /// The one request, parsed as the daemon would parse it.

@@ -10,7 +10,7 @@ import Testing
     }
 
     static let statusUsage = """
-        Usage: singlecastctl status [--socket <path>] [--json]
+        Usage: singlecastctl status [--socket <path>] [--json] [--watch]
           See 'singlecastctl status --help' for more information.
 
         """
@@ -72,7 +72,7 @@ import Testing
             arguments: ["watch", "--topic"],
             stderr: """
                 Error: Missing value for '--topic <topic>'
-                Help:  --topic <topic>  Print only events of this topic; repeat for several. (values: daemon)
+                Help:  --topic <topic>  Print only events of this topic; repeat for several. (values: daemon, downloads)
                 Usage: singlecastctl watch [--socket <path>] [--json] [--topic <topic> ...]
                   See 'singlecastctl watch --help' for more information.
 

@@ -7,7 +7,11 @@ package struct Singlecastctl: CLICommand {
         abstract: "Control the singlecast download daemon.",
         version: SinglecastVersion.current,
         inheritedArguments: GlobalOptions.arguments,
-        subcommands: [StatusCommand.self, PingCommand.self, VersionCommand.self, WatchCommand.self]
+        subcommands: [
+            StatusCommand.self, EnqueueCommand.self, DownloadsCommand.self, ShowCommand.self, PauseCommand.self,
+            ResumeCommand.self, RetryCommand.self, CancelCommand.self, MoveCommand.self, ClearCommand.self,
+            LimitCommand.self, WatchCommand.self, PingCommand.self, VersionCommand.self,
+        ]
     )
 
     package init(_ arguments: ParsedArguments) throws {}

@@ -1,30 +1,79 @@
+import Foundation
 import SinglecastProtocol
 
 /// `singlecastctl status`: what the daemon is doing and where its files are.
 package struct StatusCommand: CLICommand {
     package static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show what the daemon is doing and where its files are."
+        abstract: "Show what the daemon is doing and where its files are.",
+        arguments: [.flag("watch", help: "Show the status again every second until you press Control-C.")]
     )
 
     package var options: GlobalOptions
+    package var watch: Bool
 
     package init(_ arguments: ParsedArguments) throws {
         options = try GlobalOptions(arguments)
+        watch = arguments.flag("watch")
     }
 
     package func run(_ context: CommandContext) async throws {
+        if watch {
+            try await watchLoop(context, interval: .seconds(1))
+        } else {
+            context.stdout.write(try await frame(context))
+        }
+    }
+
+    /// Prints the status every `interval`; stops after `frames` frames, or never when `nil`.
+    ///
+    /// On a terminal each frame replaces the screen; elsewhere frames follow each other, separated by a blank
+    /// line (or one JSON line each with `--json`).
+    package func watchLoop(_ context: CommandContext, interval: Duration, frames: Int? = nil) async throws {
+        let isTerminal = context.stdout.isTerminal && context.environment["TERM"] != "dumb"
+        var count = 0
+        while frames.map({ count < $0 }) ?? true {
+            let text = try await frame(context)
+            if isTerminal && !options.json {
+                context.stdout.write(Self.clearScreen + text)
+            } else {
+                context.stdout.write((count == 0 || options.json ? "" : "\n") + text)
+            }
+            count += 1
+            if frames.map({ count < $0 }) ?? true { try await Task.sleep(for: interval) }
+        }
+    }
+
+    /// Cursor home, then erase the whole screen.
+    static let clearScreen = "\u{1B}[H\u{1B}[2J"
+
+    private func frame(_ context: CommandContext) async throws -> String {
         let (result, _) = try await context.call(.status, options: options)
         if options.json {
-            try context.printJSON(result)
-            return
+            let data = try WireCoding.encoder().encode(result)
+            return String(decoding: data, as: UTF8.self) + "\n"
         }
         let status = try context.decode(StatusResult.self, from: result, method: .status)
-        context.stdout.write(Self.render(status, style: context.style))
+        return Self.render(status, downloads: Self.downloadCounts(in: result), style: context.style)
+    }
+
+    /// The `downloads` object of a status result from a daemon that sends one.
+    ///
+    /// ``StatusResult`` does not declare it yet, so it is read from the raw result; a missing or malformed
+    /// object leaves the row out rather than failing the whole command.
+    package static func downloadCounts(in result: JSONValue) -> DownloadCounts? {
+        guard case .object(let fields) = result, let downloads = fields["downloads"], downloads != .null else {
+            return nil
+        }
+        return try? WireCoding.decode(DownloadCounts.self, from: downloads)
     }
 
     /// The human-readable table.
-    package static func render(_ status: StatusResult, style: TextStyle = .plain) -> String {
+    package static func render(
+        _ status: StatusResult,
+        downloads: DownloadCounts? = nil,
+        style: TextStyle = .plain
+    ) -> String {
         let store = status.store
         let connections = status.connections
         var rows: [(label: String, value: String)] = [
@@ -42,7 +91,10 @@ package struct StatusCommand: CLICommand {
                 "\(status.paths.database) (schema \(store.schemaVersion), "
                     + "\(Formatting.byteCount(store.sizeBytes)), SQLite \(store.sqliteVersion))"
             ),
-            ("Downloads", status.paths.downloadDirectory),
+            ("Download directory", status.paths.downloadDirectory),
+        ]
+        if let downloads { rows.append(("Downloads", downloadsSummary(downloads))) }
+        rows += [
             ("Socket", status.paths.socket + (status.socketActivated ? " (socket-activated)" : "")),
             (
                 "Clients",
@@ -58,6 +110,14 @@ package struct StatusCommand: CLICommand {
             rows.append(("Last reload", value))
         }
         return Formatting.table(rows, style: style)
+    }
+
+    /// `2 active (5.1 MB/s), 7 queued, 1 paused, 0 failed, 12 completed; limit 2.0 MB/s`.
+    package static func downloadsSummary(_ counts: DownloadCounts) -> String {
+        let active = "\(counts.active) active" + (counts.active > 0 ? " (\(Formatting.rate(counts.rate)))" : "")
+        let limit = LimitCommand.describe(counts.rateLimit)
+        return "\(active), \(counts.queued) queued, \(counts.paused) paused, \(counts.failed) failed, "
+            + "\(counts.completed) completed; " + (limit == "none" ? "no speed limit" : "limit \(limit)")
     }
 
     private static func startsSummary(_ store: StatusResult.Store) -> String {

@@ -6,7 +6,9 @@ package struct WatchCommand: CLICommand {
     package static let configuration = CommandConfiguration(
         commandName: "watch",
         abstract: "Print daemon events as they happen.",
-        discussion: "Runs until the daemon stops or you press Control-C.",
+        discussion:
+            "Runs until the daemon stops or you press Control-C. On a terminal, active downloads show live "
+            + "progress bars; otherwise each event is one line, with progress at most every 5 seconds per download.",
         arguments: [
             .option(
                 "topic",
@@ -33,12 +35,25 @@ package struct WatchCommand: CLICommand {
         let json = options.json
         let timeout = context.responseTimeout
         let stdout = context.stdout
+        let isTerminal = stdout.isTerminal && context.environment["TERM"] != "dumb"
         try await Blocking.run {
             let connection = try ControlConnection(path: path)
             var sawStopping = false
+            var renderer = ProgressRenderer(mode: isTerminal ? .terminal : .plain)
             func show(_ method: String, _ params: JSONValue?, _ line: [UInt8]) {
                 if method == DaemonEvent.stopping.rawValue { sawStopping = true }
-                stdout.write(json ? String(decoding: line, as: UTF8.self) + "\n" : Self.eventLine(method, params))
+                if json {
+                    stdout.write(String(decoding: line, as: UTF8.self) + "\n")
+                    return
+                }
+                if isTerminal { renderer.columns = stdout.terminalColumns }
+                if method.hasPrefix("download."), let params,
+                    let event = try? WireCoding.decode(DownloadEventParams.self, from: params)
+                {
+                    stdout.write(renderer.event(method, event.download, now: Date()))
+                } else {
+                    stdout.write(renderer.message(Self.eventLine(method, params)))
+                }
             }
             _ = try connection.call(Method.watch.rawValue, params: params, timeout: timeout, notification: show)
             // Events can be hours apart, so from here on there is no deadline.

@@ -56,6 +56,44 @@ package enum Formatting {
         }.joined()
     }
 
+    /// A transfer rate with binary (1024-based) units and one decimal place: `512 B/s`, `500.0 KB/s`, `2.0 MB/s`.
+    ///
+    /// Rates use the same 1024-based units as the `limit` command reads (`2M` is 2,097,152 bytes per second), so a
+    /// download held at that limit shows `2.0 MB/s` rather than a confusing `2.1 MB/s`.
+    package static func rate(_ bytesPerSecond: Double) -> String {
+        guard bytesPerSecond.isFinite, bytesPerSecond >= 0 else { return "0 B/s" }
+        if bytesPerSecond < 1024 { return "\(Int64(bytesPerSecond.rounded())) B/s" }
+        let units = ["KB/s", "MB/s", "GB/s", "TB/s"]
+        var divisor = 1024.0
+        for (index, unit) in units.enumerated() {
+            let tenths = (bytesPerSecond / divisor * 10).rounded()
+            if tenths < 10_000 || index == units.count - 1 {
+                return oneDecimal(tenths: min(tenths, Double(Int64.max / 2))) + " " + unit
+            }
+            divisor *= 1024
+        }
+        preconditionFailure("the loop returns at the last unit")
+    }
+
+    /// Columns separated by two spaces, each padded to its widest cell; the first row is the header.
+    ///
+    /// The last column is not padded, so lines carry no trailing spaces. The header is bold when `style` is.
+    package static func columns(_ rows: [[String]], style: TextStyle = .plain) -> String {
+        guard let header = rows.first else { return "" }
+        let widths = header.indices.map { column in
+            rows.map { $0.indices.contains(column) ? $0[column].count : 0 }.max() ?? 0
+        }
+        return rows.enumerated().map { index, row in
+            var line = ""
+            for (column, cell) in row.enumerated() {
+                let isLast = column == row.count - 1
+                line += index == 0 ? style.bold(cell) : cell
+                if !isLast { line += String(repeating: " ", count: widths[column] - cell.count + 2) }
+            }
+            return line + "\n"
+        }.joined()
+    }
+
     /// Formats an integral number of tenths without Foundation's locale-dependent number formatting.
     private static func oneDecimal(tenths: Double) -> String {
         let tenths = Int64(tenths)

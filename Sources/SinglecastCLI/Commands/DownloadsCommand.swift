@@ -1,0 +1,127 @@
+import Foundation
+import SinglecastProtocol
+
+/// `singlecastctl downloads`: the queue as a table.
+package struct DownloadsCommand: CLICommand {
+    package static let configuration = CommandConfiguration(
+        commandName: "downloads",
+        abstract: "List downloads and their progress.",
+        arguments: [
+            .option(
+                "state",
+                valueName: "state",
+                help: "Show only downloads in this state. (values: " + stateNames + ")"
+            )
+        ]
+    )
+
+    static let stateNames = DownloadState.allCases.map { $0.rawValue }.joined(separator: ", ")
+
+    package var options: GlobalOptions
+    package var state: DownloadState?
+
+    package init(_ arguments: ParsedArguments) throws {
+        options = try GlobalOptions(arguments)
+        state = try arguments.option("state").map { word in
+            guard let state = DownloadState(rawValue: word) else {
+                throw UsageError.invalidValue(
+                    word,
+                    for: arguments.spec("state", kind: .option),
+                    reason: "expected one of " + Self.stateNames
+                )
+            }
+            return state
+        }
+    }
+
+    package func run(_ context: CommandContext) async throws {
+        let params = try WireCoding.value(of: DownloadsParams(state: state))
+        let (result, _) = try await context.call(.downloads, params: params, options: options)
+        if options.json {
+            try context.printJSON(result)
+            return
+        }
+        let list = try context.decode(DownloadsResult.self, from: result, method: .downloads)
+        context.stdout.write(Self.render(list.downloads, state: state, now: Date(), style: context.style))
+    }
+
+    /// The table, or `No downloads.` (`No failed downloads.` with a state filter).
+    ///
+    /// - Parameters:
+    ///   - now: the time to count retry delays from.
+    package static func render(
+        _ downloads: [DownloadInfo],
+        state: DownloadState? = nil,
+        now: Date,
+        style: TextStyle = .plain
+    ) -> String {
+        if downloads.isEmpty { return "No \(state.map { "\($0.rawValue) " } ?? "")downloads.\n" }
+        let header = ["ID", "STATE", "PROGRESS", "SIZE", "SPEED", "ETA", "NAME"]
+        let rows = downloads.map { download in
+            [
+                String(download.id),
+                DownloadText.state(download, now: now),
+                DownloadText.progress(download),
+                DownloadText.size(download),
+                DownloadText.speed(download) ?? "-",
+                DownloadText.eta(download) ?? "-",
+                DownloadText.name(download),
+            ]
+        }
+        return Formatting.columns([header] + rows, style: style)
+    }
+}
+
+/// `singlecastctl show`: everything the daemon knows about one download.
+package struct ShowCommand: CLICommand {
+    package static let configuration = CommandConfiguration(
+        commandName: "show",
+        abstract: "Show everything about one download.",
+        arguments: [.positional("id", help: "ID of the download, as 'downloads' lists it.")]
+    )
+
+    package var options: GlobalOptions
+    package var id: Int64
+
+    package init(_ arguments: ParsedArguments) throws {
+        options = try GlobalOptions(arguments)
+        id = try DownloadID.parse(arguments.argument("id") ?? "", spec: arguments.spec("id", kind: .positional))
+    }
+
+    package func run(_ context: CommandContext) async throws {
+        let params = try WireCoding.value(of: ShowParams(id: id))
+        let (result, _) = try await context.call(.show, params: params, options: options)
+        if options.json {
+            try context.printJSON(result)
+            return
+        }
+        let download = try context.decode(DownloadInfo.self, from: result, method: .show)
+        context.stdout.write(Self.render(download, now: Date(), style: context.style))
+    }
+
+    /// The key/value table; rows that do not apply (speed of a paused download, no error) are left out.
+    package static func render(_ download: DownloadInfo, now: Date, style: TextStyle = .plain) -> String {
+        var rows: [(label: String, value: String)] = [
+            ("ID", String(download.id)),
+            ("URL", download.url),
+        ]
+        if let finalURL = download.finalURL, finalURL != download.url { rows.append(("Final URL", finalURL)) }
+        rows.append(("File", download.file))
+        rows.append(("State", DownloadText.state(download, now: now)))
+        rows.append(("Progress", DownloadText.progress(download)))
+        rows.append(("Size", DownloadText.size(download)))
+        if let speed = DownloadText.speed(download) { rows.append(("Speed", speed)) }
+        if let eta = DownloadText.eta(download) { rows.append(("ETA", eta)) }
+        rows.append(("Attempts", String(download.attempts)))
+        if let error = download.lastError { rows.append(("Last error", DownloadText.error(error))) }
+        if let nextRetryAt = download.nextRetryAt {
+            rows.append(("Next retry", "\(nextRetryAt) (\(DownloadText.retryTime(nextRetryAt, now: now)))"))
+        }
+        rows.append(("Added", download.addedAt))
+        if let completedAt = download.completedAt { rows.append(("Completed", completedAt)) }
+        rows.append(("Priority", "\(download.priority), position \(download.position)"))
+        rows.append(("Headers", download.headerNames.isEmpty ? "none" : download.headerNames.joined(separator: ", ")))
+        rows.append(("Credentials", download.hasCredentials ? "yes (hidden)" : "no"))
+        return Formatting.table(rows, style: style)
+    }
+}

@@ -1,0 +1,222 @@
+import Foundation
+import SinglecastProtocol
+
+/// `singlecastctl enqueue`: adds URLs to the download queue.
+package struct EnqueueCommand: CLICommand {
+    package static let configuration = CommandConfiguration(
+        commandName: "enqueue",
+        abstract: "Add episode URLs to the download queue.",
+        discussion:
+            "A URL that is already queued is not added twice. The password is read from the first line of "
+            + "--password-file, so it never appears in the process list or the shell history.",
+        arguments: [
+            .positional("url", help: "HTTP or HTTPS URLs of the files to download.", repeating: true),
+            .option(
+                "to",
+                valueName: "dir",
+                help: "Directory to save the files in.",
+                defaultDescription: "the daemon's download directory"
+            ),
+            .option("name", valueName: "file", help: "File name to save as; only with a single URL."),
+            .option(
+                "header",
+                valueName: "header",
+                help: "Extra request header as 'Name: value'; repeat for several.",
+                repeating: true
+            ),
+            .option("user", valueName: "user", help: "User name for HTTP Basic authentication."),
+            .option(
+                "password-file",
+                valueName: "file",
+                help: "File whose first line is the password for --user."
+            ),
+            .option("priority", valueName: "n", help: "Higher runs first.", defaultDescription: "0"),
+        ]
+    )
+
+    package var options: GlobalOptions
+    package var urls: [String]
+    /// As typed; made absolute when the command runs.
+    package var directory: String?
+    package var name: String?
+    package var headers: [String]
+    package var user: String?
+    package var passwordFile: String?
+    package var priority: Int?
+
+    package init(_ arguments: ParsedArguments) throws {
+        options = try GlobalOptions(arguments)
+        urls = arguments.arguments("url")
+        directory = arguments.option("to")
+        name = arguments.option("name")
+        headers = arguments.options("header")
+        user = arguments.option("user")
+        passwordFile = arguments.option("password-file")
+        priority = try arguments.option("priority", as: Int.self)
+
+        if directory == "" {
+            throw UsageError.invalidValue("", for: arguments.spec("to", kind: .option), reason: "the path is empty")
+        }
+        if let name {
+            let spec = arguments.spec("name", kind: .option)
+            if name.isEmpty || name == "." || name == ".." {
+                throw UsageError.invalidValue(name, for: spec, reason: "not a file name")
+            }
+            if name.contains("/") {
+                throw UsageError.invalidValue(
+                    name,
+                    for: spec,
+                    reason: "a file name, not a path; use --to for the directory"
+                )
+            }
+            if urls.count != 1 { throw UsageError.validation("--name needs exactly one URL, not \(urls.count)") }
+        }
+        for header in headers {
+            if let reason = Self.headerProblem(header) {
+                throw UsageError.invalidValue(header, for: arguments.spec("header", kind: .option), reason: reason)
+            }
+        }
+        if (user == nil) != (passwordFile == nil) {
+            throw UsageError.validation("--user and --password-file go together; give both or neither")
+        }
+        if user == "" {
+            throw UsageError.invalidValue("", for: arguments.spec("user", kind: .option), reason: "the name is empty")
+        }
+    }
+
+    /// Why `header` is not a `Name: value` line, or `nil` when it is one.
+    package static func headerProblem(_ header: String) -> String? {
+        guard let colon = header.firstIndex(of: ":") else { return "expected 'Name: value'" }
+        let name = header[..<colon]
+        if name.isEmpty { return "the header name is empty" }
+        if name.contains(where: { $0.isWhitespace || $0.isNewline }) { return "the header name contains a space" }
+        if header.contains(where: \.isNewline) { return "a header must be a single line" }
+        return nil
+    }
+
+    package func run(_ context: CommandContext) async throws {
+        var password: String?
+        if let passwordFile {
+            let file = try PasswordFile.read(passwordFile)
+            if file.isExposed { context.stderr.write(PasswordFile.exposedWarning(passwordFile)) }
+            password = file.password
+        }
+        let params = EnqueueParams(
+            urls: urls,
+            directory: directory.map {
+                Paths.absolute($0, currentDirectory: FileManager.default.currentDirectoryPath)
+            },
+            name: name,
+            headers: headers.isEmpty ? nil : headers,
+            user: user,
+            password: password,
+            priority: priority
+        )
+        let (result, _) = try await context.call(.enqueue, params: try WireCoding.value(of: params), options: options)
+        if options.json {
+            try context.printJSON(result)
+            return
+        }
+        let enqueued = try context.decode(EnqueueResult.self, from: result, method: .enqueue)
+        context.stdout.write(Self.render(enqueued))
+    }
+
+    /// `Queued 12  https://…  → /path/file.mp3` or `Already queued 7  https://…`, one line per URL.
+    package static func render(_ result: EnqueueResult) -> String {
+        result.downloads.map { entry in
+            entry.existing
+                ? "Already queued \(entry.id)  \(entry.url)\n"
+                : "Queued \(entry.id)  \(entry.url)  → \(entry.file)\n"
+        }.joined()
+    }
+}
+
+/// Lexical path helpers; nothing here touches the file system.
+package enum Paths {
+    /// `path` made absolute against `currentDirectory`, without `.` components, repeated or trailing slashes.
+    ///
+    /// `..` stays as typed: removing it lexically would be wrong when the component before it is a symbolic link.
+    package static func absolute(_ path: String, currentDirectory: String) -> String {
+        let joined = path.hasPrefix("/") ? path : currentDirectory + "/" + path
+        let components = joined.split(separator: "/").filter { $0 != "." }
+        return "/" + components.joined(separator: "/")
+    }
+}
+
+/// The password for `--user`, read from the first line of a file.
+package enum PasswordFile {
+    /// The password and whether other users can read the file.
+    package struct Contents: Hashable, Sendable {
+        package var password: String
+        /// A regular file that its group or everyone may read.
+        package var isExposed: Bool
+    }
+
+    /// A password is one line; anything longer is the wrong file.
+    static let maximumLength = 64 * 1024
+
+    /// Reads the first line of `path`, without its line break (`\n` or `\r\n`).
+    ///
+    /// Pipes work too, e.g. `--password-file <(pass show feed)`.
+    ///
+    /// - Throws: ``CommandError`` when the file cannot be opened or read, is empty, or has no line break
+    ///   within 64 KiB.
+    package static func read(_ path: String) throws -> Contents {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw cannotRead(path, describe(errno)) }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw cannotRead(path, describe(errno)) }
+        let isExposed = (status.st_mode & S_IFMT) == S_IFREG && status.st_mode & (S_IRGRP | S_IROTH) != 0
+
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while !bytes.contains(UInt8(ascii: "\n")) {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw cannotRead(path, describe(errno))
+            }
+            if count == 0 { break }
+            bytes += buffer[..<count]
+            if bytes.count > maximumLength { throw cannotRead(path, "the first line is longer than 64 KiB") }
+        }
+        var line = bytes.split(separator: UInt8(ascii: "\n"), maxSplits: 1, omittingEmptySubsequences: false)[0]
+        if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
+        if line.isEmpty { throw cannotRead(path, "the first line is empty") }
+        return Contents(password: String(decoding: line, as: UTF8.self), isExposed: isExposed)
+    }
+
+    /// The warning for a file that ``Contents/isExposed``.
+    package static func exposedWarning(_ path: String) -> String {
+        "Warning: other users can read the password file '\(path)'; restrict it with 'chmod 600 \(path)'.\n"
+    }
+
+    private static func cannotRead(_ path: String, _ reason: String) -> CommandError {
+        CommandError(
+            code: .cannotReadFile,
+            message: "cannot read the password file '\(path)': \(reason)"
+        )
+    }
+
+    private static func describe(_ code: Int32) -> String {
+        String(cString: strerror(code))
+    }
+}
+
+/// A command failed on this side before or after talking to the daemon.
+package struct CommandError: Error, Hashable, Sendable, LocalizedError {
+    package enum Code: String, Hashable, Sendable {
+        case cannotReadFile = "cannot_read_file"
+    }
+
+    package var code: Code
+    package var message: String
+
+    package init(code: Code, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    package var errorDescription: String? { message }
+}

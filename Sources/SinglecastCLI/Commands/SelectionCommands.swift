@@ -1,0 +1,176 @@
+import SinglecastProtocol
+
+/// Reading download IDs from the command line.
+package enum DownloadID {
+    /// Converts words such as `12` into IDs, dropping repeats and keeping the order.
+    ///
+    /// - Throws: ``UsageError/invalidValue(_:for:reason:)`` for a word that is not a positive whole number.
+    package static func parse(_ words: [String], spec: ArgumentSpec) throws -> [Int64] {
+        var ids: [Int64] = []
+        for word in words {
+            let id = try parse(word, spec: spec)
+            if !ids.contains(id) { ids.append(id) }
+        }
+        return ids
+    }
+
+    /// Converts one word such as `12` into an ID.
+    ///
+    /// - Throws: ``UsageError/invalidValue(_:for:reason:)`` for a word that is not a positive whole number.
+    package static func parse(_ word: String, spec: ArgumentSpec) throws -> Int64 {
+        guard word.allSatisfy(\.isASCII), let id = Int64(word), id > 0 else {
+            throw UsageError.invalidValue(word, for: spec, reason: "a download ID is a positive whole number")
+        }
+        return id
+    }
+
+    /// `3, 4, 12`.
+    package static func list(_ ids: [Int64]) -> String {
+        ids.map(String.init).joined(separator: ", ")
+    }
+}
+
+/// `pause`, `resume`, `retry` and `cancel`: one method applied to some downloads or all of them.
+package protocol SelectionCommand: CLICommand {
+    /// The method to call with ``selection``.
+    static var method: SinglecastProtocol.Method { get }
+    /// `Paused`, as in `Paused 3, 4.`.
+    static var pastTense: String { get }
+    var options: GlobalOptions { get }
+    var selection: SelectionParams { get }
+}
+
+extension SelectionCommand {
+    /// `<id> ...`, not required when `--all` is offered (the command checks that one of them is given).
+    static func idArgument(_ help: String, required: Bool = false) -> ArgumentSpec {
+        .positional("id", help: help, repeating: true, required: required)
+    }
+
+    /// The IDs, or `--all` when `allowsAll`; exactly one of the two.
+    ///
+    /// - Throws: ``UsageError`` for a bad ID, both, or neither.
+    static func selection(_ arguments: ParsedArguments, allowsAll: Bool) throws -> SelectionParams {
+        let ids = try DownloadID.parse(arguments.arguments("id"), spec: arguments.spec("id", kind: .positional))
+        let all = allowsAll && arguments.flag("all")
+        if all, !ids.isEmpty { throw UsageError.validation("Give download IDs or --all, not both") }
+        if !all, ids.isEmpty {
+            throw UsageError.validation(
+                allowsAll
+                    ? "Give the IDs of the downloads to \(method.rawValue), or --all" : "Give at least one download ID"
+            )
+        }
+        return all ? SelectionParams(all: true) : SelectionParams(ids: ids)
+    }
+
+    package func run(_ context: CommandContext) async throws {
+        let (result, _) = try await context.call(
+            Self.method,
+            params: try WireCoding.value(of: selection),
+            options: options
+        )
+        if options.json {
+            try context.printJSON(result)
+            return
+        }
+        let changed = try context.decode(ChangedResult.self, from: result, method: Self.method)
+        context.stdout.write(Self.render(changed))
+    }
+
+    /// `Paused 3, 4.` or `Nothing to pause.`.
+    package static func render(_ result: ChangedResult) -> String {
+        if result.changed.isEmpty { return "Nothing to \(method.rawValue).\n" }
+        return "\(pastTense) \(DownloadID.list(result.changed)).\n"
+    }
+}
+
+/// `singlecastctl pause`: holds downloads until `resume`.
+package struct PauseCommand: SelectionCommand {
+    package static let configuration = CommandConfiguration(
+        commandName: "pause",
+        abstract: "Pause downloads.",
+        discussion: "A paused download keeps its partial file and continues from there on 'resume'.",
+        arguments: [
+            idArgument("IDs of the downloads to pause."),
+            .flag("all", help: "Pause every queued and active download."),
+        ]
+    )
+    package static let method = SinglecastProtocol.Method.pause
+    package static let pastTense = "Paused"
+
+    package var options: GlobalOptions
+    package var selection: SelectionParams
+
+    package init(_ arguments: ParsedArguments) throws {
+        options = try GlobalOptions(arguments)
+        selection = try Self.selection(arguments, allowsAll: true)
+    }
+}
+
+/// `singlecastctl resume`: releases paused downloads, including those the daemon paused itself.
+package struct ResumeCommand: SelectionCommand {
+    package static let configuration = CommandConfiguration(
+        commandName: "resume",
+        abstract: "Resume paused downloads.",
+        discussion: "This also releases downloads the daemon paused itself, e.g. when the disk was full.",
+        arguments: [
+            idArgument("IDs of the downloads to resume."),
+            .flag("all", help: "Resume every paused download."),
+        ]
+    )
+    package static let method = SinglecastProtocol.Method.resume
+    package static let pastTense = "Resumed"
+
+    package var options: GlobalOptions
+    package var selection: SelectionParams
+
+    package init(_ arguments: ParsedArguments) throws {
+        options = try GlobalOptions(arguments)
+        selection = try Self.selection(arguments, allowsAll: true)
+    }
+}
+
+/// `singlecastctl retry`: queues failed downloads again.
+package struct RetryCommand: SelectionCommand {
+    package static let configuration = CommandConfiguration(
+        commandName: "retry",
+        abstract: "Queue failed downloads again.",
+        arguments: [
+            idArgument("IDs of the failed downloads to retry."),
+            .flag("all", help: "Retry every failed download."),
+        ]
+    )
+    package static let method = SinglecastProtocol.Method.retry
+    package static let pastTense = "Queued again:"
+
+    package var options: GlobalOptions
+    package var selection: SelectionParams
+
+    package init(_ arguments: ParsedArguments) throws {
+        options = try GlobalOptions(arguments)
+        selection = try Self.selection(arguments, allowsAll: true)
+    }
+}
+
+/// `singlecastctl cancel`: stops downloads and removes them from the queue.
+package struct CancelCommand: SelectionCommand {
+    package static let configuration = CommandConfiguration(
+        commandName: "cancel",
+        abstract: "Stop downloads and remove them from the queue.",
+        discussion: "The partial file ('<file>.part') stays on disk unless you give --delete-partial.",
+        arguments: [
+            idArgument("IDs of the downloads to cancel.", required: true),
+            .flag("delete-partial", help: "Delete the partial files too."),
+        ]
+    )
+    package static let method = SinglecastProtocol.Method.cancel
+    package static let pastTense = "Cancelled"
+
+    package var options: GlobalOptions
+    package var selection: SelectionParams
+
+    package init(_ arguments: ParsedArguments) throws {
+        options = try GlobalOptions(arguments)
+        selection = try Self.selection(arguments, allowsAll: false)
+        if arguments.flag("delete-partial") { selection.deletePartial = true }
+    }
+}

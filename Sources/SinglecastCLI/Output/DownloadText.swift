@@ -1,0 +1,92 @@
+import Foundation
+import SinglecastProtocol
+
+/// The human-readable pieces of a ``DownloadInfo`` that `downloads`, `show` and `watch` share.
+package enum DownloadText {
+    /// `queued`, `queued (retry in 42s)`, `paused (disk full)`, `failed (HTTP 404)`.
+    package static func state(_ download: DownloadInfo, now: Date) -> String {
+        switch download.state {
+        case .queued:
+            guard let nextRetryAt = download.nextRetryAt else { return "queued" }
+            return "queued (retry \(retryTime(nextRetryAt, now: now)))"
+        case .paused:
+            guard let reason = download.pauseReason else { return "paused" }
+            return "paused (\(humanize(reason)))"
+        case .failed:
+            guard let error = download.lastError else { return "failed" }
+            return "failed (\(error.httpStatus.map { "HTTP \($0)" } ?? humanize(error.code)))"
+        case .active, .completed:
+            return download.state.rawValue
+        }
+    }
+
+    /// `in 42s`, `now` once the time has passed, or `at <time>` when the time cannot be read.
+    package static func retryTime(_ iso8601: String, now: Date) -> String {
+        guard let date = parseDate(iso8601) else { return "at \(iso8601)" }
+        let seconds = date.timeIntervalSince(now)
+        return seconds < 1 ? "now" : "in \(Formatting.duration(seconds: seconds))"
+    }
+
+    /// `45%` when the size is known, else the bytes so far (`12.4 MB`), or `-` before the first byte.
+    package static func progress(_ download: DownloadInfo) -> String {
+        if download.state == .completed { return "100%" }
+        guard let percent = percent(download) else {
+            return download.bytesDone > 0 ? Formatting.byteCount(download.bytesDone) : "-"
+        }
+        return "\(percent)%"
+    }
+
+    /// Whole percent done, rounded down so `100%` means finished; `nil` while the size is unknown.
+    package static func percent(_ download: DownloadInfo) -> Int? {
+        guard let total = download.bytesTotal else { return nil }
+        guard total > 0 else { return 100 }
+        let done = min(max(download.bytesDone, 0), total)
+        return Int(Double(done) * 100 / Double(total))
+    }
+
+    /// `12.4 MB / 27.6 MB`, `12.4 MB / ?` while the size is unknown (`-` before the first byte), just the size
+    /// once completed.
+    package static func size(_ download: DownloadInfo) -> String {
+        if download.state == .completed { return Formatting.byteCount(download.bytesTotal ?? download.bytesDone) }
+        let done = Formatting.byteCount(download.bytesDone)
+        guard let total = download.bytesTotal else { return download.bytesDone > 0 ? "\(done) / ?" : "-" }
+        return "\(done) / \(Formatting.byteCount(total))"
+    }
+
+    /// `1.2 MB/s` while active with a measured speed.
+    package static func speed(_ download: DownloadInfo) -> String? {
+        guard download.state == .active, let speed = download.speed else { return nil }
+        return Formatting.rate(speed)
+    }
+
+    /// `3m 12s` while active with a known size and speed.
+    package static func eta(_ download: DownloadInfo) -> String? {
+        guard download.state == .active, let eta = download.etaSeconds, eta.isFinite, eta >= 0 else { return nil }
+        return Formatting.duration(seconds: eta)
+    }
+
+    /// The file's base name, `ep.mp3` for `/music/ep.mp3`.
+    package static func name(_ download: DownloadInfo) -> String {
+        let name = download.file.split(separator: "/").last.map(String.init) ?? download.file
+        return name.isEmpty ? download.file : name
+    }
+
+    /// `Not Found (http_status, HTTP 404)`.
+    package static func error(_ error: DownloadErrorInfo) -> String {
+        let status = error.httpStatus.map { ", HTTP \($0)" } ?? ""
+        return "\(error.message) (\(error.code)\(status))"
+    }
+
+    /// `disk_full` → `disk full`.
+    package static func humanize(_ code: String) -> String {
+        code.replacingOccurrences(of: "_", with: " ")
+    }
+
+    /// Reads the daemon's ISO 8601 UTC times, with or without fractional seconds.
+    package static func parseDate(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions.insert(.withFractionalSeconds)
+        return formatter.date(from: text)
+    }
+}

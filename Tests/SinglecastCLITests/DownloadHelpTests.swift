@@ -1,0 +1,240 @@
+import SinglecastCLI
+import Testing
+
+/// Golden help of the download queue commands and of `status --watch`.
+@Suite struct DownloadHelpTests {
+    static let goldens: [String: String] = [
+        "enqueue": """
+        OVERVIEW: Add episode URLs to the download queue.
+
+        A URL that is already queued is not added twice. The password is read from the
+        first line of --password-file, so it never appears in the process list or the
+        shell history.
+
+        USAGE: singlecastctl enqueue [--socket <path>] [--json] <url> ... [--to <dir>] [--name <file>] [--header <header> ...] [--user <user>] [--password-file <file>] [--priority <n>]
+
+        ARGUMENTS:
+          <url>                   HTTP or HTTPS URLs of the files to download.
+
+        OPTIONS:
+          --socket <path>         Path of the daemon's control socket. (default:
+                                  $XDG_RUNTIME_DIR/singlecast/control.sock)
+          --json                  Print machine-readable JSON instead of text.
+          --to <dir>              Directory to save the files in. (default: the
+                                  daemon's download directory)
+          --name <file>           File name to save as; only with a single URL.
+          --header <header>       Extra request header as 'Name: value'; repeat for
+                                  several.
+          --user <user>           User name for HTTP Basic authentication.
+          --password-file <file>  File whose first line is the password for --user.
+          --priority <n>          Higher runs first. (default: 0)
+          --version               Show the version.
+          -h, --help              Show help information.
+
+
+        """,
+        "downloads": """
+        OVERVIEW: List downloads and their progress.
+
+        USAGE: singlecastctl downloads [--socket <path>] [--json] [--state <state>]
+
+        OPTIONS:
+          --socket <path>         Path of the daemon's control socket. (default:
+                                  $XDG_RUNTIME_DIR/singlecast/control.sock)
+          --json                  Print machine-readable JSON instead of text.
+          --state <state>         Show only downloads in this state. (values: queued,
+                                  active, paused, failed, completed)
+          --version               Show the version.
+          -h, --help              Show help information.
+
+
+        """,
+        "show": """
+        OVERVIEW: Show everything about one download.
+
+        USAGE: singlecastctl show [--socket <path>] [--json] <id>
+
+        ARGUMENTS:
+          <id>                    ID of the download, as 'downloads' lists it.
+
+        OPTIONS:
+          --socket <path>         Path of the daemon's control socket. (default:
+                                  $XDG_RUNTIME_DIR/singlecast/control.sock)
+          --json                  Print machine-readable JSON instead of text.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+
+        """,
+        "pause": """
+        OVERVIEW: Pause downloads.
+
+        A paused download keeps its partial file and continues from there on 'resume'.
+
+        USAGE: singlecastctl pause [--socket <path>] [--json] [<id> ...] [--all]
+
+        ARGUMENTS:
+          <id>                    IDs of the downloads to pause.
+
+        OPTIONS:
+          --socket <path>         Path of the daemon's control socket. (default:
+                                  $XDG_RUNTIME_DIR/singlecast/control.sock)
+          --json                  Print machine-readable JSON instead of text.
+          --all                   Pause every queued and active download.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+
+        """,
+        "resume": """
+        OVERVIEW: Resume paused downloads.
+
+        This also releases downloads the daemon paused itself, e.g. when the disk was
+        full.
+
+        USAGE: singlecastctl resume [--socket <path>] [--json] [<id> ...] [--all]
+
+        ARGUMENTS:
+          <id>                    IDs of the downloads to resume.
+
+        OPTIONS:
+          --socket <path>         Path of the daemon's control socket. (default:
+                                  $XDG_RUNTIME_DIR/singlecast/control.sock)
+          --json                  Print machine-readable JSON instead of text.
+          --all                   Resume every paused download.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+
+        """,
+        "retry": """
+        OVERVIEW: Queue failed downloads again.
+
+        USAGE: singlecastctl retry [--socket <path>] [--json] [<id> ...] [--all]
+
+        ARGUMENTS:
+          <id>                    IDs of the failed downloads to retry.
+
+        OPTIONS:
+          --socket <path>         Path of the daemon's control socket. (default:
+                                  $XDG_RUNTIME_DIR/singlecast/control.sock)
+          --json                  Print machine-readable JSON instead of text.
+          --all                   Retry every failed download.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+
+        """,
+        "cancel": """
+        OVERVIEW: Stop downloads and remove them from the queue.
+
+        The partial file ('<file>.part') stays on disk unless you give --delete-partial.
+
+        USAGE: singlecastctl cancel [--socket <path>] [--json] <id> ... [--delete-partial]
+
+        ARGUMENTS:
+          <id>                    IDs of the downloads to cancel.
+
+        OPTIONS:
+          --socket <path>         Path of the daemon's control socket. (default:
+                                  $XDG_RUNTIME_DIR/singlecast/control.sock)
+          --json                  Print machine-readable JSON instead of text.
+          --delete-partial        Delete the partial files too.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+
+        """,
+        "move": """
+        OVERVIEW: Change a download's place in the queue.
+
+        Give exactly one of --top, --bottom and --before. The place counts within the
+        download's priority.
+
+        USAGE: singlecastctl move [--socket <path>] [--json] <id> [--top] [--bottom] [--before <id>]
+
+        ARGUMENTS:
+          <id>                    ID of the download to move.
+
+        OPTIONS:
+          --socket <path>         Path of the daemon's control socket. (default:
+                                  $XDG_RUNTIME_DIR/singlecast/control.sock)
+          --json                  Print machine-readable JSON instead of text.
+          --top                   Move it to the front of the queue.
+          --bottom                Move it to the end of the queue.
+          --before <id>           Move it in front of this download.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+
+        """,
+        "clear": """
+        OVERVIEW: Remove finished downloads from the list.
+
+        Only the entries go; the downloaded files stay on disk. Give --completed,
+        --failed or both.
+
+        USAGE: singlecastctl clear [--socket <path>] [--json] [--completed] [--failed]
+
+        OPTIONS:
+          --socket <path>         Path of the daemon's control socket. (default:
+                                  $XDG_RUNTIME_DIR/singlecast/control.sock)
+          --json                  Print machine-readable JSON instead of text.
+          --completed             Remove completed downloads.
+          --failed                Remove failed downloads.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+
+        """,
+        "limit": """
+        OVERVIEW: Show or set the global download speed limit.
+
+        Without a rate, shows the current limit. The limit applies to all downloads
+        together.
+
+        USAGE: singlecastctl limit [--socket <path>] [--json] [<rate>]
+
+        ARGUMENTS:
+          <rate>                  Bytes per second, with an optional K, M or G suffix
+                                  (1024-based), e.g. 500K or 1.5M; 0, off or none
+                                  removes the limit.
+
+        OPTIONS:
+          --socket <path>         Path of the daemon's control socket. (default:
+                                  $XDG_RUNTIME_DIR/singlecast/control.sock)
+          --json                  Print machine-readable JSON instead of text.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+
+        """,
+        "status": """
+        OVERVIEW: Show what the daemon is doing and where its files are.
+
+        USAGE: singlecastctl status [--socket <path>] [--json] [--watch]
+
+        OPTIONS:
+          --socket <path>         Path of the daemon's control socket. (default:
+                                  $XDG_RUNTIME_DIR/singlecast/control.sock)
+          --json                  Print machine-readable JSON instead of text.
+          --watch                 Show the status again every second until you press
+                                  Control-C.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+
+        """,
+    ]
+
+    @Test(arguments: goldens.keys.sorted())
+    func help(_ command: String) async throws {
+        let expected = try #require(Self.goldens[command])
+        for arguments in [[command, "--help"], ["help", command]] {
+            let run = await runCLI(arguments)
+            #expect(run.status == 0)
+            #expect(run.stderr == "")
+            #expect(run.stdout == expected, "\(arguments)")
+        }
+    }
+}
