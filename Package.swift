@@ -23,6 +23,9 @@ let package = Package(
             dependencies: ["SinglecastProtocol", "SinglecastStore", "CSystemd", "CCurl", "CPosix"]
         ),
         .target(name: "SinglecastCLI", dependencies: ["SinglecastProtocol"]),
+        .target(name: "SinglecastHTTP", dependencies: ["CCurl"]),
+        // Loopback peers (nginx, a python3 fault server) that test targets share.
+        .target(name: "SinglecastTestServers", resources: [.copy("Resources")]),
         .executableTarget(name: "singlecastd", dependencies: ["SinglecastDaemon"]),
         .executableTarget(name: "singlecastctl", dependencies: ["SinglecastCLI"]),
 
@@ -30,6 +33,7 @@ let package = Package(
         .testTarget(name: "SinglecastStoreTests", dependencies: ["SinglecastStore"]),
         .testTarget(name: "SinglecastDaemonTests", dependencies: ["SinglecastDaemon", "SinglecastProtocol"]),
         .testTarget(name: "SinglecastCLITests", dependencies: ["SinglecastCLI", "SinglecastProtocol"]),
+        .testTarget(name: "SinglecastHTTPTests", dependencies: ["SinglecastHTTP", "SinglecastTestServers"]),
         // Spawns the built singlecastd/singlecastctl binaries; depends on them so `swift test` builds them.
         .testTarget(
             name: "IntegrationTests",

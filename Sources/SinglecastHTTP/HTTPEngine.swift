@@ -1,0 +1,431 @@
+import CCurl
+import Foundation
+import Synchronization
+
+/// `curl_global_init` must run once per process before any other libcurl call; a global is initialised exactly once,
+/// thread-safely, on first use.
+private let curlGlobalInit = CURLResult(curl_global_init(Int(CURL_GLOBAL_DEFAULT)))
+
+/// A `CURLcode` that may cross threads.
+private struct CURLResult: Sendable {
+    let rawValue: UInt32
+    init(_ code: CURLcode) { rawValue = code.rawValue }
+    var code: CURLcode { CURLcode(rawValue: rawValue) }
+}
+
+/// Downloads files over HTTP(S) with one libcurl multi handle driven by one dedicated thread.
+///
+/// Every transfer streams its body straight into a file descriptor with `pwrite`, following the rules of
+/// ``ResponseBodyPolicy``: a resumed transfer appends only a `206` that starts exactly at the resume offset, a `200`
+/// rewrites the file from zero, and error pages are never written. Connections are reused across transfers (one
+/// connection cache, HTTP/2 multiplexing when the server offers it).
+///
+/// The thread sleeps in `curl_multi_poll`; ``transfer(_:progress:)``, cancellation, ``setSpeedLimit(_:)`` and
+/// ``stop()`` queue a command and wake it with `curl_multi_wakeup`, which libcurl documents as callable from any
+/// thread. The multi handle and every easy handle are otherwise touched only by that thread.
+///
+/// - Important: Call ``start()`` once and ``stop()`` before dropping the engine: the running thread keeps it alive.
+package final class HTTPEngine: Sendable {
+    private enum Command: Sendable {
+        case add(Submission)
+        case cancel(Int)
+        case speedLimit(Int64?)
+    }
+
+    /// A transfer on its way to the engine thread; only `Sendable` values cross.
+    private struct Submission: Sendable {
+        var id: Int
+        var request: TransferRequest
+        var progress: @Sendable (TransferProgress) -> Void
+        var continuation: CheckedContinuation<TransferOutcome, Never>
+    }
+
+    /// Where a transfer is, as far as cancellation is concerned.
+    private enum Phase {
+        /// `transfer` began but has not queued the transfer yet.
+        case created
+        /// Cancelled before it was queued; the submission completes it at once.
+        case cancelledEarly
+        /// Queued or running on the engine thread; cancellation must go through a command.
+        case submitted
+    }
+
+    private struct State {
+        var commands: [Command] = []
+        var phases: [Int: Phase] = [:]
+        var nextID = 0
+        var started = false
+        var stopping = false
+        /// The loop exited and the multi handle is gone: nothing may call libcurl with it any more.
+        var finished = false
+        var stopWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// The `CURLM *`. Used by the loop thread only, except `curl_multi_wakeup`, which is called under the state lock
+    /// and only while `finished` is false.
+    private nonisolated(unsafe) let multi: UnsafeMutableRawPointer
+    private let state = Mutex(State())
+
+    /// Creates the multi handle.
+    ///
+    /// - Throws: ``TransferError`` with code ``TransferError/Code/engineUnavailable`` when libcurl cannot be set up.
+    package init() throws {
+        let initResult = curlGlobalInit.code
+        guard initResult == CURLE_OK else {
+            throw TransferError(
+                code: .engineUnavailable,
+                message: "libcurl could not be initialised (curl_global_init: "
+                    + "\(String(cString: curl_easy_strerror(initResult)))). Reinstall libcurl4 and its TLS library.",
+                curlCode: Int32(bitPattern: initResult.rawValue)
+            )
+        }
+        guard let multi = curl_multi_init() else {
+            throw TransferError(
+                code: .engineUnavailable,
+                message: "libcurl could not create a multi handle (curl_multi_init failed); the system is probably "
+                    + "out of memory."
+            )
+        }
+        self.multi = multi
+    }
+
+    deinit {
+        // The loop thread holds the engine while it runs, so here it either never started or has finished.
+        if !state.withLock({ $0.finished }) {
+            curl_multi_cleanup(multi)
+        }
+    }
+
+    /// Starts the engine thread. Transfers submitted earlier wait for it; calling it again does nothing.
+    package func start() {
+        let shouldStart = state.withLock { state in
+            guard !state.started, !state.stopping, !state.finished else { return false }
+            state.started = true
+            return true
+        }
+        guard shouldStart else { return }
+        let thread = Thread { [self] in run() }
+        thread.name = "singlecast-http"
+        thread.start()
+    }
+
+    /// Cancels every transfer (each returns ``TransferOutcome/failed(_:response:bytesInFile:)`` with
+    /// ``TransferError/Code/cancelled``), waits for the engine thread to exit and releases libcurl's handles.
+    package func stop() async {
+        let pending: [Command]? = state.withLock { state in
+            guard !state.started, !state.finished else { return nil }
+            // Never started: no thread to wait for.
+            state.stopping = true
+            state.finished = true
+            curl_multi_cleanup(multi)
+            defer { state.commands = [] }
+            return state.commands
+        }
+        if let pending {
+            HTTPEngine.completeUnstarted(pending)
+            return
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = state.withLock { state in
+                if state.finished { return true }
+                state.stopping = true
+                state.stopWaiters.append(continuation)
+                curl_multi_wakeup(multi)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    /// Runs one transfer to its end.
+    ///
+    /// Cancelling the calling task removes the transfer and returns ``TransferOutcome/failed(_:response:bytesInFile:)``
+    /// with ``TransferError/Code/cancelled``; the bytes written so far stay valid.
+    ///
+    /// - Parameters:
+    ///   - request: What to fetch and where to write it.
+    ///   - progress: Called on the engine thread at most every ~100 ms while body bytes arrive, and once at the end.
+    ///     It must return quickly: every transfer shares that thread.
+    /// - Returns: How the transfer ended; it never throws.
+    package func transfer(
+        _ request: TransferRequest,
+        progress: @escaping @Sendable (TransferProgress) -> Void
+    ) async -> TransferOutcome {
+        if let error = HTTPEngine.validate(request) {
+            return .failed(error, response: nil, bytesInFile: max(0, request.resumeOffset))
+        }
+        let id = state.withLock { state in
+            state.nextID += 1
+            state.phases[state.nextID] = .created
+            return state.nextID
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<TransferOutcome, Never>) in
+                let refusal: String? = state.withLock { state in
+                    let phase = state.phases[id]
+                    if phase == .cancelledEarly || state.stopping || state.finished {
+                        state.phases[id] = nil
+                        return phase == .cancelledEarly ? "the transfer was cancelled" : "the download engine stopped"
+                    }
+                    state.phases[id] = .submitted
+                    let submission = Submission(
+                        id: id,
+                        request: request,
+                        progress: progress,
+                        continuation: continuation
+                    )
+                    state.commands.append(.add(submission))
+                    curl_multi_wakeup(multi)
+                    return nil
+                }
+                if let refusal {
+                    continuation.resume(
+                        returning: .failed(
+                            .cancelled(request.url, reason: refusal),
+                            response: nil,
+                            bytesInFile: request.resumeOffset
+                        )
+                    )
+                }
+            }
+        } onCancel: {
+            state.withLock { state in
+                switch state.phases[id] {
+                case .created:
+                    state.phases[id] = .cancelledEarly
+                case .submitted:
+                    state.commands.append(.cancel(id))
+                    if !state.finished { curl_multi_wakeup(multi) }
+                case .cancelledEarly, nil:
+                    break
+                }
+            }
+        }
+    }
+
+    /// Sets the total download speed of all transfers together, in bytes per second (`nil`: unlimited).
+    ///
+    /// The limit is split evenly between the running transfers with `CURLOPT_MAX_RECV_SPEED_LARGE` and re-split
+    /// whenever one starts or ends. libcurl applies a changed value to a running transfer (fixed in 7.74,
+    /// curl/curl#6162), so a change takes effect within about a second. Like libcurl's own limit it is an average,
+    /// not a hard cap: transfers started under a limit read in small chunks so a burst stays near a quarter second's
+    /// worth, while a transfer that started unlimited may read a socket buffer ahead before the limit catches up.
+    /// The low-speed timeout is relaxed for a share below ``TransferOptions/lowSpeedLimit``.
+    package func setSpeedLimit(_ bytesPerSecond: Int64?) {
+        let limit = bytesPerSecond.map { max(1, $0) }
+        state.withLock { state in
+            state.commands.append(.speedLimit(limit))
+            if !state.finished { curl_multi_wakeup(multi) }
+        }
+    }
+
+    // MARK: Validation
+
+    private static func validate(_ request: TransferRequest) -> TransferError? {
+        let url = redactedURL(request.url)
+        guard let scheme = urlScheme(request.url), request.url.contains("://") else {
+            return TransferError(
+                code: .invalidURL,
+                message: "The URL \"\(url)\" has no scheme; downloads need an absolute http:// or https:// URL."
+            )
+        }
+        guard scheme == "http" || scheme == "https" else {
+            return TransferError(
+                code: .schemeNotAllowed,
+                message: "The URL \(url) uses '\(scheme)', but only http and https URLs are downloaded. "
+                    + "Ask the publisher for an https link."
+            )
+        }
+        if request.options.requireHTTPS && scheme != "https" {
+            return TransferError(
+                code: .schemeNotAllowed,
+                message: "The URL \(url) is plain http, but HTTPS is required. Use the https:// form of the link "
+                    + "or turn off the HTTPS requirement."
+            )
+        }
+        if let bad = request.headers.first(where: { $0.contains("\r") || $0.contains("\n") || !$0.contains(":") }) {
+            return TransferError(
+                code: .invalidRequest,
+                message: "The request header \"\(bad.prefix(60))\" is not a single \"Name: value\" line; fix the "
+                    + "header configuration."
+            )
+        }
+        if let validator = request.validator, validator.contains("\r") || validator.contains("\n") {
+            return TransferError(
+                code: .invalidRequest,
+                message: "The stored validator for \(url) contains a line break; restart the download from byte 0."
+            )
+        }
+        guard request.resumeOffset >= 0 else {
+            return TransferError(
+                code: .invalidRequest,
+                message: "The resume offset \(request.resumeOffset) for \(url) is negative; resume from the size of "
+                    + "the partial file instead."
+            )
+        }
+        guard fcntl(request.fileDescriptor, F_GETFD) >= 0 else {
+            return TransferError(
+                code: .invalidRequest,
+                message: "The file descriptor \(request.fileDescriptor) for \(url) is not open; open the partial "
+                    + "file read-write before starting the transfer.",
+                systemErrno: errno
+            )
+        }
+        return nil
+    }
+
+    private static func completeUnstarted(_ commands: [Command]) {
+        for case .add(let submission) in commands {
+            submission.continuation.resume(
+                returning: .failed(
+                    .cancelled(submission.request.url, reason: "the download engine stopped"),
+                    response: nil,
+                    bytesInFile: submission.request.resumeOffset
+                )
+            )
+        }
+    }
+
+    // MARK: Engine thread
+
+    private func run() {
+        let loop = EngineLoop(multi: multi) { [self] id in
+            state.withLock { _ = $0.phases.removeValue(forKey: id) }
+        }
+        while true {
+            let (commands, stopping) = state.withLock { state in
+                defer { state.commands.removeAll() }
+                return (state.commands, state.stopping)
+            }
+            for command in commands {
+                switch command {
+                case .add(let submission):
+                    if stopping {
+                        HTTPEngine.completeUnstarted([command])
+                    } else {
+                        loop.add(submission.id, submission.request, submission.progress, submission.continuation)
+                    }
+                case .cancel(let id):
+                    loop.cancel(id, reason: "the transfer was cancelled")
+                case .speedLimit(let limit):
+                    loop.setSpeedLimit(limit)
+                }
+            }
+            if stopping {
+                loop.cancelAll(reason: "the download engine stopped")
+                break
+            }
+            loop.perform()
+            // > curl_multi_poll [...] waits until activity is detected on at least one of the handles or
+            // > timeout_ms has passed [...] This function can be woken up by calling curl_multi_wakeup
+            // libcurl shortens the wait to its own next timeout (low-speed checks, speed-limit pauses).
+            if curl_multi_poll(multi, nil, 0, 1000, nil) != CURLM_OK {
+                usleep(10_000)  // e.g. CURLM_UNRECOVERABLE_POLL: never spin
+            }
+        }
+        let (late, waiters) = state.withLock { state in
+            state.finished = true
+            curl_multi_cleanup(multi)
+            defer {
+                state.commands.removeAll()
+                state.stopWaiters.removeAll()
+            }
+            return (state.commands, state.stopWaiters)
+        }
+        HTTPEngine.completeUnstarted(late)
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+/// The engine thread's view: the multi handle and the transfers on it.
+private final class EngineLoop {
+    private let multi: UnsafeMutableRawPointer
+    private var active: [Int: TransferContext] = [:]
+    private var speedLimit: Int64?
+    private let forget: (Int) -> Void
+
+    init(multi: UnsafeMutableRawPointer, forget: @escaping (Int) -> Void) {
+        self.multi = multi
+        self.forget = forget
+    }
+
+    func add(
+        _ id: Int,
+        _ request: TransferRequest,
+        _ progress: @escaping @Sendable (TransferProgress) -> Void,
+        _ continuation: CheckedContinuation<TransferOutcome, Never>
+    ) {
+        guard
+            let context = TransferContext.make(
+                id: id,
+                request: request,
+                speedShare: speedLimit.map { max(1, $0 / Int64(active.count + 1)) },
+                progress: progress,
+                continuation: continuation
+            )
+        else {
+            forget(id)
+            return
+        }
+        let result = curl_multi_add_handle(multi, context.handle)
+        guard result == CURLM_OK else {
+            context.abandon(
+                TransferError(
+                    code: .engineUnavailable,
+                    message: "libcurl could not start the transfer of \(redactedURL(request.url)) "
+                        + "(curl_multi_add_handle: \(String(cString: curl_multi_strerror(result)))). Try again."
+                )
+            )
+            forget(id)
+            return
+        }
+        active[id] = context
+        applySpeedLimit()
+    }
+
+    func cancel(_ id: Int, reason: String) {
+        guard let context = active[id] else { return }  // already finished
+        finish(context, CURLE_ABORTED_BY_CALLBACK, cancellation: .cancelled(context.request.url, reason: reason))
+    }
+
+    func cancelAll(reason: String) {
+        for id in active.keys.sorted() { cancel(id, reason: reason) }
+    }
+
+    func setSpeedLimit(_ limit: Int64?) {
+        speedLimit = limit
+        applySpeedLimit()
+    }
+
+    /// Drives every transfer as far as it can go without blocking and finishes the ones libcurl reports done.
+    func perform() {
+        var running: Int32 = 0
+        curl_multi_perform(multi, &running)
+        var queued: Int32 = 0
+        while let message = curl_multi_info_read(multi, &queued) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            // > The data the returned pointer points to does not survive calling curl_multi_cleanup,
+            // > curl_multi_remove_handle or curl_easy_cleanup.
+            let result = ccurl_message_result(message)
+            var pointer: UnsafeMutableRawPointer?
+            guard ccurl_getinfo_pointer(easy, CURLINFO_PRIVATE, &pointer) == CURLE_OK, let pointer else { continue }
+            finish(Unmanaged<TransferContext>.fromOpaque(pointer).takeUnretainedValue(), result)
+        }
+    }
+
+    private func finish(_ context: TransferContext, _ result: CURLcode, cancellation: TransferError? = nil) {
+        curl_multi_remove_handle(multi, context.handle)
+        active[context.id] = nil
+        forget(context.id)
+        context.finish(result, cancellation: cancellation)
+        applySpeedLimit()
+    }
+
+    private func applySpeedLimit() {
+        let share = speedLimit.map { max(1, $0 / Int64(max(1, active.count))) } ?? 0
+        for context in active.values { context.setReceiveSpeedLimit(share) }
+    }
+}
+
+@available(*, unavailable)
+extension EngineLoop: Sendable {}

@@ -1,0 +1,158 @@
+/// Limits and policies that apply to one transfer.
+package struct TransferOptions: Sendable, Hashable {
+    /// The `User-Agent` header, e.g. `singlecast/1.2.0`.
+    package var userAgent: String
+    /// How long to wait for the TCP (and TLS) connection before giving up (`CURLOPT_CONNECTTIMEOUT_MS`).
+    package var connectTimeout: Duration
+    /// Bytes per second under which the transfer counts as stalled (`CURLOPT_LOW_SPEED_LIMIT`).
+    package var lowSpeedLimit: Int
+    /// How long the transfer may stay under ``lowSpeedLimit`` before it fails with ``TransferError/Code/timeout``
+    /// (`CURLOPT_LOW_SPEED_TIME`, whole seconds, rounded up).
+    package var lowSpeedTime: Duration
+    /// The most redirects to follow (`CURLOPT_MAXREDIRS`); only to http and https URLs.
+    package var maxRedirects: Int
+    /// Refuses `http://` URLs and any redirect that leaves https.
+    package var requireHTTPS: Bool
+    /// The largest file to accept, in bytes; the transfer fails with ``TransferError/Code/tooLarge`` as soon as the
+    /// announced size or the bytes received would exceed it, also when the server sends no `Content-Length`.
+    package var maxFileSize: Int64?
+
+    package init(
+        userAgent: String = "singlecast",
+        connectTimeout: Duration = .seconds(30),
+        lowSpeedLimit: Int = 1024,
+        lowSpeedTime: Duration = .seconds(60),
+        maxRedirects: Int = 10,
+        requireHTTPS: Bool = false,
+        maxFileSize: Int64? = nil
+    ) {
+        self.userAgent = userAgent
+        self.connectTimeout = connectTimeout
+        self.lowSpeedLimit = lowSpeedLimit
+        self.lowSpeedTime = lowSpeedTime
+        self.maxRedirects = maxRedirects
+        self.requireHTTPS = requireHTTPS
+        self.maxFileSize = maxFileSize
+    }
+}
+
+/// One GET of a URL into a file the caller opened.
+///
+/// The engine never opens, closes, syncs or renames files: it writes the body with `pwrite` at absolute offsets
+/// into ``fileDescriptor`` and may `ftruncate` it to zero when the server sends the whole file again.
+package struct TransferRequest: Sendable {
+    /// An `http://` or `https://` URL.
+    package var url: String
+    /// Extra request headers, each `"Name: value"`.
+    package var headers: [String]
+    /// The user name for HTTP basic authentication; sent only to the host of ``url``, never logged.
+    package var basicAuthUser: String?
+    /// The password for HTTP basic authentication; never logged.
+    package var basicAuthPassword: String?
+    /// How many bytes of the file are already in ``fileDescriptor``; when positive the request asks for
+    /// `Range: bytes=<resumeOffset>-`.
+    package var resumeOffset: Int64
+    /// The ETag (preferred; a strong one) or Last-Modified value of the bytes already in the file, sent as `If-Range`
+    /// with the range so that a changed file comes back whole (`200`) instead of as a mismatched tail.
+    package var validator: String?
+    /// The size of the whole file learnt earlier; a `Content-Range` total that differs means the file changed.
+    package var expectedTotal: Int64?
+    /// A descriptor opened `O_RDWR` by the caller, who also closes it.
+    package var fileDescriptor: Int32
+    /// Limits and policies.
+    package var options: TransferOptions
+
+    package init(
+        url: String,
+        headers: [String] = [],
+        basicAuthUser: String? = nil,
+        basicAuthPassword: String? = nil,
+        resumeOffset: Int64 = 0,
+        validator: String? = nil,
+        expectedTotal: Int64? = nil,
+        fileDescriptor: Int32,
+        options: TransferOptions = TransferOptions()
+    ) {
+        self.url = url
+        self.headers = headers
+        self.basicAuthUser = basicAuthUser
+        self.basicAuthPassword = basicAuthPassword
+        self.resumeOffset = resumeOffset
+        self.validator = validator
+        self.expectedTotal = expectedTotal
+        self.fileDescriptor = fileDescriptor
+        self.options = options
+    }
+}
+
+/// What the server said in its final response (redirect hops and `1xx` responses are not kept).
+package struct TransferResponse: Sendable, Hashable {
+    /// The HTTP status code.
+    package var status: Int
+    /// The URL after redirects (`CURLINFO_EFFECTIVE_URL`).
+    package var finalURL: String
+    /// The raw `ETag` header, quotes and `W/` included.
+    package var etag: String?
+    /// The raw `Last-Modified` header.
+    package var lastModified: String?
+    /// The `Content-Length` of this response's body.
+    package var contentLength: Int64?
+    /// The size of the whole file: the total of `Content-Range: bytes a-b/T` on a `206`, `Content-Length` on a
+    /// `200`; `nil` when the server did not say.
+    package var totalLength: Int64?
+    /// The `Content-Type` header.
+    package var contentType: String?
+    /// The raw `Retry-After` header: delta-seconds or an HTTP-date.
+    package var retryAfter: String?
+    /// `true` when a `206` was appended at the resume offset; `false` when the file was written from byte 0.
+    package var resumed: Bool
+
+    package init(
+        status: Int,
+        finalURL: String,
+        etag: String? = nil,
+        lastModified: String? = nil,
+        contentLength: Int64? = nil,
+        totalLength: Int64? = nil,
+        contentType: String? = nil,
+        retryAfter: String? = nil,
+        resumed: Bool = false
+    ) {
+        self.status = status
+        self.finalURL = finalURL
+        self.etag = etag
+        self.lastModified = lastModified
+        self.contentLength = contentLength
+        self.totalLength = totalLength
+        self.contentType = contentType
+        self.retryAfter = retryAfter
+        self.resumed = resumed
+    }
+}
+
+/// How far a transfer got, reported at most every ~100 ms and once at the end.
+package struct TransferProgress: Sendable, Hashable {
+    /// Valid bytes in the file, counting from byte 0 (so a resumed transfer starts at its resume offset).
+    package var bytesInFile: Int64
+    /// The size of the whole file, when the server said.
+    package var totalLength: Int64?
+
+    package init(bytesInFile: Int64, totalLength: Int64?) {
+        self.bytesInFile = bytesInFile
+        self.totalLength = totalLength
+    }
+}
+
+/// How a transfer ended.
+package enum TransferOutcome: Sendable {
+    /// The body arrived completely (libcurl reported success). The caller verifies the size, syncs and renames.
+    case completed(TransferResponse, bytesInFile: Int64)
+    /// `416`: the range starts at or past the end; the caller checks whether the file is already complete.
+    /// Nothing was written.
+    case rangeNotSatisfiable(TransferResponse)
+    /// A status of 400 or more, or a leftover `1xx`/`3xx` that was not followed. No body byte was written.
+    case httpError(TransferResponse)
+    /// The transfer stopped early: network error, timeout, full disk, cancellation, a mismatched range…
+    /// `bytesInFile` says how much of the file is valid; resume from there.
+    case failed(TransferError, response: TransferResponse?, bytesInFile: Int64)
+}

@@ -1,0 +1,421 @@
+import CCurl
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One transfer's easy handle and the state its libcurl callbacks work on.
+///
+/// Lives on the engine thread only: it is created there when the transfer is added to the multi handle, reached from
+/// the C callbacks through an unretained pointer (`CURLOPT_PRIVATE`, `CURLOPT_WRITEDATA`, `CURLOPT_HEADERDATA`) while
+/// the engine's table of active transfers owns it, and torn down there by ``finish(_:)``.
+final class TransferContext {
+    let id: Int
+    let request: TransferRequest
+    private let easy: UnsafeMutableRawPointer
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+    private let progress: @Sendable (TransferProgress) -> Void
+    private let continuation: CheckedContinuation<TransferOutcome, Never>
+    private var policy: ResponseBodyPolicy
+    /// A failed write or truncate, and how much of the file was valid at that moment.
+    private var writeFailure: (error: TransferError, bytesInFile: Int64)?
+    private var lastProgressNanoseconds: UInt64 = 0
+    private var finished = false
+
+    /// The easy handle, for adding it to and removing it from the multi handle.
+    var handle: UnsafeMutableRawPointer { easy }
+
+    /// Progress is reported at most this often, so callbacks stay cheap on fast links.
+    private static let progressInterval: UInt64 = 100_000_000
+
+    /// Creates the easy handle and sets every option. When libcurl refuses, the caller is resumed with the failure
+    /// at once and the result is `nil`.
+    static func make(
+        id: Int,
+        request: TransferRequest,
+        speedShare: Int64?,
+        progress: @escaping @Sendable (TransferProgress) -> Void,
+        continuation: CheckedContinuation<TransferOutcome, Never>
+    ) -> TransferContext? {
+        guard let easy = curl_easy_init() else {
+            let error = TransferError(
+                code: .engineUnavailable,
+                message: "libcurl could not create a transfer (curl_easy_init failed); the system is probably out "
+                    + "of memory."
+            )
+            continuation.resume(returning: .failed(error, response: nil, bytesInFile: request.resumeOffset))
+            return nil
+        }
+        let context = TransferContext(
+            id: id,
+            easy: easy,
+            request: request,
+            progress: progress,
+            continuation: continuation
+        )
+        if let error = context.configure(speedShare: speedShare) {
+            context.abandon(error)
+            return nil
+        }
+        return context
+    }
+
+    private init(
+        id: Int,
+        easy: UnsafeMutableRawPointer,
+        request: TransferRequest,
+        progress: @escaping @Sendable (TransferProgress) -> Void,
+        continuation: CheckedContinuation<TransferOutcome, Never>
+    ) {
+        self.id = id
+        self.easy = easy
+        self.request = request
+        self.progress = progress
+        self.continuation = continuation
+        self.policy = ResponseBodyPolicy(
+            .init(
+                resumeOffset: request.resumeOffset,
+                expectedTotal: request.expectedTotal,
+                maxFileSize: request.options.maxFileSize,
+                followsRedirects: true
+            )
+        )
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorBuffer.initialize(to: 0)
+    }
+
+    deinit {
+        precondition(finished, "a transfer context was dropped without resuming its caller")
+    }
+
+    // MARK: Options
+
+    private func configure(speedShare: Int64?) -> TransferError? {
+        let options = request.options
+        let protocols = options.requireHTTPS ? "https" : "http,https"
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        var failures: [String] = []
+        func check(_ result: CURLcode, _ name: String) {
+            if result != CURLE_OK { failures.append("\(name): \(String(cString: curl_easy_strerror(result)))") }
+        }
+
+        check(ccurl_setopt_string(easy, CURLOPT_URL, request.url), "CURLOPT_URL")
+        check(ccurl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
+        check(ccurl_setopt_pointer(easy, CURLOPT_PRIVATE, me), "CURLOPT_PRIVATE")
+        // > CURLOPT_NOSIGNAL: If onoff is 1, libcurl uses no functions that install signal handlers or any functions
+        // > that cause signals to be sent to the process. [...] so that multi-threaded applications can still set/use
+        // > all timeout options etc
+        check(ccurl_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "CURLOPT_NOSIGNAL")
+        check(ccurl_setopt_string(easy, CURLOPT_PROTOCOLS_STR, protocols), "CURLOPT_PROTOCOLS_STR")
+        check(ccurl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1), "CURLOPT_FOLLOWLOCATION")
+        check(ccurl_setopt_long(easy, CURLOPT_MAXREDIRS, max(0, options.maxRedirects)), "CURLOPT_MAXREDIRS")
+        // Redirects to file://, ftp:// (or http:// when https is required) fail with CURLE_UNSUPPORTED_PROTOCOL.
+        check(ccurl_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, protocols), "CURLOPT_REDIR_PROTOCOLS_STR")
+        check(ccurl_setopt_string(easy, CURLOPT_USERAGENT, options.userAgent), "CURLOPT_USERAGENT")
+        check(
+            ccurl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, milliseconds(options.connectTimeout))),
+            "CURLOPT_CONNECTTIMEOUT_MS"
+        )
+        check(
+            ccurl_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, max(0, options.lowSpeedLimit)),
+            "CURLOPT_LOW_SPEED_LIMIT"
+        )
+        check(
+            ccurl_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, max(1, seconds(options.lowSpeedTime))),
+            "CURLOPT_LOW_SPEED_TIME"
+        )
+        // CURLOPT_ACCEPT_ENCODING stays unset: the bytes on disk must be the file itself, and a Range applies to the
+        // encoded representation, which would make resuming meaningless.
+        // > CURLOPT_SUPPRESS_CONNECT_HEADERS: When CURLOPT_HTTPPROXYTUNNEL is used [...] the CONNECT response headers
+        // > are not passed to the header callback
+        // so a proxy's "200 Connection established" is never mistaken for the final response.
+        check(ccurl_setopt_long(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1), "CURLOPT_SUPPRESS_CONNECT_HEADERS")
+        check(
+            ccurl_setopt_long(easy, CURLOPT_BUFFERSIZE, TransferContext.receiveBufferSize(speedShare: speedShare)),
+            "CURLOPT_BUFFERSIZE"
+        )
+
+        check(
+            ccurl_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION) { data, size, count, context in
+                Unmanaged<TransferContext>.fromOpaque(context!).takeUnretainedValue()
+                    .receiveBody(data, size * count)
+            },
+            "CURLOPT_WRITEFUNCTION"
+        )
+        check(ccurl_setopt_pointer(easy, CURLOPT_WRITEDATA, me), "CURLOPT_WRITEDATA")
+        check(
+            ccurl_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION) { data, size, count, context in
+                Unmanaged<TransferContext>.fromOpaque(context!).takeUnretainedValue()
+                    .receiveHeader(data, size * count)
+            },
+            "CURLOPT_HEADERFUNCTION"
+        )
+        check(ccurl_setopt_pointer(easy, CURLOPT_HEADERDATA, me), "CURLOPT_HEADERDATA")
+
+        if request.resumeOffset > 0 {
+            // CURLOPT_RANGE, not CURLOPT_RESUME_FROM: with RESUME_FROM libcurl itself fails a 200 answer with
+            // CURLE_RANGE_ERROR, while the policy wants to restart from zero then.
+            check(ccurl_setopt_string(easy, CURLOPT_RANGE, "\(request.resumeOffset)-"), "CURLOPT_RANGE")
+        }
+        if let user = request.basicAuthUser {
+            check(ccurl_setopt_string(easy, CURLOPT_USERNAME, user), "CURLOPT_USERNAME")
+            check(ccurl_setopt_string(easy, CURLOPT_PASSWORD, request.basicAuthPassword ?? ""), "CURLOPT_PASSWORD")
+            // libcurl sends credentials to the original host only (CURLOPT_UNRESTRICTED_AUTH stays 0), so a
+            // redirect to a CDN does not leak them.
+            check(ccurl_setopt_basic_auth(easy), "CURLOPT_HTTPAUTH")
+        }
+        var lines = request.headers
+        if request.resumeOffset > 0, let validator = request.validator {
+            lines.append("If-Range: \(validator)")
+        }
+        for line in lines {
+            guard let appended = curl_slist_append(headerList, line) else {
+                failures.append("curl_slist_append: out of memory")
+                break
+            }
+            headerList = appended
+        }
+        if let headerList {
+            check(ccurl_setopt_pointer(easy, CURLOPT_HTTPHEADER, headerList), "CURLOPT_HTTPHEADER")
+        }
+
+        // Optional: older or differently built libcurls may refuse these, and the transfer works without them.
+        _ = ccurl_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+        _ = ccurl_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
+
+        guard failures.isEmpty else {
+            return TransferError(
+                code: .engineUnavailable,
+                message: "libcurl refused the options for \(redactedURL(request.url)): "
+                    + failures.joined(separator: "; ") + ". Check that libcurl is 7.85 or newer with http and https."
+            )
+        }
+        return nil
+    }
+
+    /// libcurl's receive buffer (`CURLOPT_BUFFERSIZE`, default 16 KiB), fixed for the life of the transfer.
+    ///
+    /// Unlimited transfers get 128 KiB: bigger chunks mean fewer callbacks and `pwrite` calls per megabyte. A
+    /// speed-limited transfer gets a buffer of about 1/400 of its share, because libcurl 7.88 checks the limit only
+    /// between reads and one read pass drains the socket in up to 100 buffer-sized chunks: with 128 KiB that is a
+    /// 12.5 MiB burst, so a short file arrives whole from a fast server before the limit ever applies (measured
+    /// here: 3 MiB at "1 MiB/s" in 0.07 s). 100 chunks of share/400 bound a burst to a quarter second's worth.
+    static func receiveBufferSize(speedShare: Int64?) -> Int {
+        let unlimited = 128 * 1024
+        guard let speedShare else { return unlimited }
+        // > The minimum buffer size allowed to be set is 1024.
+        return Int(min(Int64(unlimited), max(1024, speedShare / 400)))
+    }
+
+    /// Applies this transfer's share of the global speed limit (`0`: unlimited); libcurl honours a change on a
+    /// running transfer since 7.74 (curl/curl#6162).
+    ///
+    /// The low-speed limit follows: a share below it would otherwise make libcurl abort the transfer as stalled
+    /// when it is only being held back on purpose.
+    func setReceiveSpeedLimit(_ bytesPerSecond: Int64) {
+        _ = ccurl_setopt_off_t(easy, CURLOPT_MAX_RECV_SPEED_LARGE, curl_off_t(bytesPerSecond))
+        let lowSpeed = max(0, request.options.lowSpeedLimit)
+        let effective = bytesPerSecond > 0 ? min(lowSpeed, Int(bytesPerSecond / 2)) : lowSpeed
+        _ = ccurl_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, effective)
+    }
+
+    // MARK: Callbacks (engine thread, inside curl_multi_perform)
+
+    private func receiveHeader(_ data: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
+        guard let data, count > 0 else { return count }
+        let line = String(decoding: UnsafeRawBufferPointer(start: data, count: count), as: UTF8.self)
+        switch policy.receiveHeaderLine(line) {
+        case .proceed:
+            return count
+        case .stop:
+            // > If that amount differs from the amount passed in to your function, it signals an error condition to
+            // > the library. This causes the transfer to get aborted and the libcurl function used returns
+            // > CURLE_WRITE_ERROR.
+            return 0
+        }
+    }
+
+    private func receiveBody(_ data: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
+        guard let data, count > 0 else { return count }
+        switch policy.receiveBody(count: count) {
+        case .discard:
+            return count
+        case .stop:
+            return 0  // CURLE_WRITE_ERROR; finish(_:) reports the policy's reason instead
+        case .write(let offset, let truncateFirst):
+            if truncateFirst && !truncate() { return 0 }
+            var written = 0
+            while written < count {
+                let result = pwrite(
+                    request.fileDescriptor,
+                    data + written,
+                    count - written,
+                    off_t(offset) + off_t(written)
+                )
+                if result < 0 && errno == EINTR { continue }
+                guard result > 0 else {
+                    let code = result < 0 ? errno : EIO
+                    recordWriteFailure("pwrite", offset: offset + Int64(written), errno: code)
+                    return 0
+                }
+                written += result
+            }
+            reportProgress(force: false)
+            return count
+        }
+    }
+
+    /// Truncates the file to zero bytes; records the failure and returns `false` when that fails.
+    private func truncate() -> Bool {
+        while ftruncate(request.fileDescriptor, 0) != 0 {
+            if errno == EINTR { continue }
+            recordWriteFailure("ftruncate", offset: 0, errno: errno)
+            return false
+        }
+        return true
+    }
+
+    private func recordWriteFailure(_ operation: String, offset: Int64, errno code: Int32) {
+        let path = pathOfDescriptor(request.fileDescriptor)
+        // Claiming fewer valid bytes is always safe; after a failed truncate nothing is known to be valid.
+        let valid = operation == "ftruncate" ? 0 : offset
+        writeFailure = (
+            .write(request.url, operation: operation, path: path, offset: offset, errno: code),
+            valid
+        )
+    }
+
+    private func reportProgress(force: Bool) {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let nanoseconds = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+        guard force || nanoseconds &- lastProgressNanoseconds >= TransferContext.progressInterval else { return }
+        lastProgressNanoseconds = nanoseconds
+        progress(TransferProgress(bytesInFile: bytesInFile, totalLength: policy.totalLength ?? request.expectedTotal))
+    }
+
+    private var bytesInFile: Int64 { writeFailure?.bytesInFile ?? policy.bytesInFile }
+
+    // MARK: Completion
+
+    /// Builds the outcome, cleans up the easy handle (already removed from the multi handle), reports the last
+    /// progress and resumes the caller. `cancellation` overrides whatever libcurl said.
+    func finish(_ result: CURLcode, cancellation: TransferError? = nil) {
+        precondition(!finished, "transfer finished twice")
+        if policy.truncatePending && writeFailure == nil {
+            // A full response arrived without body bytes: the old contents must still go, so that the reported
+            // bytesInFile (0) is true.
+            if truncate() { policy.truncated() }
+        }
+        let outcome = makeOutcome(result, cancellation: cancellation)
+        releaseHandle()
+        reportProgress(force: true)
+        finished = true
+        continuation.resume(returning: outcome)
+    }
+
+    /// Completes a transfer whose easy handle never reached the multi handle.
+    func abandon(_ error: TransferError) {
+        precondition(!finished, "transfer finished twice")
+        releaseHandle()
+        finished = true
+        continuation.resume(returning: .failed(error, response: nil, bytesInFile: request.resumeOffset))
+    }
+
+    private func releaseHandle() {
+        curl_easy_cleanup(easy)
+        curl_slist_free_all(headerList)
+        headerList = nil
+        errorBuffer.deallocate()
+    }
+
+    private func makeOutcome(_ result: CURLcode, cancellation: TransferError?) -> TransferOutcome {
+        let response = policy.hasFinalResponse ? makeResponse() : nil
+        if let cancellation {
+            return .failed(cancellation, response: response, bytesInFile: bytesInFile)
+        }
+        if let writeFailure {
+            return .failed(writeFailure.error, response: response, bytesInFile: writeFailure.bytesInFile)
+        }
+        if let stop = policy.stopReason {
+            switch stop {
+            case .httpError, .rangeNotSatisfiable:
+                guard let response else { break }
+                return stop == .rangeNotSatisfiable ? .rangeNotSatisfiable(response) : .httpError(response)
+            case .rangeMismatch(let detail):
+                return .failed(.rangeMismatch(request.url, detail), response: response, bytesInFile: bytesInFile)
+            case .tooLarge(let announced):
+                let limit = request.options.maxFileSize ?? 0
+                return .failed(
+                    .tooLarge(request.url, limit: limit, size: announced),
+                    response: response,
+                    bytesInFile: bytesInFile
+                )
+            case .malformed(let detail):
+                let error = TransferError(
+                    code: .protocolError,
+                    message: "The server for \(redactedURL(request.url)) sent a malformed response: \(detail). "
+                        + "Try again later; if it persists, tell the publisher."
+                )
+                return .failed(error, response: response, bytesInFile: bytesInFile)
+            }
+        }
+        if result == CURLE_OK, let response {
+            if request.options.requireHTTPS && urlScheme(response.finalURL) != "https" {
+                let error = TransferError(
+                    code: .insecureRedirect,
+                    message: "Downloading \(redactedURL(request.url)) ended at \(redactedURL(response.finalURL)), "
+                        + "which is not https; HTTPS-only downloads refuse it."
+                )
+                return .failed(error, response: response, bytesInFile: bytesInFile)
+            }
+            if (200..<300).contains(response.status) {
+                return .completed(response, bytesInFile: bytesInFile)
+            }
+            return .httpError(response)
+        }
+        let message = String(cString: errorBuffer)
+        let failure = CurlFailure(
+            code: Int32(bitPattern: result.rawValue),
+            curlMessage: message.isEmpty ? String(cString: curl_easy_strerror(result)) : message,
+            url: request.url,
+            redirectLocation: policy.lastRedirectLocation,
+            bodyBytesReceived: policy.bodyBytesReceived,
+            contentLength: policy.hasFinalResponse ? policy.contentLength : nil,
+            bytesInFile: bytesInFile,
+            options: request.options
+        )
+        return .failed(TransferError(failure), response: response, bytesInFile: bytesInFile)
+    }
+
+    private func makeResponse() -> TransferResponse {
+        var effective: UnsafeMutablePointer<CChar>?
+        let finalURL =
+            ccurl_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK
+            ? effective.map { String(cString: $0) } ?? request.url : request.url
+        let headers = policy.headers
+        return TransferResponse(
+            status: policy.status ?? 0,
+            finalURL: finalURL,
+            etag: headers["etag"],
+            lastModified: headers["last-modified"],
+            contentLength: policy.contentLength,
+            totalLength: policy.totalLength,
+            contentType: headers["content-type"],
+            retryAfter: headers["retry-after"],
+            resumed: policy.resumed
+        )
+    }
+}
+
+@available(*, unavailable)
+extension TransferContext: Sendable {}
+
+/// The path of an open descriptor, for messages (`/proc/self/fd/N`), or `file descriptor N`.
+func pathOfDescriptor(_ descriptor: Int32) -> String {
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let length = readlink("/proc/self/fd/\(descriptor)", &buffer, buffer.count - 1)
+    guard length > 0 else { return "file descriptor \(descriptor)" }
+    return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}

@@ -1,0 +1,254 @@
+import CCurl
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why a transfer failed, with a stable ``code`` for programs and a ``message`` for people that says what failed
+/// and what to do about it.
+///
+/// Messages never contain passwords: user information in URLs is replaced by `***`.
+package struct TransferError: Error, Hashable, Sendable, CustomStringConvertible {
+    package enum Code: String, Sendable, Hashable, CaseIterable {
+        /// The connection failed or broke (DNS, refused, reset, closed early).
+        case network
+        /// Connecting took too long, or the transfer stalled under the low-speed limit.
+        case timeout
+        /// More redirects than ``TransferOptions/maxRedirects``.
+        case tooManyRedirects = "too_many_redirects"
+        /// The URL, or a redirect, uses a scheme other than http/https (or http while https is required).
+        case schemeNotAllowed = "scheme_not_allowed"
+        /// A redirect from https to http while ``TransferOptions/requireHTTPS`` is set.
+        case insecureRedirect = "insecure_redirect"
+        /// Writing failed with `ENOSPC` or `EDQUOT`.
+        case diskFull = "disk_full"
+        /// Another write or truncate error.
+        case io
+        /// The transfer was cancelled, or the engine stopped.
+        case cancelled
+        /// The server answered a range request with bytes that do not belong at the resume offset.
+        case rangeMismatch = "range_mismatch"
+        /// The file is bigger than ``TransferOptions/maxFileSize``.
+        case tooLarge = "too_large"
+        /// The URL cannot be parsed.
+        case invalidURL = "invalid_url"
+        /// TLS handshake or certificate verification failed.
+        case tls
+        /// The server broke the HTTP protocol.
+        case protocolError = "protocol_error"
+        /// The request itself is unusable (a header with a line break, a negative offset, a closed descriptor).
+        case invalidRequest = "invalid_request"
+        /// libcurl could not be set up.
+        case engineUnavailable = "engine_unavailable"
+    }
+
+    package var code: Code
+    package var message: String
+    /// The libcurl `CURLcode`, when libcurl reported the failure.
+    package var curlCode: Int32?
+    /// The `errno` of a failed system call.
+    package var systemErrno: Int32?
+
+    package init(code: Code, message: String, curlCode: Int32? = nil, systemErrno: Int32? = nil) {
+        self.code = code
+        self.message = message
+        self.curlCode = curlCode
+        self.systemErrno = systemErrno
+    }
+
+    package var description: String { "\(code.rawValue): \(message)" }
+}
+
+extension TransferError {
+    static func cancelled(_ url: String, reason: String = "the transfer was cancelled") -> TransferError {
+        TransferError(code: .cancelled, message: "Downloading \(redactedURL(url)) stopped: \(reason).")
+    }
+
+    static func rangeMismatch(_ url: String, _ detail: String) -> TransferError {
+        TransferError(
+            code: .rangeMismatch,
+            message: "Resuming \(redactedURL(url)) failed: \(detail). "
+                + "Nothing was written past the resume offset; restart the download from byte 0."
+        )
+    }
+
+    static func tooLarge(_ url: String, limit: Int64, size: Int64?) -> TransferError {
+        let what = size.map { "the file is \($0) bytes" } ?? "the file grew past the limit"
+        return TransferError(
+            code: .tooLarge,
+            message: "Downloading \(redactedURL(url)) stopped: \(what), more than the \(limit)-byte maximum. "
+                + "Raise the maximum file size if the file is expected to be this big."
+        )
+    }
+
+    static func write(
+        _ url: String,
+        operation: String,
+        path: String,
+        offset: Int64,
+        errno code: Int32
+    ) -> TransferError {
+        let reason = String(cString: strerror(code))
+        if code == ENOSPC || code == EDQUOT {
+            return TransferError(
+                code: .diskFull,
+                message: "The disk is full: \(operation) at byte \(offset) of \(path) failed (\(reason)) while "
+                    + "downloading \(redactedURL(url)). Free space on that file system, then resume.",
+                systemErrno: code
+            )
+        }
+        return TransferError(
+            code: .io,
+            message: "Writing the download of \(redactedURL(url)) failed: \(operation) at byte \(offset) of \(path): "
+                + "\(reason). Check that the file is writable and the file system is healthy, then resume.",
+            systemErrno: code
+        )
+    }
+}
+
+/// What a failed libcurl transfer looked like, for mapping it to a ``TransferError``; no libcurl types, so the
+/// mapping can be tested without a network.
+struct CurlFailure: Sendable, Hashable {
+    /// The `CURLcode`.
+    var code: Int32
+    /// libcurl's `CURLOPT_ERRORBUFFER` text, or `curl_easy_strerror` when that was empty.
+    var curlMessage: String
+    /// The requested URL.
+    var url: String
+    /// The `Location` of the last redirect seen, if any.
+    var redirectLocation: String?
+    /// Body bytes of the final response received so far.
+    var bodyBytesReceived: Int64
+    /// `Content-Length` of the final response.
+    var contentLength: Int64?
+    /// Valid bytes in the file.
+    var bytesInFile: Int64
+    var options: TransferOptions
+}
+
+extension TransferError {
+    /// Maps a libcurl failure to an error whose message says what failed and what to do.
+    init(_ failure: CurlFailure) {
+        let url = redactedURL(failure.url)
+        let curl = "curl: \(failure.curlMessage)"
+        let resume =
+            failure.bytesInFile > 0
+            ? "The file holds \(failure.bytesInFile) valid bytes; the next attempt resumes from there."
+            : "Try again later."
+        let code: Code
+        let message: String
+        switch CURLcode(rawValue: UInt32(bitPattern: failure.code)) {
+        case CURLE_OPERATION_TIMEDOUT:
+            code = .timeout
+            if failure.curlMessage.hasPrefix("Operation too slow") {
+                message =
+                    "Downloading \(url) stalled: less than \(failure.options.lowSpeedLimit) bytes/s for "
+                    + "\(seconds(failure.options.lowSpeedTime)) s (\(curl)). \(resume)"
+            } else {
+                message =
+                    "Connecting to \(url) timed out (\(curl)). Check the network and the server address; "
+                    + "the connect timeout is \(seconds(failure.options.connectTimeout)) s."
+            }
+        case CURLE_TOO_MANY_REDIRECTS:
+            code = .tooManyRedirects
+            message =
+                "Downloading \(url) was redirected more than \(failure.options.maxRedirects) times (\(curl)). "
+                + "The server is probably in a redirect loop; check the URL in a browser."
+        case CURLE_UNSUPPORTED_PROTOCOL:
+            let scheme = failure.redirectLocation.flatMap(urlScheme) ?? urlScheme(failure.url) ?? "?"
+            if failure.options.requireHTTPS && scheme == "http" && failure.redirectLocation != nil {
+                code = .insecureRedirect
+                message =
+                    "Downloading \(url) was redirected from https to plain http "
+                    + "(\(redactedURL(failure.redirectLocation ?? ""))), which HTTPS-only downloads refuse. "
+                    + "Turn off the HTTPS requirement for this feed if that is acceptable."
+            } else {
+                code = .schemeNotAllowed
+                let target = failure.redirectLocation.map { " redirected to \(redactedURL($0))" } ?? ""
+                let allowed = failure.options.requireHTTPS ? "https" : "http and https"
+                message =
+                    "Downloading \(url) failed:\(target) a '\(scheme)' URL, but only \(allowed) URLs are "
+                    + "downloaded (\(curl)). Ask the publisher for an \(allowed) link."
+            }
+        case CURLE_URL_MALFORMAT:
+            code = .invalidURL
+            message = "The URL \(url) is not valid (\(curl)). Check the feed or the link it came from."
+        case CURLE_PARTIAL_FILE:
+            code = .network
+            let total = failure.contentLength.map { " of \($0)" } ?? ""
+            message =
+                "Downloading \(url) broke off: the connection closed after \(failure.bodyBytesReceived)\(total) "
+                + "bytes (\(curl)). \(resume)"
+        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
+            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
+            CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED,
+            CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_CRL_BADFILE, CURLE_SSL_SHUTDOWN_FAILED, CURLE_SSL_CLIENTCERT,
+            CURLE_USE_SSL_FAILED:
+            code = .tls
+            message =
+                "The secure connection to \(url) failed (\(curl)). Check the system clock and CA certificates "
+                + "(ca-certificates); if the server's certificate is broken, tell the publisher."
+        case CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_BAD_CONTENT_ENCODING,
+            CURLE_RANGE_ERROR, CURLE_BAD_DOWNLOAD_RESUME, CURLE_HTTP3:
+            code = .protocolError
+            message = "The server for \(url) broke the HTTP protocol (\(curl)). \(resume)"
+        case CURLE_FILESIZE_EXCEEDED:
+            code = .tooLarge
+            message =
+                "Downloading \(url) stopped: the file is bigger than the \(failure.options.maxFileSize ?? 0)-byte "
+                + "maximum (\(curl)). Raise the maximum file size if the file is expected to be this big."
+        case CURLE_ABORTED_BY_CALLBACK:
+            code = .cancelled
+            message = "Downloading \(url) stopped: the transfer was cancelled."
+        case CURLE_WRITE_ERROR:
+            code = .io
+            message = "Writing the download of \(url) failed (\(curl)). Check the disk, then resume."
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            code = .network
+            message = "The server name in \(url) could not be resolved (\(curl)). Check the network and DNS."
+        case CURLE_COULDNT_CONNECT:
+            code = .network
+            message = "Connecting to \(url) failed (\(curl)). The server may be down; \(resume.lowercasedFirst)"
+        default:
+            code = .network
+            message = "Downloading \(url) failed (\(curl)). \(resume)"
+        }
+        self.init(code: code, message: message, curlCode: failure.code)
+    }
+}
+
+/// Whole seconds, rounded up, for messages and for options libcurl takes in seconds.
+func seconds(_ duration: Duration) -> Int {
+    let (whole, fraction) = duration.components
+    return Int(whole) + (fraction > 0 ? 1 : 0)
+}
+
+/// Milliseconds, rounded up, for libcurl's `_MS` options.
+func milliseconds(_ duration: Duration) -> Int {
+    let (whole, fraction) = duration.components
+    let attosecondsPerMillisecond: Int64 = 1_000_000_000_000_000
+    return Int(whole) * 1000 + Int((fraction + attosecondsPerMillisecond - 1) / attosecondsPerMillisecond)
+}
+
+/// The lower-cased scheme of a URL (`https` in `HTTPS://host/`), or `nil` when it has none.
+func urlScheme(_ url: String) -> String? {
+    guard let colon = url.firstIndex(of: ":") else { return nil }
+    let scheme = url[..<colon]
+    guard let first = scheme.first, first.isASCII, first.isLetter,
+        scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == ".") })
+    else { return nil }
+    return scheme.lowercased()
+}
+
+/// The URL with any `user:password@` replaced by `***@`, so that messages and logs never carry credentials.
+package func redactedURL(_ url: String) -> String {
+    guard let schemeEnd = url.range(of: "://") else { return url }
+    let authorityStart = schemeEnd.upperBound
+    let authorityEnd = url[authorityStart...].firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? url.endIndex
+    guard let at = url[authorityStart..<authorityEnd].lastIndex(of: "@") else { return url }
+    return String(url[..<authorityStart]) + "***" + String(url[at...])
+}
+
+extension String {
+    fileprivate var lowercasedFirst: String { prefix(1).lowercased() + dropFirst() }
+}

@@ -1,0 +1,297 @@
+#!/usr/bin/env python3
+"""A misbehaving HTTP/1.1 server for singlecast's download tests (python3 standard library only).
+
+Listens on 127.0.0.1 on a free port and prints that port on stdout. It stops when stdin reaches EOF (the test
+that started it went away) or after --lifetime seconds, whichever comes first.
+
+Body byte i of every generated file is (i * 31 + 7 + seed) & 0xff; seed is 0 unless noted. The Swift side
+(TestContent) computes the same bytes.
+
+Paths:
+  /file/<size>                   Range, If-Range, ETag and Last-Modified honoured; 416 past the end.
+  /drop/<size>/<after>           like /file, but a response that starts before byte <after> announces its full
+                                 length and closes the connection after byte <after>; a resume completes.
+  /status/<code>[?retry_after=s] that status with a 1000-byte error page (and Retry-After when asked).
+  /ignore-range/<size>           always 200 with the whole body.
+  /etag-changes/<size>           a new ETag and new content (seed = request number) on every request; If-Range
+                                 never matches, so a resume always gets a fresh 200.
+  /lie/<size>/<claimed>          Content-Length <claimed>, sends <size> bytes, closes.
+  /redirect-loop                 302 to itself.
+  /redirect/<n>/<target path>    n hops of 302 (each with a body) before /<target path>.
+  /redirect-to?url=<url>         302 to <url>.
+  /slow/<size>/<bytes per second> trickles the body.
+  /wrong-range/<size>            206 whose Content-Range starts elsewhere than the Range asked for.
+  /wrong-total/<size>            206 at the right offset but a total one byte larger than the file.
+  /no-length/<size>[?close=1]    200 without Content-Length: chunked, or ended by closing the connection.
+  /echo-headers                  200 with the request headers as a JSON object (names lower-cased).
+  /basic-auth/<user>/<password>/<size>  like /file behind HTTP basic authentication.
+"""
+
+import argparse
+import base64
+import http.server
+import json
+import os
+import socket
+import sys
+import threading
+import time
+import urllib.parse
+
+CHUNK = 64 * 1024
+LAST_MODIFIED = "Tue, 01 Oct 2024 12:00:00 GMT"
+
+
+def pattern(seed):
+    """Returns CHUNK + 256 bytes of content starting at offset 0 (the content repeats every 256 bytes)."""
+    block = bytes(((i * 31 + 7 + seed) & 0xFF) for i in range(256))
+    return block * ((CHUNK // 256) + 1)
+
+
+PATTERNS = {}
+PATTERNS_LOCK = threading.Lock()
+
+
+def content_pattern(seed):
+    seed &= 0xFF
+    with PATTERNS_LOCK:
+        if seed not in PATTERNS:
+            PATTERNS[seed] = pattern(seed)
+        return PATTERNS[seed]
+
+
+def parse_range(header, size):
+    """Parses 'bytes=a-' / 'bytes=a-b' / 'bytes=-n'; returns (start, end inclusive), None when absent or
+    unsupported, or 'unsatisfiable'."""
+    if not header or not header.strip().lower().startswith("bytes="):
+        return None
+    spec = header.strip()[6:]
+    if "," in spec:
+        return None
+    first, _, last = spec.partition("-")
+    try:
+        if first == "":
+            length = int(last)
+            if length == 0:
+                return "unsatisfiable"
+            return (max(0, size - length), size - 1)
+        start = int(first)
+        end = int(last) if last else size - 1
+    except ValueError:
+        return None
+    if start >= size:
+        return "unsatisfiable"
+    return (start, min(end, size - 1))
+
+
+class FaultHandler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "singlecast-fault-server"
+    counter = 0
+    counter_lock = threading.Lock()
+
+    def log_message(self, format, *args):  # quiet: tests read outcomes, not logs
+        pass
+
+    # Helpers
+
+    def send_body(self, start, end_exclusive, seed=0, stop_at=None, rate=None):
+        """Writes content bytes [start, end_exclusive); stops early (returns False) at absolute offset stop_at."""
+        data = content_pattern(seed)
+        position = start
+        limit = end_exclusive if stop_at is None else min(end_exclusive, stop_at)
+        step = CHUNK if rate is None else max(1, rate // 10)
+        while position < limit:
+            count = min(step, limit - position, CHUNK)
+            offset = position % 256
+            try:
+                self.wfile.write(data[offset:offset + count])
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
+                return False
+            position += count
+            if rate is not None:
+                time.sleep(0.1)
+        return position == end_exclusive
+
+    def hard_close(self):
+        self.close_connection = True
+        try:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def simple(self, code, body=b"", headers=()):
+        self.send_response(code)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Type", "text/plain")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def serve_file(self, size, etag, seed=0, honour_range=True, drop_after=None, rate=None):
+        requested = parse_range(self.headers.get("Range"), size) if honour_range else None
+        if_range = self.headers.get("If-Range")
+        if requested is not None and if_range is not None and if_range not in (etag, LAST_MODIFIED):
+            requested = None  # RFC 9110 13.1.5: a failed If-Range means "send the whole representation"
+        if requested == "unsatisfiable":
+            self.simple(416, b"range not satisfiable\n", [("Content-Range", "bytes */%d" % size)])
+            return
+        if requested is None:
+            start, end = 0, size - 1
+            self.send_response(200)
+        else:
+            start, end = requested
+            self.send_response(206)
+            self.send_header("Content-Range", "bytes %d-%d/%d" % (start, end, size))
+        self.send_header("Content-Length", str(end - start + 1))
+        self.send_header("Content-Type", "audio/mpeg")
+        self.send_header("ETag", etag)
+        self.send_header("Last-Modified", LAST_MODIFIED)
+        if honour_range:
+            self.send_header("Accept-Ranges", "bytes")
+        self.end_headers()
+        if self.command == "HEAD":
+            return
+        stop_at = drop_after if drop_after is not None and start < drop_after else None
+        complete = self.send_body(start, end + 1, seed=seed, stop_at=stop_at, rate=rate)
+        if not complete:
+            self.hard_close()
+
+    # Routing
+
+    def do_HEAD(self):
+        self.do_GET()
+
+    def do_GET(self):
+        url = urllib.parse.urlsplit(self.path)
+        parts = [p for p in url.path.split("/") if p]
+        query = urllib.parse.parse_qs(url.query)
+        try:
+            self.route(parts, query)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        except (ValueError, IndexError) as error:
+            self.simple(400, ("bad test path %s: %s\n" % (self.path, error)).encode())
+
+    def route(self, parts, query):
+        kind = parts[0] if parts else ""
+        if kind == "file":
+            size = int(parts[1])
+            self.serve_file(size, '"file-%d"' % size)
+        elif kind == "drop":
+            size, after = int(parts[1]), int(parts[2])
+            self.serve_file(size, '"drop-%d"' % size, drop_after=after)
+        elif kind == "status":
+            code = int(parts[1])
+            headers = [("Retry-After", query["retry_after"][0])] if "retry_after" in query else []
+            self.simple(code, b"E" * 1000, headers)
+        elif kind == "ignore-range":
+            size = int(parts[1])
+            self.serve_file(size, '"ignore-%d"' % size, honour_range=False)
+        elif kind == "etag-changes":
+            size = int(parts[1])
+            with FaultHandler.counter_lock:
+                FaultHandler.counter += 1
+                seed = FaultHandler.counter
+            self.serve_file(size, '"v%d"' % seed, seed=seed)
+        elif kind == "lie":
+            size, claimed = int(parts[1]), int(parts[2])
+            self.send_response(200)
+            self.send_header("Content-Length", str(claimed))
+            self.end_headers()
+            self.send_body(0, size)
+            self.hard_close()
+        elif kind == "redirect-loop":
+            self.simple(302, b"around we go\n", [("Location", "/redirect-loop")])
+        elif kind == "redirect":
+            hops = int(parts[1])
+            target = "/".join(parts[2:])
+            location = "/redirect/%d/%s" % (hops - 1, target) if hops > 1 else "/" + target
+            self.simple(302, b"R" * 500, [("Location", location), ("ETag", '"redirect-hop"')])
+        elif kind == "redirect-to":
+            self.simple(302, b"elsewhere\n", [("Location", query["url"][0])])
+        elif kind == "slow":
+            size, rate = int(parts[1]), int(parts[2])
+            self.serve_file(size, '"slow-%d"' % size, honour_range=False, rate=rate)
+        elif kind == "wrong-range":
+            size = int(parts[1])
+            requested = parse_range(self.headers.get("Range"), size)
+            start = requested[0] // 2 if isinstance(requested, tuple) and requested[0] > 0 else 1
+            self.send_response(206)
+            self.send_header("Content-Range", "bytes %d-%d/%d" % (start, size - 1, size))
+            self.send_header("Content-Length", str(size - start))
+            self.send_header("ETag", '"wrong-%d"' % size)
+            self.end_headers()
+            self.send_body(start, size)
+        elif kind == "wrong-total":
+            size = int(parts[1])
+            requested = parse_range(self.headers.get("Range"), size)
+            start = requested[0] if isinstance(requested, tuple) else 0
+            self.send_response(206)
+            self.send_header("Content-Range", "bytes %d-%d/%d" % (start, size - 1, size + 1))
+            self.send_header("Content-Length", str(size - start))
+            self.end_headers()
+            self.send_body(start, size)
+        elif kind == "no-length":
+            size = int(parts[1])
+            close = query.get("close", ["0"])[0] == "1"
+            self.send_response(200)
+            self.send_header("Content-Type", "audio/mpeg")
+            if close:
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.send_body(0, size)
+                self.hard_close()
+            else:
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                data = content_pattern(0)
+                position = 0
+                while position < size:
+                    count = min(CHUNK, size - position)
+                    offset = position % 256
+                    self.wfile.write(b"%x\r\n" % count + data[offset:offset + count] + b"\r\n")
+                    position += count
+                self.wfile.write(b"0\r\n\r\n")
+        elif kind == "echo-headers":
+            body = json.dumps({k.lower(): v for k, v in self.headers.items()}, sort_keys=True).encode()
+            self.simple(200, body, [("Content-Type", "application/json")])
+        elif kind == "basic-auth":
+            user, password, size = parts[1], parts[2], int(parts[3])
+            expected = "Basic " + base64.b64encode(("%s:%s" % (user, password)).encode()).decode()
+            if self.headers.get("Authorization") != expected:
+                self.simple(401, b"who are you?\n", [("WWW-Authenticate", 'Basic realm="test"')])
+            else:
+                self.serve_file(size, '"auth-%d"' % size)
+        else:
+            self.simple(404, b"no such test path\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lifetime", type=float, default=600, help="seconds before exiting on its own")
+    arguments = parser.parse_args()
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FaultHandler)
+    server.daemon_threads = True
+    print(server.server_address[1], flush=True)
+
+    def exit_when_parent_leaves():
+        try:
+            while sys.stdin.buffer.read(4096):
+                pass
+        except OSError:
+            pass
+        os._exit(0)
+
+    threading.Thread(target=exit_when_parent_leaves, daemon=True).start()
+    threading.Timer(arguments.lifetime, lambda: os._exit(0)).start()
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

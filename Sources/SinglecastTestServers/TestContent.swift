@@ -1,0 +1,34 @@
+import Foundation
+
+/// The deterministic file contents the test peers serve: byte `i` is `(i * 31 + 7 + seed) & 0xff`.
+///
+/// `Resources/fault_server.py` computes the same bytes, so tests can check a download byte for byte without keeping
+/// a copy. The pattern repeats every 256 bytes, and no 256-byte window equals another seed's, so an offset or seed
+/// mix-up shows.
+package enum TestContent {
+    /// Byte `index` of the file generated with `seed`.
+    package static func byte(at index: Int64, seed: Int = 0) -> UInt8 {
+        UInt8(truncatingIfNeeded: index &* 31 &+ 7 &+ Int64(seed))
+    }
+
+    /// Bytes `range` of the file generated with `seed`.
+    package static func data(_ range: Range<Int64>, seed: Int = 0) -> Data {
+        let period = (0..<256).map { byte(at: range.lowerBound + Int64($0), seed: seed) }
+        var data = Data(capacity: range.count)
+        var remaining = range.count
+        while remaining > 0 {
+            let count = min(remaining, period.count)
+            data.append(contentsOf: period[..<count])
+            remaining -= count
+        }
+        return data
+    }
+
+    /// The whole file of `size` bytes generated with `seed`.
+    package static func data(size: Int64, seed: Int = 0) -> Data { data(0..<size, seed: seed) }
+
+    /// Writes the file of `size` bytes generated with `seed` to `path`, replacing it.
+    package static func write(size: Int64, to path: String, seed: Int = 0) throws {
+        try data(size: size, seed: seed).write(to: URL(fileURLWithPath: path))
+    }
+}

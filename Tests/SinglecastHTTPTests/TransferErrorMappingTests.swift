@@ -1,0 +1,75 @@
+import Testing
+
+@testable import SinglecastHTTP
+
+/// Builds the error for a libcurl failure the way the engine does.
+private enum CurlFailureMapping {
+    static func map(
+        code: Int32,
+        url: String,
+        location: String? = nil,
+        options: TransferOptions = TransferOptions()
+    ) -> TransferError {
+        TransferError(
+            CurlFailure(
+                code: code,
+                curlMessage: "test",
+                url: url,
+                redirectLocation: location,
+                bodyBytesReceived: 0,
+                contentLength: nil,
+                bytesInFile: 0,
+                options: options
+            )
+        )
+    }
+}
+
+/// libcurl failures mapped to stable codes and helpful messages, without a network.
+@Suite struct TransferErrorMappingTests {
+    // CURLcode values from curl.h (stable ABI).
+    private static let unsupportedProtocol: Int32 = 1
+    private static let partialFile: Int32 = 18
+    private static let operationTimedOut: Int32 = 28
+    private static let sslConnectError: Int32 = 35
+    private static let tooManyRedirects: Int32 = 47
+    private static let peerFailedVerification: Int32 = 60
+
+    @Test func insecureRedirectIsToldApartFromOtherSchemes() throws {
+        var options = TransferOptions()
+        options.requireHTTPS = true
+        let insecure = CurlFailureMapping.map(
+            code: Self.unsupportedProtocol,
+            url: "https://feeds.example/ep.mp3",
+            location: "http://cdn.example/ep.mp3",
+            options: options
+        )
+        #expect(insecure.code == .insecureRedirect)
+        #expect(insecure.message.contains("https to plain http"))
+
+        let file = CurlFailureMapping.map(
+            code: Self.unsupportedProtocol,
+            url: "https://feeds.example/ep.mp3",
+            location: "file:///etc/passwd",
+            options: options
+        )
+        #expect(file.code == .schemeNotAllowed)
+    }
+
+    @Test(arguments: [
+        (partialFile, TransferError.Code.network),
+        (operationTimedOut, .timeout),
+        (sslConnectError, .tls),
+        (peerFailedVerification, .tls),
+        (tooManyRedirects, .tooManyRedirects),
+        (7, .network),
+        (6, .network),
+        (8, .protocolError),
+    ])
+    func curlCodesMapToStableCodes(curlCode: Int32, expected: TransferError.Code) {
+        let error = CurlFailureMapping.map(code: curlCode, url: "https://u:p@example.com/a.mp3")
+        #expect(error.code == expected)
+        #expect(error.curlCode == curlCode)
+        #expect(!error.message.contains("u:p@"))
+    }
+}
