@@ -20,7 +20,7 @@ let package = Package(
         .target(name: "SinglecastStore", dependencies: ["CSQLite"]),
         .target(
             name: "SinglecastDaemon",
-            dependencies: ["SinglecastProtocol", "SinglecastStore", "CSystemd", "CCurl", "CPosix"]
+            dependencies: ["SinglecastProtocol", "SinglecastStore", "SinglecastHTTP", "CSystemd", "CCurl", "CPosix"]
         ),
         .target(name: "SinglecastCLI", dependencies: ["SinglecastProtocol"]),
         .target(name: "SinglecastHTTP", dependencies: ["CCurl"]),
@@ -37,7 +37,7 @@ let package = Package(
         // Spawns the built singlecastd/singlecastctl binaries; depends on them so `swift test` builds them.
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["singlecastd", "singlecastctl", "SinglecastProtocol"]
+            dependencies: ["singlecastd", "singlecastctl", "SinglecastProtocol", "SinglecastTestServers"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -144,7 +144,8 @@ package struct DaemonConfiguration: Hashable, Sendable {
     ) -> Key {
         Key(name: name) { configuration, value in
             guard let duration = parseDuration(value), range.contains(duration) else {
-                return "\(name) must be a duration such as 30s, 500ms or 2m (from \(range.lowerBound) to \(range.upperBound)); got '\(value)'"
+                return
+                    "\(name) must be a duration such as 30s, 500ms or 2m (from \(range.lowerBound) to \(range.upperBound)); got '\(value)'"
             }
             assign(&configuration, duration)
             return nil

@@ -131,7 +131,8 @@ package struct Router: Sendable {
         if let unknown = sent.filter({ $0.value != .null && read[$0.key] == nil }).keys.sorted().first {
             let known = read.keys.sorted().map { "'\($0)'" }.joined(separator: ", ")
             throw RPCError.invalidParams(
-                "unknown parameter '\(unknown)' for '\(request.method)'" + (known.isEmpty ? "" : "; understood: \(known)"),
+                "unknown parameter '\(unknown)' for '\(request.method)'"
+                    + (known.isEmpty ? "" : "; understood: \(known)"),
                 parameter: unknown
             )
         }

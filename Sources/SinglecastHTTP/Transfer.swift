@@ -136,10 +136,16 @@ package struct TransferProgress: Sendable, Hashable {
     package var bytesInFile: Int64
     /// The size of the whole file, when the server said.
     package var totalLength: Int64?
+    /// Validators of the response being written, so the caller can record them before the transfer ends: a
+    /// resume after a crash needs them for `If-Range`.
+    package var etag: String?
+    package var lastModified: String?
 
-    package init(bytesInFile: Int64, totalLength: Int64?) {
+    package init(bytesInFile: Int64, totalLength: Int64?, etag: String? = nil, lastModified: String? = nil) {
         self.bytesInFile = bytesInFile
         self.totalLength = totalLength
+        self.etag = etag
+        self.lastModified = lastModified
     }
 }
 

@@ -292,7 +292,16 @@ final class TransferContext {
         let nanoseconds = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
         guard force || nanoseconds &- lastProgressNanoseconds >= TransferContext.progressInterval else { return }
         lastProgressNanoseconds = nanoseconds
-        progress(TransferProgress(bytesInFile: bytesInFile, totalLength: policy.totalLength ?? request.expectedTotal))
+        // Validators only of a response whose body is written (never of a redirect hop or an error page).
+        let writing = policy.status == 200 || policy.status == 206
+        progress(
+            TransferProgress(
+                bytesInFile: bytesInFile,
+                totalLength: policy.totalLength ?? request.expectedTotal,
+                etag: writing ? policy.headers["etag"] : nil,
+                lastModified: writing ? policy.headers["last-modified"] : nil
+            )
+        )
     }
 
     private var bytesInFile: Int64 { writeFailure?.bytesInFile ?? policy.bytesInFile }

@@ -78,13 +78,19 @@ import Testing
         scheduler.maximumConcurrent = 3
         scheduler.maximumPerHost = 2
         let (start, wake) = scheduler.select(
-            candidates: [candidate(1, "a"), candidate(2, "a"), candidate(3, "a"), candidate(4, "b"), candidate(5, "c")],
+            candidates: [
+                candidate(1, "a"), candidate(2, "a"), candidate(3, "a"), candidate(4, "b"), candidate(5, "c"),
+            ],
             activeHosts: [],
             now: 0
         )
         #expect(start == [1, 2, 4])
         #expect(wake == nil)
-        let more = scheduler.select(candidates: [candidate(3, "a"), candidate(5, "c")], activeHosts: ["a", "a"], now: 0)
+        let more = scheduler.select(
+            candidates: [candidate(3, "a"), candidate(5, "c")],
+            activeHosts: ["a", "a"],
+            now: 0
+        )
         #expect(more.start == [5])
     }
 

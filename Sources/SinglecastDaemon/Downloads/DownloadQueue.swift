@@ -47,6 +47,8 @@ package actor DownloadQueue: Service {
         let stop = Completion()
         let host: String
         let progress = Mutex<(bytes: Int64, total: Int64?)>((0, nil))
+        /// The final response's validators, as soon as its headers arrive.
+        let validators = Mutex<(etag: String?, lastModified: String?)>((nil, nil))
         let rate = Mutex<Double>(0)
 
         init(host: String) { self.host = host }
@@ -195,7 +197,13 @@ package actor DownloadQueue: Service {
         let fd = open(record.partialPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o666)
         guard fd >= 0 else {
             let code = errno
-            await conclude(id, .failure(Self.fileError(code, record.partialPath), decision: code == ENOSPC ? .pause(reason: "disk_full") : .fail))
+            await conclude(
+                id,
+                .failure(
+                    Self.fileError(code, record.partialPath),
+                    decision: code == ENOSPC ? .pause(reason: "disk_full") : .fail
+                )
+            )
             return
         }
         defer { close(fd) }
@@ -233,6 +241,9 @@ package actor DownloadQueue: Service {
             group.addTask { [engine] in
                 await engine.transfer(request) { progress in
                     transfer.progress.withLock { $0 = (progress.bytesInFile, progress.totalLength) }
+                    if progress.etag != nil || progress.lastModified != nil {
+                        transfer.validators.withLock { $0 = (progress.etag, progress.lastModified) }
+                    }
                 }
             }
             group.addTask {
@@ -267,8 +278,20 @@ package actor DownloadQueue: Service {
             transfer.rate.withLock { $0 = $0 == 0 ? instant : $0 * 0.7 + instant * 0.3 }
             lastBytes = bytes
             guard var record = records[id], record.state == .active else { continue }
-            if total != nil && record.bytesTotal == nil { record.bytesTotal = total }
-            if bytes - lastCheckpointBytes >= settings.checkpointBytes
+            // What identifies the server's file is saved at once: without it a resume after kill -9 could not
+            // be validated and would start over.
+            var learned = false
+            if let total, record.bytesTotal != total {
+                record.bytesTotal = total
+                learned = true
+            }
+            let (etag, lastModified) = transfer.validators.withLock { $0 }
+            if (etag != nil && etag != record.etag) || (lastModified != nil && lastModified != record.lastModified) {
+                record.etag = etag
+                record.lastModified = lastModified
+                learned = true
+            }
+            if learned || bytes - lastCheckpointBytes >= settings.checkpointBytes
                 || ContinuousClock.now - lastCheckpoint >= settings.checkpointInterval
             {
                 // The offset is recorded only after the bytes before it are on disk.
@@ -382,7 +405,11 @@ package actor DownloadQueue: Service {
         }
     }
 
-    private func retryDecision(_ record: DownloadRecord, retryAfter: String?, immediately: Bool = false)
+    private func retryDecision(
+        _ record: DownloadRecord,
+        retryAfter: String?,
+        immediately: Bool = false
+    )
         -> FailureDecision
     {
         guard record.attempts < settings.retry.maximumAttempts else { return .fail }
@@ -460,7 +487,6 @@ package actor DownloadQueue: Service {
         let taken = Set(records.values.filter { $0.id != id && $0.directory == record.directory }.map(\.fileName))
         let name = FileNaming.unique(record.fileName) { candidate in
             taken.contains(candidate) || FileManager.default.fileExists(atPath: record.directory + "/" + candidate)
-                || FileManager.default.fileExists(atPath: record.directory + "/" + candidate + ".part")
         }
         // rename(2) is atomic: the final name shows either nothing or the complete file.
         guard rename(record.partialPath, record.directory + "/" + name) == 0 else {
@@ -495,7 +521,9 @@ package actor DownloadQueue: Service {
 
     /// Validates and queues URLs; committed before it returns.
     package func enqueue(_ params: EnqueueParams) async throws -> EnqueueResult {
-        guard !params.urls.isEmpty else { throw RPCError.invalidParams("'urls' must hold at least one URL", parameter: "urls") }
+        guard !params.urls.isEmpty else {
+            throw RPCError.invalidParams("'urls' must hold at least one URL", parameter: "urls")
+        }
         if params.name != nil && params.urls.count != 1 {
             throw RPCError.invalidParams("'name' can only be given with exactly one URL", parameter: "name")
         }
@@ -504,19 +532,29 @@ package actor DownloadQueue: Service {
         }
         let directory = params.directory ?? defaultDirectory
         guard directory.hasPrefix("/") else {
-            throw RPCError.invalidParams("'directory' must be an absolute path, got '\(directory)'", parameter: "directory")
+            throw RPCError.invalidParams(
+                "'directory' must be an absolute path, got '\(directory)'",
+                parameter: "directory"
+            )
         }
         for header in params.headers ?? [] {
-            guard let colon = header.firstIndex(of: ":"), !header[..<colon].trimmingCharacters(in: .whitespaces).isEmpty,
+            guard let colon = header.firstIndex(of: ":"),
+                !header[..<colon].trimmingCharacters(in: .whitespaces).isEmpty,
                 !header.contains("\n"), !header.contains("\r")
             else {
-                throw RPCError.invalidParams("header '\(header)' is not of the form 'Name: value'", parameter: "headers")
+                throw RPCError.invalidParams(
+                    "header '\(header)' is not of the form 'Name: value'",
+                    parameter: "headers"
+                )
             }
         }
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw RPCError.invalidParams("cannot create the directory '\(directory)': \(error.localizedDescription)", parameter: "directory")
+            throw RPCError.invalidParams(
+                "cannot create the directory '\(directory)': \(error.localizedDescription)",
+                parameter: "directory"
+            )
         }
         let now = Self.now()
         var taken = Set(records.values.filter { $0.directory == directory && $0.state != .completed }.map(\.fileName))
@@ -579,10 +617,12 @@ package actor DownloadQueue: Service {
     }
 
     package func list(state: DownloadState?) -> DownloadsResult {
-        DownloadsResult(downloads: orderedRecords().compactMap { record in
-            let info = info(record)
-            return state == nil || info.state == state ? info : nil
-        })
+        DownloadsResult(
+            downloads: orderedRecords().compactMap { record in
+                let info = info(record)
+                return state == nil || info.state == state ? info : nil
+            }
+        )
     }
 
     package func show(_ id: Int64) throws -> DownloadInfo {
@@ -746,7 +786,15 @@ package actor DownloadQueue: Service {
     }
 
     package func counts() -> DownloadCounts {
-        var counts = DownloadCounts(active: 0, queued: 0, paused: 0, failed: 0, completed: 0, rate: 0, rateLimit: effectiveSpeedLimit)
+        var counts = DownloadCounts(
+            active: 0,
+            queued: 0,
+            paused: 0,
+            failed: 0,
+            completed: 0,
+            rate: 0,
+            rateLimit: effectiveSpeedLimit
+        )
         for record in records.values {
             switch record.state {
             case .active: counts.active += 1
@@ -792,7 +840,9 @@ package actor DownloadQueue: Service {
     private func info(_ record: DownloadRecord) -> DownloadInfo {
         let transfer = transfers[record.id]
         let live = transfer?.progress.withLock { $0 }
-        let bytes = live?.bytes ?? (record.state == .completed ? record.bytesTotal ?? record.bytesDone : Self.partialSize(record))
+        let bytes =
+            live?.bytes
+            ?? (record.state == .completed ? record.bytesTotal ?? record.bytesDone : Self.partialSize(record))
         let total = live?.total ?? record.bytesTotal
         let speed = transfer?.rate.withLock { $0 }
         var eta: Double?
@@ -817,7 +867,9 @@ package actor DownloadQueue: Service {
             nextRetryAt: record.nextAttemptAt.map { Self.iso8601($0) },
             addedAt: Self.iso8601(record.addedAt),
             completedAt: record.completedAt.map { Self.iso8601($0) },
-            headerNames: record.headers.compactMap { $0.split(separator: ":").first.map { $0.trimmingCharacters(in: .whitespaces) } },
+            headerNames: record.headers.compactMap {
+                $0.split(separator: ":").first.map { $0.trimmingCharacters(in: .whitespaces) }
+            },
             hasCredentials: record.authUser != nil
         )
     }
@@ -833,7 +885,10 @@ package actor DownloadQueue: Service {
 
     private static func fileError(_ code: Int32, _ path: String) -> DownloadErrorInfo {
         if code == ENOSPC || code == EDQUOT {
-            return DownloadErrorInfo(code: "disk_full", message: "the disk holding \(path) is full; free space, then resume")
+            return DownloadErrorInfo(
+                code: "disk_full",
+                message: "the disk holding \(path) is full; free space, then resume"
+            )
         }
         return DownloadErrorInfo(code: "io", message: "cannot write \(path): \(String(cString: strerror(code)))")
     }

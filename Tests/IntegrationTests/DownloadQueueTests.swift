@@ -1,0 +1,253 @@
+import Foundation
+import SinglecastProtocol
+import SinglecastTestServers
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The download queue end to end: the real daemon, real nginx and a fault-injecting server on loopback.
+@Suite struct DownloadQueueTests {
+    private func enqueue(_ client: LineClient, _ params: EnqueueParams) throws -> EnqueueResult {
+        let json = String(decoding: try WireCoding.encoder().encode(params), as: UTF8.self)
+        return try client.result("enqueue", as: EnqueueResult.self, params: json)
+    }
+
+    private func show(_ client: LineClient, _ id: Int64) throws -> DownloadInfo {
+        try client.result("show", as: DownloadInfo.self, params: "{\"id\":\(id)}")
+    }
+
+    /// Polls `show` until `condition` holds; fails the test with the last state after `timeout` seconds.
+    @discardableResult
+    private func waitFor(
+        _ client: LineClient,
+        _ id: Int64,
+        timeout: Double = 60,
+        _ condition: (DownloadInfo) -> Bool
+    ) throws -> DownloadInfo {
+        let deadline = Date.now.addingTimeInterval(timeout)
+        var info = try show(client, id)
+        while !condition(info) {
+            guard Date.now < deadline else { throw HarnessError("download \(id) stuck: \(info)") }
+            usleep(50_000)
+            info = try show(client, id)
+        }
+        return info
+    }
+
+    @Test func downloadsFromNginxAndRenamesIntoPlace() throws {
+        let nginx = try NginxServer()
+        var sources: [String: Data] = [:]
+        var urls: [String] = []
+        for (name, size) in [("a.mp3", 1 << 20), ("b.mp3", 8 << 20), ("small.m4a", 65_536)] {
+            let data = Data((0..<size).map { _ in UInt8.random(in: 0...255) })
+            urls.append(try nginx.serve(data, as: name))
+            sources[name] = data
+        }
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let target = daemon.root.file("episodes")
+        let result = try enqueue(
+            client,
+            EnqueueParams(urls: urls, directory: target)
+        )
+        #expect(result.downloads.count == 3)
+        #expect(result.downloads.allSatisfy { !$0.existing })
+        for entry in result.downloads {
+            let done = try waitFor(client, entry.id) { $0.state == .completed || $0.state == .failed }
+            #expect(done.state == .completed, "\(done)")
+            let source = try #require(sources[(done.file as NSString).lastPathComponent], "unexpected \(done.file)")
+            #expect(FileManager.default.contents(atPath: done.file) == source)
+            #expect(!FileManager.default.fileExists(atPath: done.file + ".part"))
+            #expect(done.bytesDone == Int64(source.count))
+        }
+        // The same URL again, while the first is completed, is a new download whose file gets a new name.
+        let again = try enqueue(client, EnqueueParams(urls: [nginx.url("/a.mp3")], directory: target))
+        #expect(again.downloads[0].file.hasSuffix("/a (2).mp3"))
+        let status = try client.result("status", as: StatusResult.self)
+        #expect(status.downloads?.completed ?? 0 >= 3)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func survivesKill9AndResumesWhereItStopped() throws {
+        let server = try FaultServer()
+        let size = 2 << 20
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        var client = try LineClient(path: daemon.socketPath)
+        let url = server.url("/slow/\(size)/524288")
+        let id = try enqueue(client, EnqueueParams(urls: [url], directory: daemon.root.file("dl"))).downloads[0].id
+        try waitFor(client, id) { $0.bytesDone > 256 << 10 }
+        daemon.signal(SIGKILL)
+        _ = daemon.waitForExit()
+
+        let restarted = DaemonProcess(root: daemon.root)
+        try restarted.startAndWaitUntilReady()
+        client = try LineClient(path: restarted.socketPath)
+        _ = try client.result("watch", as: WatchResult.self, params: #"{"topics":["downloads"]}"#)
+        // The first event after the restart is the transfer starting again, from the bytes already on disk.
+        let started = try #require(try client.readLine())
+        #expect(started.contains(#""method":"download.started""#))
+        guard case .notification(_, let params?) = try RPCIncoming.parse(line: Array(started.utf8)) else {
+            Issue.record("not an event: \(started)")
+            return
+        }
+        let resumedAt = try WireCoding.decode(DownloadEventParams.self, from: params).download.bytesDone
+        #expect(resumedAt > 0, "the transfer restarted from zero")
+
+        let done = try waitFor(client, id) { $0.state == .completed || $0.state == .failed }
+        #expect(done.state == .completed, "\(done)")
+        #expect(done.attempts == 2)
+        #expect(FileManager.default.contents(atPath: done.file) == TestContent.data(size: Int64(size)))
+        #expect(restarted.stop() == 0)
+    }
+
+    @Test func permanentErrorsFailAtOnceAndTemporaryOnesAreRetried() throws {
+        let server = try FaultServer()
+        let daemon = DaemonProcess()
+        try daemon.writeConfig("max_attempts = 2\nretry_base_delay = 50ms\n")
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let directory = daemon.root.file("dl")
+        let missing = try enqueue(client, EnqueueParams(urls: [server.url("/status/404")], directory: directory))
+        let gone = try waitFor(client, missing.downloads[0].id) { $0.state == .failed }
+        #expect(gone.attempts == 1)
+        #expect(gone.lastError?.code == "http_status")
+        #expect(gone.lastError?.httpStatus == 404)
+        #expect(!FileManager.default.fileExists(atPath: gone.file), "an error page is never saved as the file")
+
+        let busy = try enqueue(
+            client,
+            EnqueueParams(urls: [server.url("/status/503?retry_after=1")], directory: directory)
+        )
+        let waiting = try waitFor(client, busy.downloads[0].id) { $0.attempts == 1 && $0.nextRetryAt != nil }
+        #expect(waiting.state == .queued)
+        let failed = try waitFor(client, busy.downloads[0].id) { $0.state == .failed }
+        #expect(failed.attempts == 2)
+        #expect(failed.lastError?.httpStatus == 503)
+
+        // retry queues it again with a fresh count.
+        let retried = try client.result("retry", as: ChangedResult.self, params: "{\"ids\":[\(busy.downloads[0].id)]}")
+        #expect(retried.changed == [busy.downloads[0].id])
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func hostileInputIsRefusedClearly() throws {
+        let server = try FaultServer()
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        for bad in ["file:///etc/passwd", "ftp://example.com/x.mp3", "not a url", "http://"] {
+            let json = String(decoding: try WireCoding.encoder().encode(EnqueueParams(urls: [bad])), as: UTF8.self)
+            guard case .error(_, let error) = try client.call("enqueue", params: json) else {
+                Issue.record("\(bad) was accepted")
+                continue
+            }
+            #expect(error.code == RPCError.invalidParamsCode)
+        }
+        guard case .error(_, let typo) = try client.call("enqueue", params: #"{"url":["http://x/y"]}"#) else {
+            Issue.record("a misspelt parameter was accepted")
+            return
+        }
+        #expect(typo.message.contains("'urls' is required"))
+
+        // A name that tries to leave the directory stays inside it.
+        let directory = daemon.root.file("dl")
+        let named = try enqueue(
+            client,
+            EnqueueParams(urls: [server.url("/file/1000")], directory: directory, name: "../../../.bashrc")
+        )
+        let file = named.downloads[0].file
+        #expect((file as NSString).deletingLastPathComponent == directory)
+        #expect(!(file as NSString).lastPathComponent.hasPrefix("."))
+
+        // A redirect to another scheme fails for good, without retrying.
+        let redirect = try enqueue(
+            client,
+            EnqueueParams(urls: [server.url("/redirect-to?url=file:///etc/passwd")], directory: directory)
+        )
+        let refused = try waitFor(client, redirect.downloads[0].id) { $0.state == .failed }
+        #expect(refused.lastError?.code == "scheme_not_allowed")
+        #expect(refused.attempts == 1)
+
+        // Queueing the same URL twice returns the first download.
+        let once = try enqueue(client, EnqueueParams(urls: [server.url("/slow/100000/1000")], directory: directory))
+        let twice = try enqueue(client, EnqueueParams(urls: [server.url("/slow/100000/1000")], directory: directory))
+        #expect(twice.downloads[0].existing)
+        #expect(twice.downloads[0].id == once.downloads[0].id)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func pauseResumeAndCancel() throws {
+        let server = try FaultServer()
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let size = 1 << 20
+        let id = try enqueue(
+            client,
+            EnqueueParams(urls: [server.url("/slow/\(size)/262144")], directory: daemon.root.file("dl"))
+        ).downloads[0].id
+        try waitFor(client, id) { $0.bytesDone > 0 }
+        #expect(try client.result("pause", as: ChangedResult.self, params: "{\"ids\":[\(id)]}").changed == [id])
+        let paused = try waitFor(client, id) { $0.state == .paused }
+        usleep(300_000)
+        let held = try show(client, id)
+        #expect(held.bytesDone == (try show(client, id)).bytesDone, "a paused download does not move")
+        #expect(FileManager.default.fileExists(atPath: paused.file + ".part"))
+
+        #expect(try client.result("resume", as: ChangedResult.self, params: #"{"all":true}"#).changed == [id])
+        let done = try waitFor(client, id) { $0.state == .completed }
+        #expect(FileManager.default.contents(atPath: done.file) == TestContent.data(size: Int64(size)))
+
+        let other = try enqueue(
+            client,
+            EnqueueParams(urls: [server.url("/slow/\(size)/65536")], directory: daemon.root.file("dl"))
+        ).downloads[0]
+        try waitFor(client, other.id) { $0.bytesDone > 0 }
+        let cancelled = try client.result(
+            "cancel",
+            as: ChangedResult.self,
+            params: "{\"ids\":[\(other.id)],\"delete_partial\":true}"
+        )
+        #expect(cancelled.changed == [other.id])
+        let deadline = Date.now.addingTimeInterval(20)
+        while FileManager.default.fileExists(atPath: other.file + ".part") && Date.now < deadline { usleep(20_000) }
+        #expect(!FileManager.default.fileExists(atPath: other.file + ".part"))
+        guard case .error(_, let error) = try client.call("show", params: "{\"id\":\(other.id)}") else {
+            Issue.record("a cancelled download is still shown")
+            return
+        }
+        #expect(error.reason == "unknown_download")
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func fullDiskPausesTheDownloadWithAReason() throws {
+        guard geteuid() == 0 else { return }  // mounting a small tmpfs needs root
+        let daemon = DaemonProcess()
+        let small = daemon.root.file("small")
+        try FileManager.default.createDirectory(atPath: small, withIntermediateDirectories: true)
+        guard
+            (try? spawnAndWait(
+                "/bin/mount",
+                ["-t", "tmpfs", "-o", "size=1m", "tmpfs", small],
+                output: daemon.root.file("mount.log")
+            )) == 0
+        else { return }
+        defer { _ = try? spawnAndWait("/bin/umount", ["-l", small], output: daemon.root.file("umount.log")) }
+        let server = try FaultServer()
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let id = try enqueue(client, EnqueueParams(urls: [server.url("/file/4194304")], directory: small))
+            .downloads[0].id
+        let paused = try waitFor(client, id) { $0.state != .queued && $0.state != .active }
+        #expect(paused.state == .paused)
+        #expect(paused.pauseReason == "disk_full")
+        #expect(paused.lastError?.code == "disk_full")
+        // The daemon stays up and answers.
+        #expect(try client.result("ping", as: PingResult.self).pong)
+        #expect(daemon.stop() == 0)
+    }
+}
