@@ -45,6 +45,8 @@ package struct DaemonConfiguration: Hashable, Sendable {
     package var retryMaxDelay: Duration = .seconds(600)
     /// Global speed limit in bytes per second; `nil` = unlimited.
     package var speedLimit: Int?
+    /// A program run after each completed download, with the file as its argument.
+    package var onComplete: String?
 
     package init() {}
 
@@ -119,6 +121,17 @@ package struct DaemonConfiguration: Hashable, Sendable {
                 return "speed_limit must be a rate in bytes per second such as 2M or 500K, or off; got '\(value)'"
             }
             configuration.speedLimit = rate
+            return nil
+        },
+        Key(name: "on_complete") { configuration, value in
+            if value.isEmpty {
+                configuration.onComplete = nil
+                return nil
+            }
+            guard value.hasPrefix("/") else {
+                return "on_complete must be the absolute path of a program (or empty); got '\(value)'"
+            }
+            configuration.onComplete = value
             return nil
         },
     ]

@@ -304,6 +304,7 @@ package enum Daemon {
         settings.transfer.maxRedirects = configuration.maxRedirects
         settings.transfer.requireHTTPS = configuration.requireHTTPS
         settings.speedLimit = configuration.speedLimit.map { Int64($0) }
+        settings.onComplete = configuration.onComplete
         return settings
     }
 

@@ -224,6 +224,33 @@ import Glibc
         #expect(daemon.stop() == 0)
     }
 
+    @Test func onCompleteProgramGetsTheFileWithoutAShell() throws {
+        let server = try FaultServer()
+        let daemon = DaemonProcess()
+        let record = daemon.root.file("hook.out")
+        let hook = daemon.root.file("hook.sh")
+        try
+            "#!/bin/sh\nprintf '%s\\n' \"$1\" \"$SINGLECAST_URL\" \"$SINGLECAST_ID\" \"$SINGLECAST_BYTES\" > \(record)\n"
+            .write(toFile: hook, atomically: true, encoding: .utf8)
+        chmod(hook, 0o755)
+        try daemon.writeConfig("on_complete = \(hook)\n")
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        // A name a shell would execute: `$(touch pwned)` must arrive as plain text.
+        let url = server.url("/file/1000")
+        let id = try enqueue(
+            client,
+            EnqueueParams(urls: [url], directory: daemon.root.file("dl"), name: "$(touch pwned).mp3")
+        ).downloads[0].id
+        let done = try waitFor(client, id) { $0.state == .completed }
+        let deadline = Date.now.addingTimeInterval(20)
+        while !FileManager.default.fileExists(atPath: record) && Date.now < deadline { usleep(20_000) }
+        let lines = try String(contentsOfFile: record, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(lines == [done.file, url, String(id), "1000"])
+        #expect(!FileManager.default.fileExists(atPath: daemon.root.file("dl/pwned")))
+        #expect(daemon.stop() == 0)
+    }
+
     @Test func fullDiskPausesTheDownloadWithAReason() throws {
         guard geteuid() == 0 else { return }  // mounting a small tmpfs needs root
         let daemon = DaemonProcess()

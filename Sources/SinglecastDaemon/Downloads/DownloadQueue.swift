@@ -18,6 +18,8 @@ package struct QueueSettings: Sendable, Hashable {
     /// Bytes or seconds between checkpoints (fdatasync of the partial file, offset recorded in the store).
     package var checkpointBytes: Int64 = 8 << 20
     package var checkpointInterval: Duration = .seconds(5)
+    /// Program run after each completed download (``CompletionHook``).
+    package var onComplete: String?
 
     package init() {}
 }
@@ -507,6 +509,9 @@ package actor DownloadQueue: Service {
         await persist(record)
         logger.info("download \(id) completed: \(record.path) (\(bytes) bytes)")
         publish(.completed, record)
+        if let program = settings.onComplete {
+            CompletionHook.run(program, for: record, logger: logger)
+        }
     }
 
     private func persist(_ record: DownloadRecord) async {
