@@ -224,6 +224,72 @@ import Glibc
         #expect(daemon.stop() == 0)
     }
 
+    @Test func queueOrderSpeedLimitAndClear() throws {
+        let server = try FaultServer()
+        let daemon = DaemonProcess()
+        try daemon.writeConfig("max_concurrent = 1\n")
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let directory = daemon.root.file("dl")
+        // One slot: the first runs, the others wait in order until moved.
+        let ids = try enqueue(
+            client,
+            EnqueueParams(urls: (1...3).map { server.url("/slow/200000/50000?n=\($0)") }, directory: directory)
+        ).downloads.map(\.id)
+        try waitFor(client, ids[0]) { $0.state == .active }
+        let moved = try client.result("move", as: ChangedResult.self, params: "{\"id\":\(ids[2]),\"top\":true}")
+        #expect(moved.changed == [ids[2]])
+        let queued = try client.result("downloads", as: DownloadsResult.self, params: #"{"state":"queued"}"#)
+        #expect(queued.downloads.map(\.id) == [ids[2], ids[1]])
+
+        let limited = try client.result("limit", as: LimitParams.self, params: #"{"rate":1048576}"#)
+        #expect(limited.rate == 1_048_576)
+        #expect(try client.result("limit", as: LimitParams.self).rate == 1_048_576)
+        let status = try client.result("status", as: StatusResult.self)
+        #expect(status.downloads?.rateLimit == 1_048_576)
+        #expect(status.downloads?.active == 1)
+        #expect(status.downloads?.queued == 2)
+        #expect(try client.result("limit", as: LimitParams.self, params: #"{"rate":0}"#).rate == nil)
+
+        for id in ids { try waitFor(client, id) { $0.state == .completed } }
+        let cleared = try client.result("clear", as: ChangedResult.self, params: #"{"completed":true}"#)
+        #expect(cleared.changed == ids)
+        #expect(try client.result("downloads", as: DownloadsResult.self).downloads.isEmpty)
+        for name in ["50000", "50000 (2)", "50000 (3)"] {
+            #expect(FileManager.default.fileExists(atPath: directory + "/" + name), "files stay after clear")
+        }
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func singlecastctlQueuesAndLists() throws {
+        let server = try FaultServer()
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let directory = daemon.root.file("dl")
+        let queued = try runProgram(
+            Binaries.client.path,
+            ["enqueue", server.url("/file/5000"), "--to", directory, "--name", "episode one.mp3"],
+            environment: daemon.environment
+        )
+        #expect(queued.status == 0, "\(queued.stderr)")
+        #expect(queued.stdout.contains("Queued 1"))
+        #expect(queued.stdout.contains(directory + "/episode one.mp3"))
+        let client = try LineClient(path: daemon.socketPath)
+        try waitFor(client, 1) { $0.state == .completed }
+        let listed = try runProgram(Binaries.client.path, ["downloads"], environment: daemon.environment)
+        #expect(listed.status == 0)
+        #expect(listed.stdout.contains("completed"))
+        #expect(listed.stdout.contains("episode one.mp3"))
+        let refused = try runProgram(
+            Binaries.client.path,
+            ["enqueue", "file:///etc/passwd"],
+            environment: daemon.environment
+        )
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("only http and https URLs can be downloaded"))
+        #expect(daemon.stop() == 0)
+    }
+
     @Test func onCompleteProgramGetsTheFileWithoutAShell() throws {
         let server = try FaultServer()
         let daemon = DaemonProcess()

@@ -603,7 +603,7 @@ package actor DownloadQueue: Service {
     }
 
     private func validatedURL(_ text: String) throws -> URL {
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), url.host?.isEmpty == false else {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
             throw RPCError.invalidParams("'\(text)' is not a valid URL", parameter: "urls")
         }
         guard scheme == "http" || scheme == "https" else {
@@ -611,6 +611,9 @@ package actor DownloadQueue: Service {
                 "'\(text)' uses the scheme '\(scheme)'; only http and https URLs can be downloaded",
                 parameter: "urls"
             )
+        }
+        guard url.host?.isEmpty == false else {
+            throw RPCError.invalidParams("'\(text)' names no host", parameter: "urls")
         }
         if settings.transfer.requireHTTPS && scheme != "https" {
             throw RPCError.invalidParams(
