@@ -293,22 +293,23 @@ package actor DownloadQueue: Service {
                 record.lastModified = lastModified
                 learned = true
             }
+            records[id] = record
             if learned || bytes - lastCheckpointBytes >= settings.checkpointBytes
                 || ContinuousClock.now - lastCheckpoint >= settings.checkpointInterval
             {
                 // The offset is recorded only after the bytes before it are on disk.
                 if fdatasync(fd) == 0 {
-                    record.bytesDone = bytes
+                    records[id]?.bytesDone = bytes
                     lastCheckpointBytes = bytes
                     lastCheckpoint = .now
-                    records[id] = record
-                    await persist(record)
+                    if let current = records[id] { await persist(current) }
                 }
             }
-            records[id] = record
+            // Re-read after the await: a pause or cancel may have changed the download meanwhile.
+            guard let current = records[id], current.state == .active else { continue }
             if bytes != lastPublished {
                 lastPublished = bytes
-                publish(.progress, record)
+                publish(.progress, current)
             }
         }
         return nil
