@@ -39,6 +39,8 @@ package actor DownloadQueue: Service {
     private var speedLimitOverride: Int64??
 
     private var records: [Int64: DownloadRecord] = [:]
+    /// Each download's host, parsed once.
+    private var hosts: [Int64: String] = [:]
     private var transfers: [Int64: RunningTransfer] = [:]
     private let wakeups: AsyncStream<Void>
     private let wakeup: AsyncStream<Void>.Continuation
@@ -143,9 +145,20 @@ package actor DownloadQueue: Service {
 
     // MARK: - Scheduling
 
+    /// Runs on every wake-up, so it sorts small keys of the queued downloads only and parses no URLs: with
+    /// thousands queued, sorting whole records and parsing every URL each time made the queue quadratic.
     private func selectToStart() -> (start: [Int64], wakeAt: Int64?) {
-        let candidates = orderedRecords().filter { $0.state == .queued }.map {
-            QueueScheduler.Candidate(id: $0.id, host: Self.host(of: $0.url), notBefore: $0.nextAttemptAt)
+        var queued: [(id: Int64, priority: Int, position: Int64, notBefore: Int64?)] = []
+        for record in records.values where record.state == .queued {
+            queued.append((record.id, record.priority, record.position, record.nextAttemptAt))
+        }
+        queued.sort { left, right in
+            if left.priority != right.priority { return left.priority > right.priority }
+            if left.position != right.position { return left.position < right.position }
+            return left.id < right.id
+        }
+        let candidates = queued.map { entry in
+            QueueScheduler.Candidate(id: entry.id, host: host(of: entry.id), notBefore: entry.notBefore)
         }
         return settings.scheduler.select(
             candidates: candidates,
@@ -178,12 +191,19 @@ package actor DownloadQueue: Service {
         }
     }
 
+    private func host(of id: Int64) -> String {
+        if let host = hosts[id] { return host }
+        let host = records[id].map { Self.host(of: $0.url) } ?? ""
+        hosts[id] = host
+        return host
+    }
+
     private func beginTransfer(_ id: Int64) -> RunningTransfer? {
         guard var record = records[id], record.state == .queued, transfers[id] == nil else { return nil }
         record.state = .active
         record.nextAttemptAt = nil
         records[id] = record
-        let transfer = RunningTransfer(host: Self.host(of: record.url))
+        let transfer = RunningTransfer(host: host(of: id))
         transfers[id] = transfer
         return transfer
     }
@@ -466,6 +486,7 @@ package actor DownloadQueue: Service {
         if record.state == .cancelled {
             if record.deletePartial { unlink(record.partialPath) }
             records[id] = nil
+            hosts[id] = nil
             do {
                 try await store.deleteDownloads([id])
             } catch {
@@ -487,9 +508,13 @@ package actor DownloadQueue: Service {
             )
             return
         }
-        let taken = Set(records.values.filter { $0.id != id && $0.directory == record.directory }.map(\.fileName))
+        // Taken: an existing file, or the name another unfinished download will use.
         let name = FileNaming.unique(record.fileName) { candidate in
-            taken.contains(candidate) || FileManager.default.fileExists(atPath: record.directory + "/" + candidate)
+            FileManager.default.fileExists(atPath: record.directory + "/" + candidate)
+                || records.values.contains {
+                    $0.id != id && $0.state != .completed && $0.fileName == candidate
+                        && $0.directory == record.directory
+                }
         }
         // rename(2) is atomic: the final name shows either nothing or the complete file.
         guard rename(record.partialPath, record.directory + "/" + name) == 0 else {
@@ -767,6 +792,7 @@ package actor DownloadQueue: Service {
         }
         for record in cleared {
             records[record.id] = nil
+            hosts[record.id] = nil
             publish(.removed, record)
         }
         return ChangedResult(changed: cleared.map(\.id).sorted())
