@@ -242,6 +242,9 @@ package actor DownloadQueue: Service {
             _ = ftruncate(fd, 0)
         }
         transfer.progress.withLock { $0 = (offset, record.bytesTotal) }
+        if offset > 0 {
+            logger.info("download \(id) resumes at byte \(offset)\(record.bytesTotal.map { " of \($0)" } ?? "")")
+        }
         record.attempts += 1
         record.state = .active
         records[id] = record
@@ -665,16 +668,11 @@ package actor DownloadQueue: Service {
     }
 
     package func pause(_ selection: SelectionParams) async throws -> ChangedResult {
-        let ids = try select(selection) { $0.state == .queued || $0.state == .active }
-        var changed: [DownloadRecord] = []
-        for id in ids {
-            guard var record = records[id], record.state == .queued || record.state == .active else { continue }
-            record.state = .paused
-            record.pauseReason = nil
-            records[id] = record
-            changed.append(record)
+        let running = { (record: DownloadRecord) in record.state == .queued || record.state == .active }
+        let changed = try await apply(selection, to: running) {
+            $0.state = .paused
+            $0.pauseReason = nil
         }
-        try await save(changed)
         for record in changed {
             transfers[record.id]?.stop.succeed()
             publish(.paused, record)
@@ -683,34 +681,26 @@ package actor DownloadQueue: Service {
     }
 
     package func resume(_ selection: SelectionParams) async throws -> ChangedResult {
-        let ids = try select(selection) { $0.state == .paused }
-        var changed: [DownloadRecord] = []
-        for id in ids {
-            guard var record = records[id], record.state == .paused else { continue }
-            record.state = .queued
-            record.pauseReason = nil
-            record.nextAttemptAt = nil
-            records[id] = record
-            changed.append(record)
+        let paused = { (record: DownloadRecord) in record.state == .paused }
+        let changed = try await apply(selection, to: paused) {
+            $0.state = .queued
+            $0.pauseReason = nil
+            $0.nextAttemptAt = nil
         }
-        try await save(changed)
         for record in changed { publish(.resumed, record) }
         wakeup.yield()
         return ChangedResult(changed: changed.map(\.id))
     }
 
     package func retry(_ selection: SelectionParams) async throws -> ChangedResult {
-        let ids = try select(selection) { $0.state == .failed || ($0.state == .queued && $0.nextAttemptAt != nil) }
-        var changed: [DownloadRecord] = []
-        for id in ids {
-            guard var record = records[id], record.state == .failed || record.state == .queued else { continue }
-            record.state = .queued
-            record.attempts = 0
-            record.nextAttemptAt = nil
-            records[id] = record
-            changed.append(record)
+        let eligible = { (record: DownloadRecord) in
+            record.state == .failed || (record.state == .queued && record.nextAttemptAt != nil)
         }
-        try await save(changed)
+        let changed = try await apply(selection, to: eligible) {
+            $0.state = .queued
+            $0.attempts = 0
+            $0.nextAttemptAt = nil
+        }
         for record in changed { publish(.resumed, record) }
         wakeup.yield()
         return ChangedResult(changed: changed.map(\.id))
@@ -720,18 +710,13 @@ package actor DownloadQueue: Service {
         guard selection.all != true else {
             throw RPCError.invalidParams("'cancel' takes ids, not 'all'", parameter: "all")
         }
-        let ids = try select(selection) { $0.state != .completed }
-        var changed: [DownloadRecord] = []
-        for id in ids {
-            guard var record = records[id], record.state != .completed, record.state != .cancelled else { continue }
-            record.state = .cancelled
-            record.deletePartial = selection.deletePartial ?? false
-            records[id] = record
-            changed.append(record)
-        }
         // Committed as "cancelled" first: if the daemon dies before the partial file is gone, the next start
         // finishes the job.
-        try await save(changed)
+        let unfinished = { (record: DownloadRecord) in record.state != .completed && record.state != .cancelled }
+        let changed = try await apply(selection, to: unfinished) {
+            $0.state = .cancelled
+            $0.deletePartial = selection.deletePartial ?? false
+        }
         for record in changed {
             if let transfer = transfers[record.id] {
                 transfer.stop.succeed()  // the transfer's end removes it
@@ -852,6 +837,24 @@ package actor DownloadQueue: Service {
         } catch {
             throw RPCError.internalError("the queue could not be saved: \(error)")
         }
+    }
+
+    /// Applies `change` to the selected downloads that are `eligible` (others are left alone), commits them in one
+    /// transaction, and returns them as changed.
+    private func apply(
+        _ selection: SelectionParams,
+        to eligible: (DownloadRecord) -> Bool,
+        _ change: (inout DownloadRecord) -> Void
+    ) async throws -> [DownloadRecord] {
+        var changed: [DownloadRecord] = []
+        for id in try select(selection, where: eligible) {
+            guard var record = records[id], eligible(record) else { continue }
+            change(&record)
+            records[id] = record
+            changed.append(record)
+        }
+        try await save(changed)
+        return changed
     }
 
     private func select(_ selection: SelectionParams, where eligible: (DownloadRecord) -> Bool) throws -> [Int64] {
