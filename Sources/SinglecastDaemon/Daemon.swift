@@ -127,6 +127,7 @@ package enum Daemon {
             defaultDirectory: paths.downloadDirectory,
             distrustUncheckpointedBytes: run.previous.map { $0.stoppedAt == nil && $0.bootID != bootID() } ?? false
         )
+        try await queue.recover()
         let context = DaemonContext(
             logger: logger,
             store: store,

@@ -80,7 +80,6 @@ package actor DownloadQueue: Service {
     // MARK: - Service
 
     package func run() async throws {
-        try await recover()
         engine.setSpeedLimit(effectiveSpeedLimit)
         wakeup.yield()
         await withDiscardingTaskGroup { group in
@@ -111,8 +110,9 @@ package actor DownloadQueue: Service {
         wakeup.yield()
     }
 
-    /// Start-up: loads the queue, finishes what a crash interrupted, removes partial files of cancelled rows.
-    private func recover() async throws {
+    /// Start-up, before READY: loads the queue, finishes what a crash interrupted, removes partial files of
+    /// cancelled rows. Until it returns, the queue would answer as if it were empty.
+    package func recover() async throws {
         var changed: [DownloadRecord] = []
         var removed: [Int64] = []
         for var record in try await store.downloads() {
