@@ -88,10 +88,11 @@ package enum Daemon {
             throw DaemonStartError(message: error.message)
         }
         let now = Int64(Date.now.timeIntervalSince1970)
+        let boot = bootID()
         let run = try await store.recordStart(
             pid: getpid(),
             version: SinglecastVersion.current,
-            bootID: bootID(),
+            bootID: boot,
             at: now
         )
         if let previous = run.previous, previous.stoppedAt == nil {
@@ -125,7 +126,7 @@ package enum Daemon {
             logger: logger,
             settings: queueSettings(configuration),
             defaultDirectory: paths.downloadDirectory,
-            distrustUncheckpointedBytes: run.previous.map { $0.stoppedAt == nil && $0.bootID != bootID() } ?? false
+            distrustUncheckpointedBytes: run.previous.map { $0.stoppedAt == nil && $0.bootID != boot } ?? false
         )
         try await queue.recover()
         let context = DaemonContext(

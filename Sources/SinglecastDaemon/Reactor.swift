@@ -158,8 +158,7 @@ package final class Reactor: Sendable {
         event.data.fd = fd
         let operation = registration.inEpoll ? EPOLL_CTL_MOD : EPOLL_CTL_ADD
         if epoll_ctl(epollFD, operation, fd, &event) != 0 {
-            let error = ReactorError.system("epoll_ctl(\(fd))")
-            return error
+            return ReactorError.system("epoll_ctl(\(fd))")
         }
         registration.inEpoll = true
         return nil

@@ -219,12 +219,10 @@ package actor DownloadQueue: Service {
         let fd = open(record.partialPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o666)
         guard fd >= 0 else {
             let code = errno
-            await conclude(
+            await fail(
                 id,
-                .failure(
-                    Self.fileError(code, record.partialPath),
-                    decision: code == ENOSPC ? .pause(reason: "disk_full") : .fail
-                )
+                Self.fileError(code, record.partialPath),
+                decision: code == ENOSPC ? .pause(reason: "disk_full") : .fail
             )
             return
         }
@@ -355,15 +353,13 @@ package actor DownloadQueue: Service {
                 _ = ftruncate(fd, 0)
                 record.bytesDone = 0
                 records[id] = record
-                await conclude(
+                await fail(
                     id,
-                    .failure(
-                        DownloadErrorInfo(
-                            code: "length_mismatch",
-                            message: "the server sent \(bytes) bytes but announced \(total); downloading again"
-                        ),
-                        decision: retryDecision(record, retryAfter: nil)
-                    )
+                    DownloadErrorInfo(
+                        code: "length_mismatch",
+                        message: "the server sent \(bytes) bytes but announced \(total); downloading again"
+                    ),
+                    decision: retryDecision(record, retryAfter: nil)
                 )
                 return
             }
@@ -380,16 +376,14 @@ package actor DownloadQueue: Service {
                 record.etag = nil
                 record.lastModified = nil
                 records[id] = record
-                await conclude(
+                await fail(
                     id,
-                    .failure(
-                        DownloadErrorInfo(
-                            code: "range_not_satisfiable",
-                            message: "the server refused to resume at byte \(size); starting over",
-                            httpStatus: 416
-                        ),
-                        decision: retryDecision(record, retryAfter: nil, immediately: true)
-                    )
+                    DownloadErrorInfo(
+                        code: "range_not_satisfiable",
+                        message: "the server refused to resume at byte \(size); starting over",
+                        httpStatus: 416
+                    ),
+                    decision: retryDecision(record, retryAfter: nil, immediately: true)
                 )
             }
         case .httpError(let response):
@@ -403,7 +397,7 @@ package actor DownloadQueue: Service {
             let decision =
                 RetryPolicy.isRetryable(httpStatus: response.status)
                 ? retryDecision(record, retryAfter: response.retryAfter) : .fail
-            await conclude(id, .failure(error, decision: decision))
+            await fail(id, error, decision: decision)
         case .failed(let error, let response, let bytes):
             absorb(response)
             if error.code == .rangeMismatch {
@@ -427,7 +421,7 @@ package actor DownloadQueue: Service {
             case .rangeMismatch: decision = retryDecision(record, retryAfter: nil, immediately: true)
             default: decision = retryDecision(record, retryAfter: nil)
             }
-            await conclude(id, .failure(info, decision: decision))
+            await fail(id, info, decision: decision)
         }
     }
 
@@ -446,31 +440,25 @@ package actor DownloadQueue: Service {
         return .retry(at: now + delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)
     }
 
-    private enum Conclusion {
-        case failure(DownloadErrorInfo, decision: FailureDecision)
-    }
-
-    private func conclude(_ id: Int64, _ conclusion: Conclusion) async {
+    /// Records a transfer's failure and what follows from it: a retry time, failed, or paused.
+    private func fail(_ id: Int64, _ error: DownloadErrorInfo, decision: FailureDecision) async {
         guard var record = records[id] else { return }
         guard record.state == .active else { return await concludeStopped(id) }
-        switch conclusion {
-        case .failure(let error, let decision):
-            record.errorCode = error.code
-            record.errorMessage = error.message
-            record.errorHTTPStatus = error.httpStatus
-            switch decision {
-            case .retry(let at):
-                record.state = .queued
-                record.nextAttemptAt = at
-                logger.info("download \(id) failed (\(error.message)); retrying")
-            case .fail:
-                record.state = .failed
-                logger.warning("download \(id) failed: \(error.message)")
-            case .pause(let reason):
-                record.state = .paused
-                record.pauseReason = reason
-                logger.warning("download \(id) paused: \(error.message)")
-            }
+        record.errorCode = error.code
+        record.errorMessage = error.message
+        record.errorHTTPStatus = error.httpStatus
+        switch decision {
+        case .retry(let at):
+            record.state = .queued
+            record.nextAttemptAt = at
+            logger.info("download \(id) failed (\(error.message)); retrying")
+        case .fail:
+            record.state = .failed
+            logger.warning("download \(id) failed: \(error.message)")
+        case .pause(let reason):
+            record.state = .paused
+            record.pauseReason = reason
+            logger.warning("download \(id) paused: \(error.message)")
         }
         records[id] = record
         await persist(record)
@@ -505,10 +493,7 @@ package actor DownloadQueue: Service {
     private func complete(_ id: Int64, fd: Int32, bytes: Int64) async {
         guard var record = records[id] else { return }
         guard fsync(fd) == 0 else {
-            await conclude(
-                id,
-                .failure(Self.fileError(errno, record.partialPath), decision: retryDecision(record, retryAfter: nil))
-            )
+            await fail(id, Self.fileError(errno, record.partialPath), decision: retryDecision(record, retryAfter: nil))
             return
         }
         // Taken: an existing file, or the name another unfinished download will use.
@@ -521,7 +506,7 @@ package actor DownloadQueue: Service {
         }
         // rename(2) is atomic: the final name shows either nothing or the complete file.
         guard rename(record.partialPath, record.directory + "/" + name) == 0 else {
-            await conclude(id, .failure(Self.fileError(errno, record.path), decision: .fail))
+            await fail(id, Self.fileError(errno, record.path), decision: .fail)
             return
         }
         Self.syncDirectory(record.directory)
