@@ -230,8 +230,16 @@ package final class Connection {
     ///
     /// - Returns: What `body` returns, after a successful `COMMIT`.
     /// - Throws: The error `body` threw (after the rollback), or ``SQLiteError`` from `BEGIN`/`COMMIT`.
+    ///
+    /// With ``Durability/processCrash`` the commit skips its fsync (`synchronous = NORMAL` for this one
+    /// transaction): in WAL mode it still survives `kill -9`, and the next full commit makes it durable too.
     @discardableResult
-    package func transaction<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+    package func transaction<T>(
+        _ durability: Durability = .powerLoss,
+        _ body: () throws(SQLiteError) -> T
+    ) throws(SQLiteError) -> T {
+        if durability == .processCrash { try execute("PRAGMA synchronous = NORMAL") }
+        defer { if durability == .processCrash { _ = try? execute("PRAGMA synchronous = FULL") } }
         try execute("BEGIN IMMEDIATE")
         do throws(SQLiteError) {
             let result = try body()
@@ -423,3 +431,11 @@ package final class Statement {
 
 @available(*, unavailable)
 extension Statement: Sendable {}
+
+/// How much a committed transaction must survive.
+package enum Durability: Sendable {
+    /// Synced to disk before the commit returns (`synchronous = FULL`): for anything a client is told.
+    case powerLoss
+    /// Survives the process dying at any moment, but a power cut may roll it back.
+    case processCrash
+}

@@ -90,6 +90,17 @@ private let downloadColumns = """
     completed_at, headers, auth_user, auth_password, delete_partial
     """
 
+/// The columns after `id`, and the statements that write them; built once, not per save.
+private let writableColumns = downloadColumns.split(separator: ",").dropFirst()
+    .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+private let insertDownloadSQL = """
+    INSERT INTO downloads (\(writableColumns.joined(separator: ", "))) \
+    VALUES (\(Array(repeating: "?", count: writableColumns.count).joined(separator: ", ")))
+    """
+private let updateDownloadSQL = """
+    UPDATE downloads SET \(writableColumns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?
+    """
+
 extension DownloadRecord {
     fileprivate init(row: Row) {
         self.init(
@@ -156,12 +167,7 @@ extension Store {
                     }
                     position += 1
                     record.position = position
-                    let placeholders = Array(repeating: "?", count: 23).joined(separator: ", ")
-                    let columns = downloadColumns.split(separator: ",").dropFirst().joined(separator: ",")
-                    try connection.execute(
-                        "INSERT INTO downloads (\(columns)) VALUES (\(placeholders))",
-                        record.columnValues
-                    )
+                    try connection.execute(insertDownloadSQL, record.columnValues)
                     record.id = connection.lastInsertRowID
                     outcomes.append(EnqueueOutcome(record: record, existing: false))
                 }
@@ -187,17 +193,15 @@ extension Store {
     }
 
     /// Writes every field of each record (matched by id) in one transaction.
-    package func save(_ records: [DownloadRecord]) throws(StoreError) {
+    ///
+    /// - Parameter durability: ``Durability/powerLoss`` (the default) for anything a client was or will be told;
+    ///   ``Durability/processCrash`` for bookkeeping a power cut may roll back safely, such as progress.
+    package func save(_ records: [DownloadRecord], durability: Durability = .powerLoss) throws(StoreError) {
         guard !records.isEmpty else { return }
         try withConnection("saving downloads") { connection throws(SQLiteError) in
-            try connection.transaction { () throws(SQLiteError) in
-                let assignments = downloadColumns.split(separator: ",").dropFirst()
-                    .map { "\($0.trimmingCharacters(in: .whitespacesAndNewlines)) = ?" }.joined(separator: ", ")
+            try connection.transaction(durability) { () throws(SQLiteError) in
                 for record in records {
-                    try connection.execute(
-                        "UPDATE downloads SET \(assignments) WHERE id = ?",
-                        record.columnValues + [.integer(record.id)]
-                    )
+                    try connection.execute(updateDownloadSQL, record.columnValues + [.integer(record.id)])
                 }
             }
         }

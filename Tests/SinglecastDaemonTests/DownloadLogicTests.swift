@@ -1,5 +1,6 @@
 import Foundation
 import SinglecastDaemon
+import SinglecastStore
 import Testing
 
 @Suite struct FileNamingTests {
@@ -103,5 +104,59 @@ import Testing
         )
         #expect(start == [3])
         #expect(wake == 3000)
+    }
+}
+
+@Suite("Download table indexes")
+struct DownloadTableTests {
+    private func record(_ id: Int64, _ name: String, host: String = "a.example", position: Int64 = 0) -> DownloadRecord
+    {
+        DownloadRecord(
+            id: id,
+            url: "https://\(host)/\(name)",
+            directory: "/d",
+            fileName: name,
+            position: position == 0 ? id : position,
+            addedAt: 0
+        )
+    }
+
+    @Test func claimedPathsFollowEveryChange() {
+        var table = DownloadTable()
+        table[1] = record(1, "a.mp3")
+        table[2] = record(2, "a.mp3")
+        #expect(table.isClaimed("/d/a.mp3", byOtherThan: 1))
+        #expect(table.isClaimed("/d/a.mp3", byOtherThan: nil))
+        #expect(!table.isClaimed("/d/b.mp3", byOtherThan: nil))
+
+        table[2]?.state = .completed
+        #expect(!table.isClaimed("/d/a.mp3", byOtherThan: 1), "only download 1 still wants the name")
+        #expect(table.isClaimed("/d/a.mp3", byOtherThan: 2))
+
+        table[1]?.fileName = "a (2).mp3"
+        #expect(!table.isClaimed("/d/a.mp3", byOtherThan: nil))
+        #expect(table.isClaimed("/d/a (2).mp3", byOtherThan: nil))
+        table[1] = nil
+        #expect(!table.isClaimed("/d/a (2).mp3", byOtherThan: nil))
+    }
+
+    @Test func queueOrderFollowsPriorityPositionAndState() {
+        var table = DownloadTable()
+        for id in Int64(1)...4 { table[id] = record(id, "\(id).mp3", host: id == 4 ? "b.example" : "a.example") }
+        #expect(table.queued().map(\.id) == [1, 2, 3, 4])
+        #expect(table.queued().last?.host == "b.example")
+
+        table[3]?.priority = 5
+        #expect(table.queued().map(\.id) == [3, 1, 2, 4])
+        table[1]?.state = .active
+        #expect(table.queued().map(\.id) == [3, 2, 4])
+        table[2]?.position = 100
+        #expect(table.queued().map(\.id) == [3, 4, 2])
+        table[1]?.state = .queued
+        table[1]?.nextAttemptAt = 42
+        #expect(table.queued().map(\.id) == [3, 1, 4, 2])
+        #expect(table.queued().first { $0.id == 1 }?.notBefore == 42)
+        table[3] = nil
+        #expect(table.queued().map(\.id) == [1, 4, 2])
     }
 }

@@ -38,13 +38,14 @@ package actor DownloadQueue: Service {
     private var settings: QueueSettings
     private var speedLimitOverride: Int64??
 
-    private var records: [Int64: DownloadRecord] = [:]
-    /// Each download's host, parsed once.
-    private var hosts: [Int64: String] = [:]
+    private var records = DownloadTable()
     private var transfers: [Int64: RunningTransfer] = [:]
     private let wakeups: AsyncStream<Void>
     private let wakeup: AsyncStream<Void>.Continuation
     private var timerAt: Int64?
+    /// Completions waiting for the next group commit, and whether one is running.
+    private var completionBatch: [(record: DownloadRecord, done: CheckedContinuation<(any Error)?, Never>)] = []
+    private var flushingCompletions = false
 
     /// The live side of an active download, shared with the engine's progress callback.
     final class RunningTransfer: Sendable {
@@ -145,20 +146,10 @@ package actor DownloadQueue: Service {
 
     // MARK: - Scheduling
 
-    /// Runs on every wake-up, so it sorts small keys of the queued downloads only and parses no URLs: with
-    /// thousands queued, sorting whole records and parsing every URL each time made the queue quadratic.
+    /// Runs on every wake-up; the queue order is kept by ``DownloadTable`` rather than sorted each time.
     private func selectToStart() -> (start: [Int64], wakeAt: Int64?) {
-        var queued: [(id: Int64, priority: Int, position: Int64, notBefore: Int64?)] = []
-        for record in records.values where record.state == .queued {
-            queued.append((record.id, record.priority, record.position, record.nextAttemptAt))
-        }
-        queued.sort { left, right in
-            if left.priority != right.priority { return left.priority > right.priority }
-            if left.position != right.position { return left.position < right.position }
-            return left.id < right.id
-        }
-        let candidates = queued.map { entry in
-            QueueScheduler.Candidate(id: entry.id, host: host(of: entry.id), notBefore: entry.notBefore)
+        let candidates = records.queued().map { entry in
+            QueueScheduler.Candidate(id: entry.id, host: entry.host, notBefore: entry.notBefore)
         }
         return settings.scheduler.select(
             candidates: candidates,
@@ -191,19 +182,12 @@ package actor DownloadQueue: Service {
         }
     }
 
-    private func host(of id: Int64) -> String {
-        if let host = hosts[id] { return host }
-        let host = records[id].map { Self.host(of: $0.url) } ?? ""
-        hosts[id] = host
-        return host
-    }
-
     private func beginTransfer(_ id: Int64) -> RunningTransfer? {
         guard var record = records[id], record.state == .queued, transfers[id] == nil else { return nil }
         record.state = .active
         record.nextAttemptAt = nil
         records[id] = record
-        let transfer = RunningTransfer(host: host(of: id))
+        let transfer = RunningTransfer(host: records.host(of: id))
         transfers[id] = transfer
         return transfer
     }
@@ -211,14 +195,15 @@ package actor DownloadQueue: Service {
     // MARK: - One transfer
 
     private func runTransfer(_ id: Int64, _ transfer: RunningTransfer) async {
-        defer {
-            transfers[id] = nil
-            wakeup.yield()
+        defer { releaseSlot(id, transfer) }
+        guard let partialPath = records[id]?.partialPath else { return }
+        let (fd, code) = await FileSync.openPartial(partialPath)
+        // A pause or cancel may have come while the file was opened.
+        guard var record = records[id], record.state == .active else {
+            if fd >= 0 { close(fd) }
+            return await concludeStopped(id)
         }
-        guard var record = records[id] else { return }
-        let fd = open(record.partialPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o666)
         guard fd >= 0 else {
-            let code = errno
             await fail(
                 id,
                 Self.fileError(code, record.partialPath),
@@ -243,10 +228,12 @@ package actor DownloadQueue: Service {
         if offset > 0 {
             logger.info("download \(id) resumes at byte \(offset)\(record.bytesTotal.map { " of \($0)" } ?? "")")
         }
+        // Not saved here: a crash makes an active download queued again anyway, and the attempt count goes to
+        // the store with the next checkpoint, failure or completion. Waiting for a commit here would leave the
+        // transfer slot idle behind other downloads' syncs.
         record.attempts += 1
         record.state = .active
         records[id] = record
-        await persist(record)
         publish(.started, record)
 
         let request = TransferRequest(
@@ -285,7 +272,16 @@ package actor DownloadQueue: Service {
             group.cancelAll()
             return result ?? .failed(TransferError(code: .cancelled, message: "stopped"), response: nil, bytesInFile: 0)
         }
+        // The network part is over: the next download may start while this one syncs and commits, so that
+        // durability costs latency per file, not throughput.
+        releaseSlot(id, transfer)
         await finish(id, outcome, fd: fd)
+    }
+
+    private func releaseSlot(_ id: Int64, _ transfer: RunningTransfer) {
+        guard transfers[id] === transfer else { return }
+        transfers[id] = nil
+        wakeup.yield()
     }
 
     /// While a transfer runs: speed, throttled progress events (at most 4 a second) and checkpoints.
@@ -318,12 +314,13 @@ package actor DownloadQueue: Service {
             if learned || bytes - lastCheckpointBytes >= settings.checkpointBytes
                 || ContinuousClock.now - lastCheckpoint >= settings.checkpointInterval
             {
-                // The offset is recorded only after the bytes before it are on disk.
-                if fdatasync(fd) == 0 {
+                // The offset is recorded only after the bytes before it are on disk. A power cut may roll the
+                // row back to an older checkpoint, which is safe: it only means re-fetching more.
+                if await FileSync.data(fd) == 0 {
                     records[id]?.bytesDone = bytes
                     lastCheckpointBytes = bytes
                     lastCheckpoint = .now
-                    if let current = records[id] { await persist(current) }
+                    if let current = records[id] { await persist(current, durability: .processCrash) }
                 }
             }
             // Re-read after the await: a pause or cancel may have changed the download meanwhile.
@@ -405,10 +402,20 @@ package actor DownloadQueue: Service {
                 record.etag = nil
                 record.lastModified = nil
                 record.bytesDone = 0
-            } else if fdatasync(fd) == 0 {
-                record.bytesDone = min(bytes, Self.fileSize(fd))
+                records[id] = record
+            } else if await FileSync.data(fd) == 0 {
+                // Re-read: a pause or cancel may have come during the sync.
+                guard var current = records[id] else { return }
+                current.finalURL = record.finalURL
+                current.etag = record.etag
+                current.lastModified = record.lastModified
+                current.bytesTotal = record.bytesTotal
+                current.bytesDone = min(bytes, Self.fileSize(fd))
+                record = current
+                records[id] = record
+            } else {
+                records[id] = record
             }
-            records[id] = record
             if error.code == .cancelled {
                 await concludeStopped(id)
                 return
@@ -477,7 +484,6 @@ package actor DownloadQueue: Service {
         if record.state == .cancelled {
             if record.deletePartial { unlink(record.partialPath) }
             records[id] = nil
-            hosts[id] = nil
             do {
                 try await store.deleteDownloads([id])
             } catch {
@@ -491,36 +497,50 @@ package actor DownloadQueue: Service {
     }
 
     private func complete(_ id: Int64, fd: Int32, bytes: Int64) async {
-        guard var record = records[id] else { return }
-        guard fsync(fd) == 0 else {
-            await fail(id, Self.fileError(errno, record.partialPath), decision: retryDecision(record, retryAfter: nil))
+        let syncError = await FileSync.file(fd)
+        // A pause or cancel may have come during the sync.
+        guard var record = records[id], record.state == .active else { return await concludeStopped(id) }
+        guard syncError == 0 else {
+            await fail(
+                id,
+                Self.fileError(syncError, record.partialPath),
+                decision: retryDecision(record, retryAfter: nil)
+            )
             return
         }
         // Taken: an existing file, or the name another unfinished download will use.
         let name = FileNaming.unique(record.fileName) { candidate in
-            FileManager.default.fileExists(atPath: record.directory + "/" + candidate)
-                || records.values.contains {
-                    $0.id != id && $0.state != .completed && $0.fileName == candidate
-                        && $0.directory == record.directory
-                }
+            records.isClaimed(record.directory + "/" + candidate, byOtherThan: id)
+                || FileManager.default.fileExists(atPath: record.directory + "/" + candidate)
         }
+        // The chosen name and the full size go to the row before the rename, so that a crash right after it
+        // finds the file under the row's name and marks it completed instead of downloading it again.
+        record.fileName = name
+        record.bytesDone = bytes
+        record.bytesTotal = bytes
+        records[id] = record
+        await persist(record, durability: .processCrash)
         // rename(2) is atomic: the final name shows either nothing or the complete file.
         guard rename(record.partialPath, record.directory + "/" + name) == 0 else {
             await fail(id, Self.fileError(errno, record.path), decision: .fail)
             return
         }
-        Self.syncDirectory(record.directory)
-        record.fileName = name
         record.state = .completed
-        record.bytesDone = bytes
-        record.bytesTotal = bytes
         record.completedAt = Self.now()
         record.nextAttemptAt = nil
         record.errorCode = nil
         record.errorMessage = nil
         record.errorHTTPStatus = nil
+        if let error = await commitCompletion(record) {
+            logger.error("cannot save download \(id): \(error)")
+        }
+        // A cancel that came meanwhile removes the entry (or already has); the file is complete and stays.
+        // Anything else (a pause) yields to the completion.
+        guard let current = records[id] else { return }
+        if current.state == .cancelled { return await concludeStopped(id) }
+        let overridden = current.state != .active
         records[id] = record
-        await persist(record)
+        if overridden { await persist(record) }
         logger.info("download \(id) completed: \(record.path) (\(bytes) bytes)")
         publish(.completed, record)
         if let program = settings.onComplete {
@@ -528,9 +548,39 @@ package actor DownloadQueue: Service {
         }
     }
 
-    private func persist(_ record: DownloadRecord) async {
+    /// Group commit of completions: those that finish while a batch is being synced wait and go together in the
+    /// next one, so N files finishing at once cost one fsync per directory and one SQLite commit, not N of each.
+    /// Returns the store's error, if the commit failed.
+    private func commitCompletion(_ record: DownloadRecord) async -> (any Error)? {
+        await withCheckedContinuation { continuation in
+            completionBatch.append((record, continuation))
+            if !flushingCompletions {
+                flushingCompletions = true
+                Task { await self.flushCompletions() }
+            }
+        }
+    }
+
+    private func flushCompletions() async {
+        while !completionBatch.isEmpty {
+            let batch = completionBatch
+            completionBatch = []
+            // The renames reach the disk before the rows that point at the new names.
+            await FileSync.directories(Set(batch.map(\.record.directory)))
+            var failure: (any Error)?
+            do {
+                try await store.save(batch.map(\.record))
+            } catch {
+                failure = error
+            }
+            for entry in batch { entry.done.resume(returning: failure) }
+        }
+        flushingCompletions = false
+    }
+
+    private func persist(_ record: DownloadRecord, durability: Durability = .powerLoss) async {
         do {
-            try await store.save([record])
+            try await store.save([record], durability: durability)
         } catch {
             logger.error("cannot save download \(record.id): \(error)")
         }
@@ -576,13 +626,14 @@ package actor DownloadQueue: Service {
             )
         }
         let now = Self.now()
-        var taken = Set(records.values.filter { $0.directory == directory && $0.state != .completed }.map(\.fileName))
+        var taken: Set<String> = []
         var newRecords: [DownloadRecord] = []
         for text in params.urls {
             let url = try validatedURL(text)
             var name = params.name.map { FileNaming.sanitize($0) } ?? FileNaming.name(for: url)
             name = FileNaming.unique(name) { candidate in
-                taken.contains(candidate) || FileManager.default.fileExists(atPath: directory + "/" + candidate)
+                taken.contains(candidate) || records.isClaimed(directory + "/" + candidate, byOtherThan: nil)
+                    || FileManager.default.fileExists(atPath: directory + "/" + candidate)
             }
             taken.insert(name)
             newRecords.append(
@@ -762,7 +813,6 @@ package actor DownloadQueue: Service {
         }
         for record in cleared {
             records[record.id] = nil
-            hosts[record.id] = nil
             publish(.removed, record)
         }
         return ChangedResult(changed: cleared.map(\.id).sorted())
@@ -922,8 +972,6 @@ package actor DownloadQueue: Service {
         Date(timeIntervalSince1970: TimeInterval(milliseconds) / 1000).formatted(.iso8601)
     }
 
-    private static func host(of url: String) -> String { URL(string: url)?.host?.lowercased() ?? "" }
-
     private static func fileSize(_ fd: Int32) -> Int64 {
         var info = stat()
         return fstat(fd, &info) == 0 ? Int64(info.st_size) : 0
@@ -938,10 +986,4 @@ package actor DownloadQueue: Service {
         fileSize(record.partialPath) ?? record.bytesDone
     }
 
-    private static func syncDirectory(_ path: String) {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        _ = fsync(fd)
-        close(fd)
-    }
 }

@@ -1,0 +1,98 @@
+import Foundation
+import SinglecastStore
+
+/// The queue's downloads in memory, with the indexes the scheduler asks for on every completion.
+///
+/// With thousands of downloads, scanning and copying every record per completion (for a free file name, for
+/// the next to start) made the queue quadratic; these indexes are kept up to date by the one setter instead.
+package struct DownloadTable {
+    /// A queued download as the scheduler sees it.
+    package struct QueuedEntry: Equatable {
+        package var id: Int64
+        package var priority: Int
+        package var position: Int64
+        package var notBefore: Int64?
+        package var host: String
+    }
+
+    package private(set) var byID: [Int64: DownloadRecord] = [:]
+    /// How many unfinished downloads (not completed, not cancelled) will end up at each path.
+    private var unfinishedPaths: [String: Int] = [:]
+    /// Each download's host, parsed once.
+    private var hosts: [Int64: String] = [:]
+    /// Queued downloads in start order; `nil` when a change may have reordered them.
+    private var queueOrder: [QueuedEntry]?
+
+    package init() {}
+
+    package var values: Dictionary<Int64, DownloadRecord>.Values { byID.values }
+
+    package subscript(id: Int64) -> DownloadRecord? {
+        get { byID[id] }
+        set {
+            let old = byID[id]
+            if let old, Self.isUnfinished(old) {
+                let path = old.path
+                let remaining = (unfinishedPaths[path] ?? 1) - 1
+                unfinishedPaths[path] = remaining > 0 ? remaining : nil
+            }
+            if let newValue, Self.isUnfinished(newValue) { unfinishedPaths[newValue.path, default: 0] += 1 }
+            let wasQueued = old?.state == .queued
+            if let newValue, newValue.state == .queued {
+                if !wasQueued || old?.priority != newValue.priority || old?.position != newValue.position
+                    || old?.nextAttemptAt != newValue.nextAttemptAt
+                {
+                    queueOrder = nil
+                }
+            } else if wasQueued {
+                queueOrder?.removeAll { $0.id == id }
+            }
+            if let newValue {
+                if old?.url != newValue.url { hosts[id] = Self.host(of: newValue.url) }
+            } else {
+                hosts[id] = nil
+            }
+            byID[id] = newValue
+        }
+    }
+
+    /// The lower-cased host of a download's URL (`""` when it has none).
+    package func host(of id: Int64) -> String { hosts[id] ?? "" }
+
+    /// Whether an unfinished download other than `id` will end up at `path`.
+    package func isClaimed(_ path: String, byOtherThan id: Int64?) -> Bool {
+        let claims = unfinishedPaths[path] ?? 0
+        guard let id, let own = byID[id], Self.isUnfinished(own), own.path == path else { return claims > 0 }
+        return claims > 1
+    }
+
+    /// Queued downloads by priority (high first), then position, then id.
+    package mutating func queued() -> [QueuedEntry] {
+        if let queueOrder { return queueOrder }
+        var entries: [QueuedEntry] = []
+        for record in byID.values where record.state == .queued {
+            entries.append(
+                QueuedEntry(
+                    id: record.id,
+                    priority: record.priority,
+                    position: record.position,
+                    notBefore: record.nextAttemptAt,
+                    host: host(of: record.id)
+                )
+            )
+        }
+        entries.sort { left, right in
+            if left.priority != right.priority { return left.priority > right.priority }
+            if left.position != right.position { return left.position < right.position }
+            return left.id < right.id
+        }
+        queueOrder = entries
+        return entries
+    }
+
+    private static func isUnfinished(_ record: DownloadRecord) -> Bool {
+        record.state != .completed && record.state != .cancelled
+    }
+
+    private static func host(of url: String) -> String { URL(string: url)?.host?.lowercased() ?? "" }
+}
