@@ -97,6 +97,8 @@ package struct Router: Sendable {
         case .limit:
             let params = try request.params == nil ? nil : params(LimitParams.self, request)
             return try WireCoding.value(of: await context.queue.limit(params))
+        case .subscribe, .unsubscribe, .podcasts, .episodes, .refresh, .set, .download, .import, .export:
+            throw RPCError.methodNotFound(request.method, suggestion: nil)
         }
     }
 

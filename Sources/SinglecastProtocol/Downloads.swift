@@ -132,8 +132,10 @@ package struct DownloadInfo: Codable, Hashable, Sendable {
 
 /// Params of `enqueue`.
 package struct EnqueueParams: Codable, Hashable, Sendable {
-    /// http or https URLs; at least one.
+    /// http or https URLs; with `episodes`, at least one of the two.
     package var urls: [String]
+    /// Episode ids (see `episodes`), each saved into its podcast's folder under the configured name template.
+    package var episodes: [Int64]?
     /// Absolute directory for the files; default: the configured download directory.
     package var directory: String?
     /// File name (only with exactly one URL); default: derived from the URL, sanitized.
@@ -153,15 +155,29 @@ package struct EnqueueParams: Codable, Hashable, Sendable {
         headers: [String]? = nil,
         user: String? = nil,
         password: String? = nil,
-        priority: Int? = nil
+        priority: Int? = nil,
+        episodes: [Int64]? = nil
     ) {
         self.urls = urls
+        self.episodes = episodes
         self.directory = directory
         self.name = name
         self.headers = headers
         self.user = user
         self.password = password
         self.priority = priority
+    }
+
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        urls = try container.decodeIfPresent([String].self, forKey: .urls) ?? []
+        episodes = try container.decodeIfPresent([Int64].self, forKey: .episodes)
+        directory = try container.decodeIfPresent(String.self, forKey: .directory)
+        name = try container.decodeIfPresent(String.self, forKey: .name)
+        headers = try container.decodeIfPresent([String].self, forKey: .headers)
+        user = try container.decodeIfPresent(String.self, forKey: .user)
+        password = try container.decodeIfPresent(String.self, forKey: .password)
+        priority = try container.decodeIfPresent(Int.self, forKey: .priority)
     }
 }
 

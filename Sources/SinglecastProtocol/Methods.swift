@@ -15,6 +15,15 @@ package enum Method: String, CaseIterable, Sendable {
     case retry
     case clear
     case limit
+    case subscribe
+    case unsubscribe
+    case podcasts
+    case episodes
+    case refresh
+    case set
+    case download
+    case `import`
+    case export
 }
 
 /// Result of `ping`.
@@ -228,6 +237,8 @@ package enum EventTopic: String, CaseIterable, Codable, Sendable {
     case daemon
     /// `download.added`, `download.progress`, … (``DownloadEvent``).
     case downloads
+    /// `podcast.subscribed`, `podcast.refreshed`, `podcast.unsubscribed` (``PodcastEvent``).
+    case podcasts
 }
 
 /// Params of `watch`; `topics` defaults to every topic.

@@ -1,0 +1,504 @@
+/// What the daemon downloads by itself after each refresh of a podcast.
+///
+/// On the wire a string: `off`, `all-new` (every episode that appears after subscribing) or `latest:N` (the
+/// N newest episodes, kept downloaded as new ones arrive).
+package enum AutoDownload: Hashable, Sendable, Codable, CustomStringConvertible {
+    case off
+    case allNew
+    case latest(Int)
+
+    /// Parses `off`, `all-new`, `latest:N` (also `latest N`); `nil` for anything else.
+    package init?(_ text: String) {
+        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        switch trimmed {
+        case "off", "none": self = .off
+        case "all-new", "all_new", "new": self = .allNew
+        default:
+            let parts = trimmed.split(whereSeparator: { $0 == ":" || $0 == " " || $0 == "=" })
+            guard parts.count == 2, parts[0] == "latest", let count = Int(parts[1]), (1...10_000).contains(count)
+            else { return nil }
+            self = .latest(count)
+        }
+    }
+
+    package var description: String {
+        switch self {
+        case .off: "off"
+        case .allNew: "all-new"
+        case .latest(let count): "latest:\(count)"
+        }
+    }
+
+    package init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let value = AutoDownload(text) else {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(
+                    codingPath: decoder.codingPath,
+                    debugDescription: "'\(text)' is not an auto-download policy; use off, all-new or latest:N"
+                )
+            )
+        }
+        self = value
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}
+
+/// One subscription as `podcasts`, `subscribe` and the `podcast.*` events report it. Credentials never appear.
+package struct PodcastInfo: Codable, Hashable, Sendable {
+    package var id: Int64
+    package var title: String
+    package var author: String?
+    package var feedURL: String
+    package var link: String?
+    package var description: String
+    package var artworkURL: String?
+    /// The cached artwork file, once downloaded.
+    package var artworkPath: String?
+    package var itunesID: Int64?
+    package var episodes: Int
+    /// Episodes not yet downloaded or seen since they appeared.
+    package var newEpisodes: Int
+    package var autoDownload: AutoDownload
+    /// How many downloaded episodes to keep (older files are deleted); `nil`: keep all.
+    package var keep: Int?
+    /// ISO 8601 UTC of the last refresh attempt and of the last successful one.
+    package var refreshedAt: String?
+    package var succeededAt: String?
+    package var nextRefreshAt: String?
+    /// Why the last refresh failed; the episodes from the last good refresh stay.
+    package var lastError: String?
+    /// The feed answered `410 Gone`; it is no longer refreshed.
+    package var gone: Bool
+    package var hasCredentials: Bool
+
+    package init(
+        id: Int64,
+        title: String,
+        author: String?,
+        feedURL: String,
+        link: String?,
+        description: String,
+        artworkURL: String?,
+        artworkPath: String?,
+        itunesID: Int64?,
+        episodes: Int,
+        newEpisodes: Int,
+        autoDownload: AutoDownload,
+        keep: Int?,
+        refreshedAt: String?,
+        succeededAt: String?,
+        nextRefreshAt: String?,
+        lastError: String?,
+        gone: Bool,
+        hasCredentials: Bool
+    ) {
+        self.id = id
+        self.title = title
+        self.author = author
+        self.feedURL = feedURL
+        self.link = link
+        self.description = description
+        self.artworkURL = artworkURL
+        self.artworkPath = artworkPath
+        self.itunesID = itunesID
+        self.episodes = episodes
+        self.newEpisodes = newEpisodes
+        self.autoDownload = autoDownload
+        self.keep = keep
+        self.refreshedAt = refreshedAt
+        self.succeededAt = succeededAt
+        self.nextRefreshAt = nextRefreshAt
+        self.lastError = lastError
+        self.gone = gone
+        self.hasCredentials = hasCredentials
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id
+        case title
+        case author
+        case feedURL = "feed_url"
+        case link
+        case description
+        case artworkURL = "artwork_url"
+        case artworkPath = "artwork_path"
+        case itunesID = "itunes_id"
+        case episodes
+        case newEpisodes = "new_episodes"
+        case autoDownload = "auto_download"
+        case keep
+        case refreshedAt = "refreshed_at"
+        case succeededAt = "succeeded_at"
+        case nextRefreshAt = "next_refresh_at"
+        case lastError = "last_error"
+        case gone
+        case hasCredentials = "has_credentials"
+    }
+}
+
+/// One episode as `episodes` reports it.
+package struct EpisodeInfo: Codable, Hashable, Sendable {
+    package var id: Int64
+    package var podcastID: Int64
+    package var title: String
+    /// Plain text (HTML stripped).
+    package var description: String
+    package var guid: String?
+    package var link: String?
+    /// ISO 8601 UTC.
+    package var published: String?
+    package var durationSeconds: Int?
+    package var enclosureURL: String?
+    package var enclosureType: String?
+    package var enclosureLength: Int64?
+    package var season: Int?
+    package var episode: Int?
+    package var chaptersURL: String?
+    package var transcriptURL: String?
+    /// Not yet downloaded or marked seen.
+    package var isNew: Bool
+    /// The download of this episode, once queued.
+    package var downloadID: Int64?
+    package var downloadState: DownloadState?
+    package var file: String?
+
+    package init(
+        id: Int64,
+        podcastID: Int64,
+        title: String,
+        description: String,
+        guid: String?,
+        link: String?,
+        published: String?,
+        durationSeconds: Int?,
+        enclosureURL: String?,
+        enclosureType: String?,
+        enclosureLength: Int64?,
+        season: Int?,
+        episode: Int?,
+        chaptersURL: String?,
+        transcriptURL: String?,
+        isNew: Bool,
+        downloadID: Int64?,
+        downloadState: DownloadState?,
+        file: String?
+    ) {
+        self.id = id
+        self.podcastID = podcastID
+        self.title = title
+        self.description = description
+        self.guid = guid
+        self.link = link
+        self.published = published
+        self.durationSeconds = durationSeconds
+        self.enclosureURL = enclosureURL
+        self.enclosureType = enclosureType
+        self.enclosureLength = enclosureLength
+        self.season = season
+        self.episode = episode
+        self.chaptersURL = chaptersURL
+        self.transcriptURL = transcriptURL
+        self.isNew = isNew
+        self.downloadID = downloadID
+        self.downloadState = downloadState
+        self.file = file
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id
+        case podcastID = "podcast_id"
+        case title
+        case description
+        case guid
+        case link
+        case published
+        case durationSeconds = "duration_seconds"
+        case enclosureURL = "enclosure_url"
+        case enclosureType = "enclosure_type"
+        case enclosureLength = "enclosure_length"
+        case season
+        case episode
+        case chaptersURL = "chapters_url"
+        case transcriptURL = "transcript_url"
+        case isNew = "new"
+        case downloadID = "download_id"
+        case downloadState = "download_state"
+        case file
+    }
+}
+
+/// Params of `subscribe`: exactly one of `url` and `itunes_id`.
+package struct SubscribeParams: Codable, Hashable, Sendable {
+    package var url: String?
+    package var itunesID: Int64?
+    /// Basic auth for a private feed; credentials written into the URL are moved here.
+    package var user: String?
+    package var password: String?
+    package var autoDownload: AutoDownload?
+    package var keep: Int?
+
+    package init(
+        url: String? = nil,
+        itunesID: Int64? = nil,
+        user: String? = nil,
+        password: String? = nil,
+        autoDownload: AutoDownload? = nil,
+        keep: Int? = nil
+    ) {
+        self.url = url
+        self.itunesID = itunesID
+        self.user = user
+        self.password = password
+        self.autoDownload = autoDownload
+        self.keep = keep
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case url
+        case itunesID = "itunes_id"
+        case user
+        case password
+        case autoDownload = "auto_download"
+        case keep
+    }
+}
+
+/// Result of `subscribe`.
+package struct SubscribeResult: Codable, Hashable, Sendable {
+    package var podcast: PodcastInfo
+    /// `true` when the feed was already subscribed (nothing changed but the given settings).
+    package var existing: Bool
+    /// Downloads the auto-download policy queued.
+    package var queued: [Int64]
+
+    package init(podcast: PodcastInfo, existing: Bool, queued: [Int64]) {
+        self.podcast = podcast
+        self.existing = existing
+        self.queued = queued
+    }
+}
+
+/// Params naming one podcast: its id, or an unambiguous, case-insensitive prefix of its title.
+package struct PodcastSelector: Codable, Hashable, Sendable {
+    package var podcast: String
+
+    package init(podcast: String) { self.podcast = podcast }
+}
+
+/// Params of `unsubscribe`.
+package struct UnsubscribeParams: Codable, Hashable, Sendable {
+    package var podcast: String
+    /// Also deletes its downloaded files (and cancels its unfinished downloads, which happens anyway).
+    package var deleteFiles: Bool?
+
+    package init(podcast: String, deleteFiles: Bool? = nil) {
+        self.podcast = podcast
+        self.deleteFiles = deleteFiles
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case podcast
+        case deleteFiles = "delete_files"
+    }
+}
+
+/// Result of `unsubscribe`.
+package struct UnsubscribeResult: Codable, Hashable, Sendable {
+    package var podcast: PodcastInfo
+    package var cancelledDownloads: [Int64]
+    package var deletedFiles: [String]
+
+    package init(podcast: PodcastInfo, cancelledDownloads: [Int64], deletedFiles: [String]) {
+        self.podcast = podcast
+        self.cancelledDownloads = cancelledDownloads
+        self.deletedFiles = deletedFiles
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case podcast
+        case cancelledDownloads = "cancelled_downloads"
+        case deletedFiles = "deleted_files"
+    }
+}
+
+/// Result of `podcasts`.
+package struct PodcastsResult: Codable, Hashable, Sendable {
+    package var podcasts: [PodcastInfo]
+
+    package init(podcasts: [PodcastInfo]) { self.podcasts = podcasts }
+}
+
+/// Params of `episodes`.
+package struct EpisodesParams: Codable, Hashable, Sendable {
+    package var podcast: String
+    /// Only episodes not yet downloaded or seen.
+    package var new: Bool?
+    /// Newest first; at most this many (default: all).
+    package var limit: Int?
+
+    package init(podcast: String, new: Bool? = nil, limit: Int? = nil) {
+        self.podcast = podcast
+        self.new = new
+        self.limit = limit
+    }
+}
+
+/// Result of `episodes`.
+package struct EpisodesResult: Codable, Hashable, Sendable {
+    package var podcast: PodcastInfo
+    package var episodes: [EpisodeInfo]
+
+    package init(podcast: PodcastInfo, episodes: [EpisodeInfo]) {
+        self.podcast = podcast
+        self.episodes = episodes
+    }
+}
+
+/// Params of `refresh`: one podcast, or every one when `podcast` is absent.
+package struct RefreshParams: Codable, Hashable, Sendable {
+    package var podcast: String?
+
+    package init(podcast: String? = nil) { self.podcast = podcast }
+}
+
+/// Result of `refresh`: one entry per podcast refreshed.
+package struct RefreshResult: Codable, Hashable, Sendable {
+    package struct Entry: Codable, Hashable, Sendable {
+        package var podcast: PodcastInfo
+        /// `updated`, `not_modified`, `moved`, `gone` or `failed`.
+        package var outcome: String
+        package var newEpisodes: Int
+        package var queued: [Int64]
+        package var error: String?
+
+        package init(podcast: PodcastInfo, outcome: String, newEpisodes: Int, queued: [Int64], error: String?) {
+            self.podcast = podcast
+            self.outcome = outcome
+            self.newEpisodes = newEpisodes
+            self.queued = queued
+            self.error = error
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case podcast
+            case outcome
+            case newEpisodes = "new_episodes"
+            case queued
+            case error
+        }
+    }
+
+    package var refreshed: [Entry]
+
+    package init(refreshed: [Entry]) { self.refreshed = refreshed }
+}
+
+/// Params of `set`: changes a podcast's download policy.
+package struct SetPodcastParams: Codable, Hashable, Sendable {
+    package var podcast: String
+    package var autoDownload: AutoDownload?
+    /// A number of episodes to keep, or 0 to keep all.
+    package var keep: Int?
+
+    package init(podcast: String, autoDownload: AutoDownload? = nil, keep: Int? = nil) {
+        self.podcast = podcast
+        self.autoDownload = autoDownload
+        self.keep = keep
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case podcast
+        case autoDownload = "auto_download"
+        case keep
+    }
+}
+
+/// Params of `download`: queues a podcast's newest episodes.
+package struct DownloadLatestParams: Codable, Hashable, Sendable {
+    package var podcast: String
+    package var latest: Int
+
+    package init(podcast: String, latest: Int) {
+        self.podcast = podcast
+        self.latest = latest
+    }
+}
+
+/// Params of `import`: the OPML document's text (the client reads the file, which the daemon may not see).
+package struct ImportParams: Codable, Hashable, Sendable {
+    package var opml: String
+
+    package init(opml: String) { self.opml = opml }
+}
+
+/// Result of `import`: one entry per feed in the document.
+package struct ImportResult: Codable, Hashable, Sendable {
+    package struct Entry: Codable, Hashable, Sendable {
+        package var url: String
+        package var title: String?
+        /// `subscribed`, `already` or `failed`.
+        package var outcome: String
+        package var podcastID: Int64?
+        package var error: String?
+
+        package init(url: String, title: String?, outcome: String, podcastID: Int64?, error: String?) {
+            self.url = url
+            self.title = title
+            self.outcome = outcome
+            self.podcastID = podcastID
+            self.error = error
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case url
+            case title
+            case outcome
+            case podcastID = "podcast_id"
+            case error
+        }
+    }
+
+    package var feeds: [Entry]
+
+    package init(feeds: [Entry]) { self.feeds = feeds }
+}
+
+/// Result of `export`: an OPML 2.0 document of every subscription.
+package struct ExportResult: Codable, Hashable, Sendable {
+    package var opml: String
+    package var count: Int
+
+    package init(opml: String, count: Int) {
+        self.opml = opml
+        self.count = count
+    }
+}
+
+/// The events of the `podcasts` topic; each carries a ``PodcastEventParams``.
+package enum PodcastEvent: String, CaseIterable, Codable, Sendable {
+    case subscribed = "podcast.subscribed"
+    case refreshed = "podcast.refreshed"
+    case unsubscribed = "podcast.unsubscribed"
+}
+
+/// Params of every `podcast.*` event.
+package struct PodcastEventParams: Codable, Hashable, Sendable {
+    package var podcast: PodcastInfo
+    /// For `podcast.refreshed`: how many episodes appeared.
+    package var newEpisodes: Int?
+
+    package init(podcast: PodcastInfo, newEpisodes: Int? = nil) {
+        self.podcast = podcast
+        self.newEpisodes = newEpisodes
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case podcast
+        case newEpisodes = "new_episodes"
+    }
+}
