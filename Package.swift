@@ -20,7 +20,9 @@ let package = Package(
         .target(name: "SinglecastStore", dependencies: ["CSQLite"]),
         .target(
             name: "SinglecastDaemon",
-            dependencies: ["SinglecastProtocol", "SinglecastStore", "SinglecastHTTP", "CSystemd", "CCurl", "CPosix"]
+            dependencies: [
+                "SinglecastProtocol", "SinglecastStore", "SinglecastHTTP", "SinglecastFeeds", "CSystemd", "CCurl", "CPosix",
+            ]
         ),
         .target(name: "SinglecastCLI", dependencies: ["SinglecastProtocol"]),
         .target(name: "SinglecastHTTP", dependencies: ["CCurl"]),

@@ -47,6 +47,11 @@ package struct DaemonConfiguration: Hashable, Sendable {
     package var speedLimit: Int?
     /// A program run after each completed download, with the file as its argument.
     package var onComplete: String?
+    /// Podcasts: time between refreshes, file name template, largest feed, artwork cache size.
+    package var refreshInterval: Duration = .seconds(3600)
+    package var nameTemplate = EpisodeNaming.defaultTemplate
+    package var maxFeedSize: Int = 100 << 20
+    package var artworkCacheSize: Int = 100 << 20
 
     package init() {}
 
@@ -132,6 +137,28 @@ package struct DaemonConfiguration: Hashable, Sendable {
                 return "on_complete must be the absolute path of a program (or empty); got '\(value)'"
             }
             configuration.onComplete = value
+            return nil
+        },
+        durationKey("refresh_interval", .seconds(60) ... .seconds(7 * 86400)) { $0.refreshInterval = $1 },
+        Key(name: "name_template") { configuration, value in
+            if let problem = EpisodeNaming.problem(in: value) {
+                return "name_template '\(value)' is not usable: \(problem)"
+            }
+            configuration.nameTemplate = value
+            return nil
+        },
+        Key(name: "max_feed_size") { configuration, value in
+            guard let bytes = parseByteCount(value), bytes >= 64 << 10, bytes <= 4 << 30 else {
+                return "max_feed_size must be a size between 64K and 4G such as 100M; got '\(value)'"
+            }
+            configuration.maxFeedSize = bytes
+            return nil
+        },
+        Key(name: "artwork_cache_size") { configuration, value in
+            guard let bytes = parseByteCount(value), bytes >= 1 << 20, bytes <= 64 << 30 else {
+                return "artwork_cache_size must be a size between 1M and 64G such as 100M; got '\(value)'"
+            }
+            configuration.artworkCacheSize = bytes
             return nil
         },
     ]

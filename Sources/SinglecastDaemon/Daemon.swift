@@ -129,10 +129,25 @@ package enum Daemon {
             distrustUncheckpointedBytes: run.previous.map { $0.stoppedAt == nil && $0.bootID != boot } ?? false
         )
         try await queue.recover()
+        let podcasts = Subscriptions(
+            store: store,
+            engine: engine,
+            queue: queue,
+            events: events,
+            logger: logger,
+            settings: podcastSettings(configuration),
+            downloadDirectory: paths.downloadDirectory,
+            artworkDirectory: paths.artworkDirectory,
+            lookup: { id in
+                throw RPCError.invalidParams("iTunes lookup of \(id) is not available", parameter: "itunes_id")
+            }
+        )
+        try await podcasts.load()
         let context = DaemonContext(
             logger: logger,
             store: store,
             queue: queue,
+            podcasts: podcasts,
             events: events,
             paths: paths,
             socket: socket,
@@ -145,7 +160,7 @@ package enum Daemon {
         logger.notice("ready; listening on \(socket.path)\(socket.activated ? " (socket-activated)" : "")")
 
         /// Which child of the service group ended.
-        enum Part { case server, watchdog, signals, queue, statusLine }
+        enum Part { case server, watchdog, signals, queue, podcasts, statusLine }
         try await withThrowingTaskGroup(of: Part.self) { group in
             group.addTask {
                 try await server.run()
@@ -154,6 +169,10 @@ package enum Daemon {
             group.addTask {
                 try await queue.run()
                 return .queue
+            }
+            group.addTask {
+                try await podcasts.run()
+                return .podcasts
             }
             group.addTask {
                 // STATUS= follows the queue; the notifier sends only changes.
@@ -189,6 +208,7 @@ package enum Daemon {
                     )
                     server.beginShutdown()
                     queue.shutdown()
+                    podcasts.shutdown()
                     return .signals
                 }
                 return .signals
@@ -198,6 +218,7 @@ package enum Daemon {
             while let part = try await group.next(), part != .server {}
             server.beginShutdown()
             queue.shutdown()
+            podcasts.shutdown()
             group.cancelAll()
             try await group.waitForAll()
         }
@@ -265,6 +286,7 @@ package enum Daemon {
                 params: DaemonEventParams(at: at, message: message)
             )
             await context.queue.update(queueSettings(configuration))
+            await context.podcasts.update(podcastSettings(configuration))
             notifier.ready(status: await context.summary())
         } catch {
             let message = "reload failed, keeping the previous configuration: \(error)"
@@ -289,6 +311,17 @@ package enum Daemon {
         } catch {
             throw DaemonStartError(message: "cannot create the \(purpose) '\(path)': \(error.localizedDescription)")
         }
+    }
+
+    /// The podcasts' part of the configuration.
+    private static func podcastSettings(_ configuration: DaemonConfiguration) -> PodcastSettings {
+        var settings = PodcastSettings()
+        settings.refreshInterval = configuration.refreshInterval
+        settings.naming = EpisodeNaming(template: configuration.nameTemplate)
+        settings.maxFeedBytes = Int64(configuration.maxFeedSize)
+        settings.artworkCacheBytes = Int64(configuration.artworkCacheSize)
+        settings.transfer = queueSettings(configuration).transfer
+        return settings
     }
 
     /// The queue's part of the configuration.

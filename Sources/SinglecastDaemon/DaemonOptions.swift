@@ -109,6 +109,8 @@ package struct DaemonPaths: Hashable, Sendable {
     package var database: String
     package var lockFile: String
     package var downloadDirectory: String
+    /// Podcast artwork: `$XDG_CACHE_HOME/singlecast/artwork`.
+    package var artworkDirectory: String
     package var socket: String
     /// The socket's directory belongs to singlecast alone (the default), so its mode may be enforced.
     package var socketDirectoryIsPrivate: Bool
@@ -137,6 +139,7 @@ package struct DaemonPaths: Hashable, Sendable {
             database: state + "/singlecast.sqlite3",
             lockFile: state + "/singlecastd.lock",
             downloadDirectory: downloads,
+            artworkDirectory: xdg("XDG_CACHE_HOME", fallback: ".cache", environment) + "/singlecast/artwork",
             socket: chosenSocket ?? SocketLocation.defaultSocketPath(environment: environment, uid: uid),
             socketDirectoryIsPrivate: chosenSocket == nil
         )

@@ -76,7 +76,11 @@ package struct Router: Sendable {
             connection.watch([])
             return try WireCoding.value(of: WatchResult(topics: []))
         case .enqueue:
-            return try WireCoding.value(of: await context.queue.enqueue(try params(EnqueueParams.self, request)))
+            let params = try params(EnqueueParams.self, request)
+            if params.episodes?.isEmpty == false {
+                return try WireCoding.value(of: await context.podcasts.enqueue(params))
+            }
+            return try WireCoding.value(of: await context.queue.enqueue(params))
         case .downloads:
             let params = try request.params == nil ? DownloadsParams() : params(DownloadsParams.self, request)
             return try WireCoding.value(of: await context.queue.list(state: params.state))
@@ -97,8 +101,31 @@ package struct Router: Sendable {
         case .limit:
             let params = try request.params == nil ? nil : params(LimitParams.self, request)
             return try WireCoding.value(of: await context.queue.limit(params))
-        case .subscribe, .unsubscribe, .podcasts, .episodes, .refresh, .set, .download, .import, .export:
-            throw RPCError.methodNotFound(request.method, suggestion: nil)
+        case .subscribe:
+            return try WireCoding.value(of: await context.podcasts.subscribe(try params(SubscribeParams.self, request)))
+        case .unsubscribe:
+            return try WireCoding.value(
+                of: await context.podcasts.unsubscribe(try params(UnsubscribeParams.self, request))
+            )
+        case .podcasts:
+            try expectNoParams(request)
+            return try WireCoding.value(of: await context.podcasts.list())
+        case .episodes:
+            return try WireCoding.value(of: await context.podcasts.episodes(try params(EpisodesParams.self, request)))
+        case .refresh:
+            let params = try request.params == nil ? RefreshParams() : params(RefreshParams.self, request)
+            return try WireCoding.value(of: await context.podcasts.refresh(params))
+        case .set:
+            return try WireCoding.value(of: await context.podcasts.set(try params(SetPodcastParams.self, request)))
+        case .download:
+            return try WireCoding.value(
+                of: await context.podcasts.downloadLatest(try params(DownloadLatestParams.self, request))
+            )
+        case .import:
+            return try WireCoding.value(of: await context.podcasts.importOPML(try params(ImportParams.self, request)))
+        case .export:
+            try expectNoParams(request)
+            return try WireCoding.value(of: await context.podcasts.exportOPML())
         }
     }
 

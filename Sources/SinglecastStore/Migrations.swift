@@ -72,6 +72,64 @@ package enum Migrations {
             CREATE INDEX downloads_order ON downloads(state, priority DESC, position);
             """
         ),
+        Migration(
+            3,
+            "podcasts",
+            """
+            CREATE TABLE podcasts (
+                id INTEGER PRIMARY KEY,
+                feed_url TEXT NOT NULL UNIQUE,
+                title TEXT NOT NULL DEFAULT '',
+                author TEXT NULL,
+                description TEXT NOT NULL DEFAULT '',
+                link TEXT NULL,
+                language TEXT NULL,
+                artwork_url TEXT NULL,
+                artwork_path TEXT NULL,
+                artwork_etag TEXT NULL,
+                artwork_last_modified TEXT NULL,
+                itunes_id INTEGER NULL,
+                auth_user TEXT NULL,
+                auth_password TEXT NULL,
+                etag TEXT NULL,                         -- of the last feed response, for conditional GET
+                last_modified TEXT NULL,
+                subscribed_at INTEGER NOT NULL,         -- Unix milliseconds, like every time below
+                refreshed_at INTEGER NULL,              -- last attempt
+                succeeded_at INTEGER NULL,              -- last success (200 or 304)
+                next_refresh_at INTEGER NULL,
+                last_error TEXT NULL,
+                gone INTEGER NOT NULL DEFAULT 0,        -- the feed answered 410
+                auto_download TEXT NOT NULL DEFAULT 'off',
+                keep INTEGER NULL
+            ) STRICT;
+            CREATE TABLE episodes (
+                id INTEGER PRIMARY KEY,
+                podcast_id INTEGER NOT NULL REFERENCES podcasts(id) ON DELETE CASCADE,
+                identity TEXT NOT NULL,                 -- guid, else link, else enclosure without query + title
+                guid TEXT NULL,
+                title TEXT NOT NULL,
+                description TEXT NOT NULL DEFAULT '',
+                link TEXT NULL,
+                published_at INTEGER NULL,
+                duration INTEGER NULL,                  -- seconds
+                enclosure_url TEXT NULL,
+                enclosure_type TEXT NULL,
+                enclosure_length INTEGER NULL,
+                season INTEGER NULL,
+                episode_number INTEGER NULL,
+                chapters_url TEXT NULL,
+                transcript_url TEXT NULL,
+                integrity TEXT NULL,                    -- podcast:integrity "type value"
+                first_seen_at INTEGER NOT NULL,
+                feed_order INTEGER NOT NULL DEFAULT 0,  -- position in the feed when last seen
+                is_new INTEGER NOT NULL DEFAULT 1,
+                download_id INTEGER NULL,
+                UNIQUE (podcast_id, identity)
+            ) STRICT;
+            CREATE INDEX episodes_by_date ON episodes(podcast_id, published_at DESC);
+            CREATE INDEX episodes_by_download ON episodes(download_id) WHERE download_id IS NOT NULL;
+            """
+        ),
     ]
 
     /// The schema version a fully migrated database has.

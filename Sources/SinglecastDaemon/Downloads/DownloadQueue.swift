@@ -818,6 +818,42 @@ package actor DownloadQueue: Service {
         return ChangedResult(changed: cleared.map(\.id).sorted())
     }
 
+    /// The downloads among `ids` that still exist, as clients see them.
+    package func infos(_ ids: [Int64]) -> [Int64: DownloadInfo] {
+        var found: [Int64: DownloadInfo] = [:]
+        for id in ids {
+            if let record = records[id], record.state != .cancelled { found[id] = info(record) }
+        }
+        return found
+    }
+
+    /// Removes downloads for good: unfinished ones are cancelled (partial files deleted), completed ones are
+    /// forgotten and, with `deleteFiles`, their files deleted. Used when an episode leaves the kept set or its
+    /// podcast is unsubscribed.
+    ///
+    /// - Returns: The files deleted.
+    package func discard(_ ids: [Int64], deleteFiles: Bool) async throws -> [String] {
+        let existing = ids.filter { records[$0] != nil && records[$0]?.state != .cancelled }
+        let unfinished = existing.filter { records[$0]?.state != .completed }
+        if !unfinished.isEmpty {
+            _ = try await cancel(SelectionParams(ids: unfinished, deletePartial: true))
+        }
+        let completed = existing.compactMap { id in records[id].flatMap { $0.state == .completed ? $0 : nil } }
+        guard !completed.isEmpty else { return [] }
+        do {
+            try await store.deleteDownloads(completed.map(\.id))
+        } catch {
+            throw RPCError.internalError("the queue could not be saved: \(error)")
+        }
+        var deleted: [String] = []
+        for record in completed {
+            if records[record.id]?.state == .completed { records[record.id] = nil }
+            if deleteFiles && unlink(record.path) == 0 { deleted.append(record.path) }
+            publish(.removed, record)
+        }
+        return deleted
+    }
+
     /// Sets (or with `nil` params only reports) the global speed limit; 0 means unlimited.
     package func limit(_ params: LimitParams?) -> LimitParams {
         if let params {

@@ -1,0 +1,129 @@
+import Foundation
+
+/// Where an episode's file goes: the configured template (`name_template`, default
+/// `{podcast}/{date} {title}.{ext}`) filled in and every path component sanitized.
+///
+/// Pure, so the rules are unit-tested: `/` in the template separates folders below the download directory;
+/// a `/` or `..` coming from a feed never does, because placeholders are sanitized one by one.
+package struct EpisodeNaming: Sendable, Hashable {
+    package static let defaultTemplate = "{podcast}/{date} {title}.{ext}"
+    package static let placeholders = ["podcast", "title", "date", "ext", "season", "episode", "guid", "id"]
+
+    package var template: String
+
+    package init(template: String = EpisodeNaming.defaultTemplate) { self.template = template }
+
+    /// The facts a template may use.
+    package struct Episode: Sendable {
+        package var podcastTitle: String
+        package var title: String
+        package var published: Date?
+        package var enclosureURL: URL
+        package var enclosureType: String?
+        package var season: Int?
+        package var episode: Int?
+        package var guid: String?
+        package var id: Int64
+
+        package init(
+            podcastTitle: String,
+            title: String,
+            published: Date?,
+            enclosureURL: URL,
+            enclosureType: String?,
+            season: Int?,
+            episode: Int?,
+            guid: String?,
+            id: Int64
+        ) {
+            self.podcastTitle = podcastTitle
+            self.title = title
+            self.published = published
+            self.enclosureURL = enclosureURL
+            self.enclosureType = enclosureType
+            self.season = season
+            self.episode = episode
+            self.guid = guid
+            self.id = id
+        }
+    }
+
+    /// Checks a template: at least a file name, known placeholders only, no absolute path.
+    ///
+    /// - Returns: `nil` when valid, else what is wrong.
+    package static func problem(in template: String) -> String? {
+        if template.hasPrefix("/") { return "it must be relative to the download directory" }
+        if template.split(separator: "/").last.map({ $0.trimmingCharacters(in: .whitespaces).isEmpty }) ?? true {
+            return "it must end with a file name"
+        }
+        var rest = template[...]
+        while let open = rest.firstIndex(of: "{") {
+            guard let close = rest[open...].firstIndex(of: "}") else { return "a '{' is not closed" }
+            let name = String(rest[rest.index(after: open)..<close])
+            if !placeholders.contains(name) {
+                return "unknown placeholder {\(name)}; known: "
+                    + placeholders.map { "{\($0)}" }.joined(separator: ", ")
+            }
+            rest = rest[rest.index(after: close)...]
+        }
+        return nil
+    }
+
+    /// The folders below the download directory and the file name for `episode`.
+    package func place(_ episode: Episode) -> (folders: [String], fileName: String) {
+        let values: [String: String] = [
+            "podcast": episode.podcastTitle,
+            "title": episode.title,
+            "date": episode.published.map(Self.day) ?? "undated",
+            "ext": Self.fileExtension(url: episode.enclosureURL, type: episode.enclosureType),
+            "season": episode.season.map(String.init) ?? "",
+            "episode": episode.episode.map(String.init) ?? "",
+            "guid": episode.guid ?? "",
+            "id": String(episode.id),
+        ]
+        var components = template.split(separator: "/", omittingEmptySubsequences: true).map { part in
+            FileNaming.sanitize(Self.fill(String(part), values), fallback: "episode \(episode.id)")
+        }
+        let fileName = components.popLast() ?? "episode \(episode.id)"
+        return (components, fileName)
+    }
+
+    private static func fill(_ part: String, _ values: [String: String]) -> String {
+        var result = ""
+        var rest = part[...]
+        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+            result += rest[..<open]
+            let name = String(rest[rest.index(after: open)..<close])
+            // A feed's value never adds a folder.
+            result += (values[name] ?? "").replacingOccurrences(of: "/", with: "_")
+            rest = rest[rest.index(after: close)...]
+        }
+        result += rest
+        return result
+    }
+
+    private static func day(_ date: Date) -> String {
+        let components = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: date)
+        return String(format: "%04d-%02d-%02d", components.year ?? 0, components.month ?? 0, components.day ?? 0)
+    }
+
+    /// The enclosure's extension (without the query string), else one for its MIME type, else `mp3`.
+    package static func fileExtension(url: URL, type: String?) -> String {
+        let fromPath = url.pathExtension.lowercased()
+        if !fromPath.isEmpty, fromPath.count <= 5, fromPath.allSatisfy({ $0.isLetter || $0.isNumber }) {
+            return fromPath
+        }
+        switch type?.lowercased().split(separator: ";").first?.trimmingCharacters(in: .whitespaces) {
+        case "audio/mpeg", "audio/mp3": return "mp3"
+        case "audio/mp4", "audio/x-m4a", "audio/m4a", "audio/aac": return "m4a"
+        case "video/mp4": return "mp4"
+        case "audio/ogg", "application/ogg": return "ogg"
+        case "audio/opus": return "opus"
+        case "audio/flac", "audio/x-flac": return "flac"
+        case "audio/wav", "audio/x-wav": return "wav"
+        case "video/quicktime": return "mov"
+        case "application/pdf": return "pdf"
+        default: return "mp3"
+        }
+    }
+}

@@ -1,0 +1,939 @@
+import Foundation
+import SinglecastFeeds
+import SinglecastHTTP
+import SinglecastProtocol
+import SinglecastStore
+
+/// Settings of the podcast side that a reload may change.
+package struct PodcastSettings: Sendable, Hashable {
+    /// Time between refreshes of one podcast; each is jittered by ±10 % so many feeds do not refresh at once.
+    package var refreshInterval: Duration = .seconds(3600)
+    package var naming = EpisodeNaming()
+    /// The largest feed document accepted.
+    package var maxFeedBytes: Int64 = 100 << 20
+    /// The artwork cache's size; the least recently refreshed images go first.
+    package var artworkCacheBytes: Int64 = 100 << 20
+    package var transfer = TransferOptions()
+
+    package init() {}
+}
+
+/// Subscriptions, their feeds and episodes, and the auto-download policy that feeds the download queue.
+///
+/// The podcasts live in memory and in the store; every change is committed before it is answered or announced.
+/// A refresh never loses what the last good one stored: a failure is recorded next to the old episodes.
+package actor Subscriptions: Service {
+    private let store: Store
+    private let engine: HTTPEngine
+    private let queue: DownloadQueue
+    private let events: EventBus
+    private let logger: Logger
+    private let downloadDirectory: String
+    private let artworkDirectory: String
+    /// Finds a podcast's feed URL by its iTunes id (the directory's `lookup`).
+    private let lookup: @Sendable (Int64) async throws -> String
+    private var settings: PodcastSettings
+
+    private var podcasts: [Int64: PodcastRecord] = [:]
+    private var refreshing: [Int64: Task<RefreshResult.Entry, Never>] = [:]
+    private let wakeups: AsyncStream<Void>
+    private let wakeup: AsyncStream<Void>.Continuation
+
+    package init(
+        store: Store,
+        engine: HTTPEngine,
+        queue: DownloadQueue,
+        events: EventBus,
+        logger: Logger,
+        settings: PodcastSettings,
+        downloadDirectory: String,
+        artworkDirectory: String,
+        lookup: @escaping @Sendable (Int64) async throws -> String
+    ) {
+        self.store = store
+        self.engine = engine
+        self.queue = queue
+        self.events = events
+        self.logger = logger
+        self.settings = settings
+        self.downloadDirectory = downloadDirectory
+        self.artworkDirectory = artworkDirectory
+        self.lookup = lookup
+        (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Start-up, before READY: loads the subscriptions.
+    package func load() async throws {
+        for podcast in try await store.podcasts() { podcasts[podcast.id] = podcast }
+    }
+
+    package func update(_ newSettings: PodcastSettings) {
+        settings = newSettings
+        wakeup.yield()
+    }
+
+    // MARK: - Service: periodic refresh
+
+    /// Refreshes every podcast whose time has come, a few at a time, then sleeps until the next one is due.
+    package func run() async throws {
+        wakeup.yield()
+        for await _ in wakeups {
+            let now = Self.now()
+            let due = podcasts.values.filter { !$0.gone && ($0.nextRefreshAt ?? 0) <= now }
+                .sorted { ($0.nextRefreshAt ?? 0) < ($1.nextRefreshAt ?? 0) }
+            await withTaskGroup(of: Void.self) { group in
+                var running = 0
+                for podcast in due {
+                    if running == 4 {
+                        await group.next()
+                        running -= 1
+                    }
+                    group.addTask { _ = await self.refreshAndApply(podcast.id) }
+                    running += 1
+                }
+            }
+            if Task.isCancelled { break }
+            let next = podcasts.values.compactMap { $0.gone ? nil : $0.nextRefreshAt }.min()
+            let delay = max(1000, min((next ?? Int64.max) - Self.now(), 60_000))
+            Task { [wakeup] in
+                try? await Task.sleep(for: .milliseconds(delay))
+                wakeup.yield()
+            }
+        }
+    }
+
+    package nonisolated func shutdown() { wakeup.finish() }
+
+    // MARK: - Commands
+
+    package func subscribe(_ params: SubscribeParams) async throws -> SubscribeResult {
+        guard (params.url == nil) != (params.itunesID == nil) else {
+            throw RPCError.invalidParams("'subscribe' takes exactly one of 'url' and 'itunes_id'", parameter: "url")
+        }
+        if (params.user == nil) != (params.password == nil) {
+            throw RPCError.invalidParams("'user' and 'password' go together", parameter: "user")
+        }
+        try Self.checkPolicy(params.autoDownload, keep: params.keep)
+        var text: String
+        if let id = params.itunesID {
+            text = try await lookup(id)
+        } else {
+            text = params.url ?? ""
+        }
+        var (url, user, password) = try Self.feedURL(text)
+        if params.user != nil {
+            user = params.user
+            password = params.password
+        }
+        text = url
+        if let existing = podcasts.values.first(where: { $0.feedURL == text }) {
+            var podcast = existing
+            if let auto = params.autoDownload { podcast.autoDownload = auto.description }
+            if let keep = params.keep { podcast.keep = keep > 0 ? keep : nil }
+            if let user { (podcast.authUser, podcast.authPassword) = (user, password) }
+            try await save(podcast)
+            return SubscribeResult(podcast: try await info(podcast), existing: true, queued: [])
+        }
+
+        var podcast = PodcastRecord(feedURL: url, subscribedAt: Self.now())
+        podcast.itunesID = params.itunesID
+        podcast.authUser = user
+        podcast.authPassword = password
+        podcast.autoDownload = (params.autoDownload ?? .off).description
+        podcast.keep = params.keep.flatMap { $0 > 0 ? $0 : nil }
+        // Fetched and parsed before anything is stored: a wrong URL leaves no subscription behind.
+        let fetched = try await fetchFeed(podcast, conditional: false)
+        guard case .updated(let feed, let response, let movedTo) = fetched else {
+            throw Self.feedError(fetched, url: url)
+        }
+        if let movedTo { podcast.feedURL = movedTo }
+        let inserted: (podcast: PodcastRecord, existing: Bool)
+        do {
+            inserted = try await store.insertPodcast(podcast)
+        } catch {
+            throw RPCError.internalError("the subscription could not be saved: \(error)")
+        }
+        podcast = inserted.podcast
+        if inserted.existing {
+            podcasts[podcast.id] = podcast
+            return SubscribeResult(podcast: try await info(podcast), existing: true, queued: [])
+        }
+        podcasts[podcast.id] = podcast
+        // The back catalogue is not "new": only episodes that appear after subscribing are.
+        let outcome = try await storeFeed(podcast.id, feed, response: response, markNew: false)
+        let queued = try await applyPolicy(podcast.id, inserted: outcome.inserted, initial: true)
+        let current = podcasts[podcast.id] ?? podcast
+        logger.notice("subscribed to \(current.title) (\(redactedURL(current.feedURL)))")
+        let result = try await info(current)
+        publish(.subscribed, result)
+        Task { await self.refreshArtwork(podcast.id) }
+        wakeup.yield()
+        return SubscribeResult(podcast: result, existing: false, queued: queued)
+    }
+
+    package func unsubscribe(_ params: UnsubscribeParams) async throws -> UnsubscribeResult {
+        let podcast = try resolve(params.podcast)
+        let result = try await info(podcast)
+        let downloads = try await episodeRecords(of: podcast.id).compactMap(\.downloadID)
+        let before = await queue.infos(downloads)
+        let unfinished = before.values.filter { $0.state != .completed }.map(\.id).sorted()
+        let deleted = try await queue.discard(downloads, deleteFiles: params.deleteFiles ?? false)
+        do {
+            try await store.deletePodcast(podcast.id)
+        } catch {
+            throw RPCError.internalError("the subscription could not be removed: \(error)")
+        }
+        podcasts[podcast.id] = nil
+        refreshing[podcast.id]?.cancel()
+        if let path = podcast.artworkPath { unlink(path) }
+        logger.notice("unsubscribed from \(podcast.title)")
+        publish(.unsubscribed, result)
+        return UnsubscribeResult(podcast: result, cancelledDownloads: unfinished, deletedFiles: deleted)
+    }
+
+    package func list() async throws -> PodcastsResult {
+        let counts = try await counts()
+        return PodcastsResult(
+            podcasts: podcasts.values.sorted { $0.id < $1.id }.map { info($0, counts: counts[$0.id]) }
+        )
+    }
+
+    package func episodes(_ params: EpisodesParams) async throws -> EpisodesResult {
+        let podcast = try resolve(params.podcast)
+        if let limit = params.limit, limit < 1 {
+            throw RPCError.invalidParams("'limit' must be at least 1", parameter: "limit")
+        }
+        let records: [EpisodeRecord]
+        do {
+            records = try await store.episodes(of: podcast.id, onlyNew: params.new ?? false, limit: params.limit)
+        } catch {
+            throw RPCError.internalError("cannot read the episodes: \(error)")
+        }
+        let downloads = await queue.infos(records.compactMap(\.downloadID))
+        return EpisodesResult(
+            podcast: try await info(podcast),
+            episodes: records.map { Self.info($0, download: $0.downloadID.flatMap { downloads[$0] }) }
+        )
+    }
+
+    package func refresh(_ params: RefreshParams) async throws -> RefreshResult {
+        let chosen: [PodcastRecord]
+        if let selector = params.podcast {
+            chosen = [try resolve(selector)]
+        } else {
+            chosen = podcasts.values.sorted { $0.id < $1.id }
+        }
+        var entries: [RefreshResult.Entry] = []
+        await withTaskGroup(of: RefreshResult.Entry?.self) { group in
+            for podcast in chosen { group.addTask { await self.refreshAndApply(podcast.id) } }
+            for await entry in group { if let entry { entries.append(entry) } }
+        }
+        return RefreshResult(refreshed: entries.sorted { $0.podcast.id < $1.podcast.id })
+    }
+
+    package func set(_ params: SetPodcastParams) async throws -> PodcastResult {
+        var podcast = try resolve(params.podcast)
+        guard params.autoDownload != nil || params.keep != nil else {
+            throw RPCError.invalidParams("'set' needs 'auto_download', 'keep' or both", parameter: "auto_download")
+        }
+        if let auto = params.autoDownload { podcast.autoDownload = auto.description }
+        if let keep = params.keep {
+            guard keep >= 0 else { throw RPCError.invalidParams("'keep' must be 0 (all) or more", parameter: "keep") }
+            podcast.keep = keep > 0 ? keep : nil
+        }
+        try Self.checkPolicy(AutoDownload(podcast.autoDownload), keep: podcast.keep)
+        try await save(podcast)
+        _ = try await applyPolicy(podcast.id, inserted: [], initial: params.autoDownload != nil)
+        return PodcastResult(podcast: try await info(podcasts[podcast.id] ?? podcast))
+    }
+
+    package func downloadLatest(_ params: DownloadLatestParams) async throws -> EnqueueResult {
+        let podcast = try resolve(params.podcast)
+        guard params.latest >= 1 else {
+            throw RPCError.invalidParams("'latest' must be at least 1", parameter: "latest")
+        }
+        let latest = try await store.episodes(of: podcast.id, limit: params.latest)
+        return try await enqueueEpisodes(latest.map(\.id), priority: nil)
+    }
+
+    /// `enqueue` with episode ids (and possibly URLs too, which go to the queue as they are).
+    package func enqueue(_ params: EnqueueParams) async throws -> EnqueueResult {
+        var entries: [EnqueueResult.Entry] = []
+        if !params.urls.isEmpty {
+            var plain = params
+            plain.episodes = nil
+            entries += try await queue.enqueue(plain).downloads
+        }
+        if params.name != nil || params.directory != nil {
+            throw RPCError.invalidParams(
+                "episodes are named by the name template; 'name' and 'directory' apply to URLs only",
+                parameter: params.name != nil ? "name" : "directory"
+            )
+        }
+        entries += try await enqueueEpisodes(params.episodes ?? [], priority: params.priority).downloads
+        return EnqueueResult(downloads: entries)
+    }
+
+    package func importOPML(_ params: ImportParams) async throws -> ImportResult {
+        let outlines: [OPMLOutline]
+        do {
+            outlines = try OPML.parse(Data(params.opml.utf8))
+        } catch {
+            throw RPCError.invalidParams("the OPML document cannot be read: \(error)", parameter: "opml")
+        }
+        var results: [ImportResult.Entry] = []
+        for outline in outlines {
+            do {
+                let result = try await subscribe(SubscribeParams(url: outline.feedURL))
+                results.append(
+                    ImportResult.Entry(
+                        url: outline.feedURL,
+                        title: outline.title ?? result.podcast.title,
+                        outcome: result.existing ? "already" : "subscribed",
+                        podcastID: result.podcast.id,
+                        error: nil
+                    )
+                )
+            } catch let error as RPCError {
+                results.append(
+                    ImportResult.Entry(
+                        url: outline.feedURL,
+                        title: outline.title,
+                        outcome: "failed",
+                        podcastID: nil,
+                        error: error.message
+                    )
+                )
+            }
+        }
+        return ImportResult(feeds: results)
+    }
+
+    package func exportOPML() -> ExportResult {
+        let outlines = podcasts.values.sorted { $0.id < $1.id }.map {
+            OPMLOutline(title: $0.title.isEmpty ? nil : $0.title, feedURL: $0.feedURL, htmlURL: $0.link)
+        }
+        let document = OPML.document(title: "singlecast subscriptions", outlines: outlines, created: .now)
+        return ExportResult(opml: String(decoding: document, as: UTF8.self), count: outlines.count)
+    }
+
+    // MARK: - Refresh
+
+    private enum Fetched {
+        case updated(Feed, TransferResponse, movedTo: String?)
+        case notModified(TransferResponse, movedTo: String?)
+        case gone
+        case failed(reason: String, message: String)
+    }
+
+    private func fetchFeed(_ podcast: PodcastRecord, conditional: Bool) async throws -> Fetched {
+        let request = FetchRequest(
+            url: podcast.feedURL,
+            headers: ["Accept: application/rss+xml, application/atom+xml, application/xml;q=0.9, */*;q=0.5"],
+            basicAuthUser: podcast.authUser,
+            basicAuthPassword: podcast.authPassword,
+            ifNoneMatch: conditional ? podcast.etag : nil,
+            ifModifiedSince: conditional ? podcast.lastModified : nil,
+            maxBytes: settings.maxFeedBytes,
+            options: settings.transfer
+        )
+        let result: FetchResult
+        do {
+            result = try await engine.fetch(request)
+        } catch {
+            return .failed(reason: "feed_unreachable", message: error.message)
+        }
+        let status = result.response.status
+        switch status {
+        case 304:
+            return .notModified(result.response, movedTo: result.permanentRedirect)
+        case 410:
+            return .gone
+        case 200...299:
+            // Parsing a large feed takes a while; it runs off the actor.
+            let body = result.body
+            let url = result.response.finalURL
+            let parsed = await Task.detached { () -> Result<Feed, FeedError> in
+                do throws(FeedError) {
+                    return .success(try FeedParser.parse(body, url: url))
+                } catch {
+                    return .failure(error)
+                }
+            }.value
+            switch parsed {
+            case .success(let feed): return .updated(feed, result.response, movedTo: result.permanentRedirect)
+            case .failure(let error): return .failed(reason: "feed_invalid", message: error.message)
+            }
+        default:
+            return .failed(
+                reason: "feed_unreachable",
+                message: "the server answered HTTP \(status) for \(redactedURL(result.response.finalURL))"
+            )
+        }
+    }
+
+    /// Refreshes one podcast (joining a refresh already running) and applies its auto-download policy.
+    private func refreshAndApply(_ id: Int64) async -> RefreshResult.Entry? {
+        if let running = refreshing[id] { return await running.value }
+        guard podcasts[id] != nil else { return nil }
+        let task = Task { await self.performRefresh(id) }
+        refreshing[id] = task
+        let entry = await task.value
+        refreshing[id] = nil
+        return entry
+    }
+
+    private func performRefresh(_ id: Int64) async -> RefreshResult.Entry {
+        guard let podcast = podcasts[id] else {
+            return RefreshResult.Entry(
+                podcast: Self.placeholderInfo(id),
+                outcome: "failed",
+                newEpisodes: 0,
+                queued: [],
+                error: "unsubscribed"
+            )
+        }
+        let fetched: Fetched
+        do {
+            fetched = try await fetchFeed(podcast, conditional: true)
+        } catch {
+            fetched = .failed(reason: "feed_unreachable", message: String(describing: error))
+        }
+        let now = Self.now()
+        guard var current = podcasts[id] else {
+            return RefreshResult.Entry(
+                podcast: Self.placeholderInfo(id),
+                outcome: "failed",
+                newEpisodes: 0,
+                queued: [],
+                error: "unsubscribed during the refresh"
+            )
+        }
+        current.refreshedAt = now
+        current.nextRefreshAt = now + jitteredInterval()
+        var outcome = "updated"
+        var inserted: [EpisodeRecord] = []
+        var failure: String?
+        switch fetched {
+        case .updated(let feed, let response, let movedTo):
+            if let movedTo, movedTo != current.feedURL {
+                logger.notice("feed of \(current.title) moved permanently to \(redactedURL(movedTo))")
+                current.feedURL = movedTo
+                outcome = "moved"
+            }
+            podcasts[id] = current
+            do {
+                let stored = try await storeFeed(id, feed, response: response, markNew: true)
+                inserted = stored.inserted
+                if stored.moved { outcome = "moved" }
+            } catch {
+                failure = "cannot save the refresh: \(error)"
+                outcome = "failed"
+            }
+        case .notModified(_, let movedTo):
+            if let movedTo, movedTo != current.feedURL {
+                current.feedURL = movedTo
+                outcome = "moved"
+            } else {
+                outcome = "not_modified"
+            }
+            current.succeededAt = now
+            current.lastError = nil
+            try? await save(current)
+        case .gone:
+            current.gone = true
+            current.lastError = "the feed is gone (HTTP 410); it is no longer refreshed"
+            outcome = "gone"
+            failure = current.lastError
+            logger.warning("feed of \(current.title) is gone (HTTP 410)")
+            try? await save(current)
+        case .failed(_, let message):
+            current.lastError = message
+            outcome = "failed"
+            failure = message
+            logger.info("refresh of \(current.title) failed: \(message)")
+            try? await save(current)
+        }
+        var queued: [Int64] = []
+        if failure == nil {
+            do {
+                queued = try await applyPolicy(id, inserted: inserted, initial: false)
+            } catch {
+                logger.error("auto-download for \(current.title) failed: \(error)")
+            }
+            if outcome != "not_modified" { await refreshArtwork(id) }
+        }
+        let final = podcasts[id] ?? current
+        let result = (try? await info(final)) ?? info(final, counts: nil)
+        publish(.refreshed, result, newEpisodes: inserted.count)
+        return RefreshResult.Entry(
+            podcast: result,
+            outcome: outcome,
+            newEpisodes: inserted.count,
+            queued: queued,
+            error: failure
+        )
+    }
+
+    /// Stores a parsed feed: podcast fields, validators, episodes. Returns the inserted episodes and whether
+    /// the feed announced a new URL (`itunes:new-feed-url`), which is then followed from the next refresh on.
+    private func storeFeed(_ id: Int64, _ feed: Feed, response: TransferResponse, markNew: Bool) async throws
+        -> (inserted: [EpisodeRecord], moved: Bool)
+    {
+        guard var podcast = podcasts[id] else { return ([], false) }
+        let now = Self.now()
+        if !feed.title.isEmpty { podcast.title = feed.title }
+        podcast.author = feed.author ?? podcast.author
+        podcast.description = feed.description
+        podcast.link = feed.link ?? podcast.link
+        podcast.language = feed.language ?? podcast.language
+        podcast.artworkURL = feed.artworkURL ?? podcast.artworkURL
+        podcast.etag = response.etag
+        podcast.lastModified = response.lastModified
+        podcast.refreshedAt = now
+        podcast.succeededAt = now
+        podcast.lastError = nil
+        podcast.gone = false
+        podcast.nextRefreshAt = podcast.nextRefreshAt ?? now + jitteredInterval()
+        var moved = false
+        if let newURL = feed.newFeedURL, newURL != podcast.feedURL, let (url, _, _) = try? Self.feedURL(newURL),
+            !podcasts.values.contains(where: { $0.id != id && $0.feedURL == url })
+        {
+            logger.notice("feed of \(podcast.title) announces a new URL: \(redactedURL(url))")
+            podcast.feedURL = url
+            moved = true
+        }
+        if podcasts.values.contains(where: { $0.id != id && $0.feedURL == podcast.feedURL }) {
+            // Another subscription already has the URL this one moved to; keep ours as it was.
+            podcast.feedURL = podcasts[id]?.feedURL ?? podcast.feedURL
+            moved = false
+        }
+        let episodes = feed.episodes.enumerated().map { index, episode in
+            var record = EpisodeRecord(podcastID: id, identity: episode.identity, title: episode.title, firstSeenAt: now)
+            record.guid = episode.guid
+            record.description = episode.description
+            record.link = episode.link
+            record.publishedAt = episode.published.map { Int64($0.timeIntervalSince1970 * 1000) }
+            record.durationSeconds = episode.durationSeconds
+            record.enclosureURL = episode.enclosure?.url
+            record.enclosureType = episode.enclosure?.type
+            record.enclosureLength = episode.enclosure?.length
+            record.season = episode.season
+            record.episodeNumber = episode.episodeNumber
+            record.chaptersURL = episode.chaptersURL
+            record.transcriptURL = episode.transcripts.first?.url
+            record.integrity = episode.integrity.map { "\($0.type) \($0.value)" }
+            record.feedOrder = index
+            record.isNew = markNew
+            return record
+        }
+        podcasts[id] = podcast
+        let inserted = try await store.applyRefresh(podcast, episodes: episodes)
+        return (inserted, moved)
+    }
+
+    /// Queues what the podcast's policy asks for and deletes downloaded files beyond `keep`.
+    ///
+    /// - Parameter initial: The policy was just set (or the podcast subscribed): `latest:N` fills up to N at once,
+    ///   while `all-new` only takes episodes that appear from now on.
+    private func applyPolicy(_ id: Int64, inserted: [EpisodeRecord], initial: Bool) async throws -> [Int64] {
+        guard let podcast = podcasts[id] else { return [] }
+        var wanted: [Int64] = []
+        switch AutoDownload(podcast.autoDownload) ?? .off {
+        case .off: break
+        case .allNew:
+            if !initial { wanted = inserted.filter { $0.enclosureURL != nil }.map(\.id) }
+        case .latest(let count):
+            let latest = try await store.episodes(of: id, limit: count)
+            wanted = latest.filter { $0.downloadID == nil && $0.enclosureURL != nil }.map(\.id)
+        }
+        let queued = try await enqueueEpisodes(wanted, priority: nil).downloads.map(\.id)
+        if let keep = podcast.keep { try await applyKeep(id, keep: keep) }
+        return queued
+    }
+
+    /// Deletes the files of completed downloads beyond the newest `keep` of a podcast.
+    private func applyKeep(_ id: Int64, keep: Int) async throws {
+        let episodes = try await store.episodes(of: id).filter { $0.downloadID != nil }
+        let downloads = await queue.infos(episodes.compactMap(\.downloadID))
+        let completed = episodes.filter { downloads[$0.downloadID ?? -1]?.state == .completed }
+        let surplus = completed.dropFirst(keep)
+        guard !surplus.isEmpty else { return }
+        let deleted = try await queue.discard(surplus.compactMap(\.downloadID), deleteFiles: true)
+        try await store.setEpisodeDownloads(surplus.map { ($0.id, nil) })
+        logger.info("kept the newest \(keep) episodes of \(podcasts[id]?.title ?? "?"): deleted \(deleted.count) file(s)")
+    }
+
+    /// Queues episodes into their podcasts' folders, named by the template; links each episode to its download.
+    private func enqueueEpisodes(_ ids: [Int64], priority: Int?) async throws -> EnqueueResult {
+        guard !ids.isEmpty else { return EnqueueResult(downloads: []) }
+        let found: [EpisodeRecord]
+        do {
+            found = try await store.episodes(ids: ids)
+        } catch {
+            throw RPCError.internalError("cannot read the episodes: \(error)")
+        }
+        if let missing = ids.first(where: { id in !found.contains { $0.id == id } }) {
+            throw RPCError(
+                code: RPCError.invalidParamsCode,
+                message: "Invalid params: there is no episode \(missing); 'singlecastctl episodes PODCAST' lists them.",
+                reason: "unknown_episode",
+                details: ["id": String(missing)]
+            )
+        }
+        var entries: [EnqueueResult.Entry] = []
+        var links: [(episode: Int64, download: Int64?)] = []
+        for episode in found {
+            guard let podcast = podcasts[episode.podcastID] else { continue }
+            guard let text = episode.enclosureURL, let url = URL(string: text) else {
+                throw RPCError(
+                    code: RPCError.invalidParamsCode,
+                    message: "Invalid params: episode \(episode.id) ('\(episode.title)') has no enclosure to download.",
+                    reason: "no_enclosure",
+                    details: ["id": String(episode.id)]
+                )
+            }
+            if let existing = episode.downloadID, let info = await queue.infos([existing])[existing] {
+                entries.append(EnqueueResult.Entry(id: info.id, url: info.url, existing: true, file: info.file))
+                continue
+            }
+            let place = settings.naming.place(
+                EpisodeNaming.Episode(
+                    podcastTitle: podcast.title.isEmpty ? "podcast \(podcast.id)" : podcast.title,
+                    title: episode.title,
+                    published: episode.publishedAt.map { Date(timeIntervalSince1970: Double($0) / 1000) },
+                    enclosureURL: url,
+                    enclosureType: episode.enclosureType,
+                    season: episode.season,
+                    episode: episode.episodeNumber,
+                    guid: episode.guid,
+                    id: episode.id
+                )
+            )
+            let directory = ([downloadDirectory] + place.folders).joined(separator: "/")
+            let result = try await queue.enqueue(
+                EnqueueParams(
+                    urls: [text],
+                    directory: directory,
+                    name: place.fileName,
+                    user: podcast.authUser.flatMap { _ in Self.sameHost(text, podcast.feedURL) ? podcast.authUser : nil },
+                    password: Self.sameHost(text, podcast.feedURL) ? podcast.authPassword : nil,
+                    priority: priority
+                )
+            )
+            entries += result.downloads
+            if let download = result.downloads.first { links.append((episode.id, download.id)) }
+        }
+        do {
+            try await store.setEpisodeDownloads(links)
+        } catch {
+            throw RPCError.internalError("cannot link the episodes to their downloads: \(error)")
+        }
+        return EnqueueResult(downloads: entries)
+    }
+
+    // MARK: - Artwork
+
+    /// Downloads the podcast's artwork into the cache (conditional GET when it is already there), then trims
+    /// the cache to its size. Failures are logged only: artwork is decoration.
+    private func refreshArtwork(_ id: Int64) async {
+        guard var podcast = podcasts[id], let source = podcast.artworkURL, source.hasPrefix("http") else { return }
+        let cached = podcast.artworkPath.map { FileManager.default.fileExists(atPath: $0) } ?? false
+        let request = FetchRequest(
+            url: source,
+            headers: ["Accept: image/*"],
+            ifNoneMatch: cached ? podcast.artworkETag : nil,
+            ifModifiedSince: cached ? podcast.artworkLastModified : nil,
+            maxBytes: min(20 << 20, settings.artworkCacheBytes),
+            options: settings.transfer
+        )
+        let result: FetchResult
+        do {
+            result = try await engine.fetch(request)
+        } catch {
+            logger.info("artwork of \(podcast.title) not fetched: \(error.message)")
+            return
+        }
+        if result.response.status == 304 { return }
+        guard (200...299).contains(result.response.status), !result.body.isEmpty else {
+            logger.info("artwork of \(podcast.title) not fetched: HTTP \(result.response.status)")
+            return
+        }
+        let ext = Self.imageExtension(result.response.contentType, url: source)
+        let path = "\(artworkDirectory)/\(id).\(ext)"
+        do {
+            try FileManager.default.createDirectory(atPath: artworkDirectory, withIntermediateDirectories: true)
+            try result.body.write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            logger.warning("cannot write artwork \(path): \(error.localizedDescription)")
+            return
+        }
+        if let old = podcast.artworkPath, old != path { unlink(old) }
+        guard podcasts[id] != nil else {
+            unlink(path)
+            return
+        }
+        podcast = podcasts[id] ?? podcast
+        podcast.artworkPath = path
+        podcast.artworkETag = result.response.etag
+        podcast.artworkLastModified = result.response.lastModified
+        try? await save(podcast)
+        trimArtworkCache()
+    }
+
+    private func trimArtworkCache() {
+        let manager = FileManager.default
+        guard let names = try? manager.contentsOfDirectory(atPath: artworkDirectory) else { return }
+        var files: [(path: String, size: Int64, modified: Date)] = names.compactMap { name in
+            let path = artworkDirectory + "/" + name
+            guard let attributes = try? manager.attributesOfItem(atPath: path) else { return nil }
+            return (
+                path, (attributes[.size] as? NSNumber)?.int64Value ?? 0,
+                attributes[.modificationDate] as? Date ?? .distantPast
+            )
+        }
+        var total = files.reduce(0) { $0 + $1.size }
+        files.sort { $0.modified < $1.modified }
+        for file in files where total > settings.artworkCacheBytes {
+            unlink(file.path)
+            total -= file.size
+            for (id, podcast) in podcasts where podcast.artworkPath == file.path {
+                podcasts[id]?.artworkPath = nil
+            }
+        }
+    }
+
+    // MARK: - Helpers
+
+    private func resolve(_ selector: String) throws -> PodcastRecord {
+        let trimmed = selector.trimmingCharacters(in: .whitespaces)
+        if let id = Int64(trimmed), let podcast = podcasts[id] { return podcast }
+        let lowered = trimmed.lowercased()
+        let all = podcasts.values.sorted { $0.id < $1.id }
+        if !lowered.isEmpty {
+            let exact = all.filter { $0.title.lowercased() == lowered }
+            if exact.count == 1 { return exact[0] }
+            let matches = all.filter { $0.title.lowercased().hasPrefix(lowered) }
+            if matches.count == 1 { return matches[0] }
+            if matches.count > 1 {
+                let names = matches.prefix(5).map { "\($0.id) '\($0.title)'" }.joined(separator: ", ")
+                throw RPCError(
+                    code: RPCError.invalidParamsCode,
+                    message: "Invalid params: '\(selector)' matches \(matches.count) podcasts (\(names)); "
+                        + "give more of the title or the id.",
+                    reason: "ambiguous_podcast",
+                    details: ["podcast": selector]
+                )
+            }
+        }
+        throw RPCError(
+            code: RPCError.invalidParamsCode,
+            message: "Invalid params: no podcast matches '\(selector)'; see singlecastctl podcasts.",
+            reason: "unknown_podcast",
+            details: ["podcast": selector]
+        )
+    }
+
+    private func save(_ podcast: PodcastRecord) async throws {
+        podcasts[podcast.id] = podcast
+        do {
+            try await store.savePodcast(podcast)
+        } catch {
+            throw RPCError.internalError("the podcast could not be saved: \(error)")
+        }
+    }
+
+    private func episodeRecords(of id: Int64) async throws -> [EpisodeRecord] {
+        do {
+            return try await store.episodes(of: id)
+        } catch {
+            throw RPCError.internalError("cannot read the episodes: \(error)")
+        }
+    }
+
+    private func counts() async throws -> [Int64: EpisodeCounts] {
+        do {
+            return try await store.episodeCounts()
+        } catch {
+            throw RPCError.internalError("cannot count the episodes: \(error)")
+        }
+    }
+
+    private func info(_ podcast: PodcastRecord) async throws -> PodcastInfo {
+        info(podcast, counts: try await counts()[podcast.id])
+    }
+
+    private func info(_ podcast: PodcastRecord, counts: EpisodeCounts?) -> PodcastInfo {
+        PodcastInfo(
+            id: podcast.id,
+            title: podcast.title,
+            author: podcast.author,
+            feedURL: podcast.feedURL,
+            link: podcast.link,
+            description: podcast.description,
+            artworkURL: podcast.artworkURL,
+            artworkPath: podcast.artworkPath,
+            itunesID: podcast.itunesID,
+            episodes: counts?.total ?? 0,
+            newEpisodes: counts?.new ?? 0,
+            autoDownload: AutoDownload(podcast.autoDownload) ?? .off,
+            keep: podcast.keep,
+            refreshedAt: podcast.refreshedAt.map(Self.iso8601),
+            succeededAt: podcast.succeededAt.map(Self.iso8601),
+            nextRefreshAt: podcast.gone ? nil : podcast.nextRefreshAt.map(Self.iso8601),
+            lastError: podcast.lastError,
+            gone: podcast.gone,
+            hasCredentials: podcast.authUser != nil
+        )
+    }
+
+    private static func info(_ episode: EpisodeRecord, download: DownloadInfo?) -> EpisodeInfo {
+        EpisodeInfo(
+            id: episode.id,
+            podcastID: episode.podcastID,
+            title: episode.title,
+            description: episode.description,
+            guid: episode.guid,
+            link: episode.link,
+            published: episode.publishedAt.map(iso8601),
+            durationSeconds: episode.durationSeconds,
+            enclosureURL: episode.enclosureURL,
+            enclosureType: episode.enclosureType,
+            enclosureLength: episode.enclosureLength,
+            season: episode.season,
+            episode: episode.episodeNumber,
+            chaptersURL: episode.chaptersURL,
+            transcriptURL: episode.transcriptURL,
+            isNew: episode.isNew,
+            downloadID: download?.id,
+            downloadState: download?.state,
+            file: download?.file
+        )
+    }
+
+    private static func placeholderInfo(_ id: Int64) -> PodcastInfo {
+        PodcastInfo(
+            id: id,
+            title: "",
+            author: nil,
+            feedURL: "",
+            link: nil,
+            description: "",
+            artworkURL: nil,
+            artworkPath: nil,
+            itunesID: nil,
+            episodes: 0,
+            newEpisodes: 0,
+            autoDownload: .off,
+            keep: nil,
+            refreshedAt: nil,
+            succeededAt: nil,
+            nextRefreshAt: nil,
+            lastError: nil,
+            gone: false,
+            hasCredentials: false
+        )
+    }
+
+    private func publish(_ event: PodcastEvent, _ podcast: PodcastInfo, newEpisodes: Int? = nil) {
+        events.publish(
+            .podcasts,
+            method: event.rawValue,
+            params: PodcastEventParams(podcast: podcast, newEpisodes: newEpisodes)
+        )
+    }
+
+    private func jitteredInterval() -> Int64 {
+        let base = Double(settings.refreshInterval.components.seconds) * 1000
+        return Int64(base * Double.random(in: 0.9...1.1))
+    }
+
+    /// Validates a feed URL and moves credentials written into it (`https://user:pass@host/…`) out of it.
+    package static func feedURL(_ text: String) throws -> (url: String, user: String?, password: String?) {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard var components = URLComponents(string: trimmed), let scheme = components.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
+        else {
+            throw RPCError.invalidParams(
+                "'\(redactedURL(trimmed))' is not an http or https feed URL",
+                parameter: "url"
+            )
+        }
+        let user = components.user?.removingPercentEncoding ?? components.user
+        let password = components.password?.removingPercentEncoding ?? components.password
+        components.user = nil
+        components.password = nil
+        components.scheme = scheme
+        guard let url = components.string else {
+            throw RPCError.invalidParams("'\(redactedURL(trimmed))' is not a valid URL", parameter: "url")
+        }
+        return (url, user, user == nil ? nil : (password ?? ""))
+    }
+
+    private static func checkPolicy(_ auto: AutoDownload?, keep: Int?) throws {
+        if let keep, keep < 0 {
+            throw RPCError.invalidParams("'keep' must be 0 (all) or more", parameter: "keep")
+        }
+        if case .latest(let count)? = auto, let keep, keep > 0, keep < count {
+            throw RPCError.invalidParams(
+                "'keep' (\(keep)) must be at least the \(count) of 'latest:\(count)', or the newest would be "
+                    + "deleted and downloaded again",
+                parameter: "keep"
+            )
+        }
+    }
+
+    private static func feedError(_ fetched: Fetched, url: String) -> RPCError {
+        switch fetched {
+        case .failed(let reason, let message):
+            return RPCError(
+                code: reason == "feed_invalid" ? feedInvalidCode : feedUnreachableCode,
+                message: reason == "feed_invalid"
+                    ? "The feed at \(redactedURL(url)) cannot be read: \(message)."
+                    : "The feed at \(redactedURL(url)) cannot be fetched: \(message).",
+                reason: reason,
+                details: ["url": redactedURL(url)]
+            )
+        case .gone:
+            return RPCError(
+                code: feedUnreachableCode,
+                message: "The feed at \(redactedURL(url)) is gone (HTTP 410).",
+                reason: "feed_unreachable",
+                details: ["url": redactedURL(url)]
+            )
+        case .notModified, .updated:
+            return RPCError(
+                code: feedUnreachableCode,
+                message: "The feed at \(redactedURL(url)) answered 304 Not Modified to an unconditional request.",
+                reason: "feed_unreachable",
+                details: ["url": redactedURL(url)]
+            )
+        }
+    }
+
+    /// Codes of feed failures (JSON-RPC's implementation-defined range).
+    package static let feedUnreachableCode = -32010
+    package static let feedInvalidCode = -32011
+
+    private static func sameHost(_ left: String, _ right: String) -> Bool {
+        URL(string: left)?.host?.lowercased() == URL(string: right)?.host?.lowercased()
+    }
+
+    private static func imageExtension(_ contentType: String?, url: String) -> String {
+        switch contentType?.lowercased().split(separator: ";").first?.trimmingCharacters(in: .whitespaces) {
+        case "image/png": return "png"
+        case "image/webp": return "webp"
+        case "image/gif": return "gif"
+        case "image/jpeg", "image/jpg": return "jpg"
+        default:
+            let ext = URL(string: url)?.pathExtension.lowercased() ?? ""
+            return ["png", "jpg", "jpeg", "webp", "gif"].contains(ext) ? ext : "img"
+        }
+    }
+
+    static func now() -> Int64 { Int64(Date.now.timeIntervalSince1970 * 1000) }
+
+    private static func iso8601(_ milliseconds: Int64) -> String {
+        Date(timeIntervalSince1970: Double(milliseconds) / 1000).formatted(.iso8601)
+    }
+}

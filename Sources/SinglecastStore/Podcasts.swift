@@ -1,0 +1,371 @@
+/// One row of the `podcasts` table: a subscription and what the last refresh learnt.
+package struct PodcastRecord: Sendable, Hashable {
+    package var id: Int64
+    package var feedURL: String
+    package var title: String
+    package var author: String?
+    package var description: String
+    package var link: String?
+    package var language: String?
+    package var artworkURL: String?
+    package var artworkPath: String?
+    package var artworkETag: String?
+    package var artworkLastModified: String?
+    package var itunesID: Int64?
+    package var authUser: String?
+    package var authPassword: String?
+    package var etag: String?
+    package var lastModified: String?
+    /// Unix milliseconds, like every time here.
+    package var subscribedAt: Int64
+    package var refreshedAt: Int64?
+    package var succeededAt: Int64?
+    package var nextRefreshAt: Int64?
+    package var lastError: String?
+    package var gone: Bool
+    /// `off`, `all-new` or `latest:N`.
+    package var autoDownload: String
+    package var keep: Int?
+
+    package init(feedURL: String, subscribedAt: Int64) {
+        id = 0
+        self.feedURL = feedURL
+        title = ""
+        author = nil
+        description = ""
+        link = nil
+        language = nil
+        artworkURL = nil
+        artworkPath = nil
+        artworkETag = nil
+        artworkLastModified = nil
+        itunesID = nil
+        authUser = nil
+        authPassword = nil
+        etag = nil
+        lastModified = nil
+        self.subscribedAt = subscribedAt
+        refreshedAt = nil
+        succeededAt = nil
+        nextRefreshAt = nil
+        lastError = nil
+        gone = false
+        autoDownload = "off"
+        keep = nil
+    }
+}
+
+/// One row of the `episodes` table.
+package struct EpisodeRecord: Sendable, Hashable {
+    package var id: Int64
+    package var podcastID: Int64
+    /// Stable across refreshes: guid, else link, else enclosure URL without its query plus title.
+    package var identity: String
+    package var guid: String?
+    package var title: String
+    package var description: String
+    package var link: String?
+    package var publishedAt: Int64?
+    package var durationSeconds: Int?
+    package var enclosureURL: String?
+    package var enclosureType: String?
+    package var enclosureLength: Int64?
+    package var season: Int?
+    package var episodeNumber: Int?
+    package var chaptersURL: String?
+    package var transcriptURL: String?
+    package var integrity: String?
+    package var firstSeenAt: Int64
+    /// Position in the feed document when last seen (0 = first), to order undated episodes.
+    package var feedOrder: Int
+    package var isNew: Bool
+    package var downloadID: Int64?
+
+    package init(podcastID: Int64, identity: String, title: String, firstSeenAt: Int64) {
+        id = 0
+        self.podcastID = podcastID
+        self.identity = identity
+        guid = nil
+        self.title = title
+        description = ""
+        link = nil
+        publishedAt = nil
+        durationSeconds = nil
+        enclosureURL = nil
+        enclosureType = nil
+        enclosureLength = nil
+        season = nil
+        episodeNumber = nil
+        chaptersURL = nil
+        transcriptURL = nil
+        integrity = nil
+        self.firstSeenAt = firstSeenAt
+        feedOrder = 0
+        isNew = true
+        downloadID = nil
+    }
+}
+
+/// Episode totals of one podcast.
+package struct EpisodeCounts: Sendable, Hashable {
+    package var total: Int
+    package var new: Int
+
+    package init(total: Int, new: Int) {
+        self.total = total
+        self.new = new
+    }
+}
+
+private let podcastColumns = """
+    id, feed_url, title, author, description, link, language, artwork_url, artwork_path, artwork_etag,
+    artwork_last_modified, itunes_id, auth_user, auth_password, etag, last_modified, subscribed_at, refreshed_at,
+    succeeded_at, next_refresh_at, last_error, gone, auto_download, keep
+    """
+private let podcastWritable = writableNames(podcastColumns)
+private let insertPodcastSQL = """
+    INSERT INTO podcasts (\(podcastWritable.joined(separator: ", "))) \
+    VALUES (\(Array(repeating: "?", count: podcastWritable.count).joined(separator: ", ")))
+    """
+private let updatePodcastSQL = """
+    UPDATE podcasts SET \(podcastWritable.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?
+    """
+
+private let episodeColumns = """
+    id, podcast_id, identity, guid, title, description, link, published_at, duration, enclosure_url, enclosure_type,
+    enclosure_length, season, episode_number, chapters_url, transcript_url, integrity, first_seen_at, feed_order,
+    is_new, download_id
+    """
+private let episodeWritable = writableNames(episodeColumns)
+private let insertEpisodeSQL = """
+    INSERT INTO episodes (\(episodeWritable.joined(separator: ", "))) \
+    VALUES (\(Array(repeating: "?", count: episodeWritable.count).joined(separator: ", ")))
+    """
+private let updateEpisodeSQL = """
+    UPDATE episodes SET \(episodeWritable.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?
+    """
+
+/// The column names after `id`.
+private func writableNames(_ columns: String) -> [String] {
+    columns.split(separator: ",").dropFirst().map { String($0).trimmingCharacters(in: [" ", "\n"]) }
+}
+
+extension PodcastRecord {
+    fileprivate init(row: Row) {
+        self.init(feedURL: row[1].string ?? "", subscribedAt: row[16].int64 ?? 0)
+        id = row[0].int64 ?? 0
+        title = row[2].string ?? ""
+        author = row[3].string
+        description = row[4].string ?? ""
+        link = row[5].string
+        language = row[6].string
+        artworkURL = row[7].string
+        artworkPath = row[8].string
+        artworkETag = row[9].string
+        artworkLastModified = row[10].string
+        itunesID = row[11].int64
+        authUser = row[12].string
+        authPassword = row[13].string
+        etag = row[14].string
+        lastModified = row[15].string
+        refreshedAt = row[17].int64
+        succeededAt = row[18].int64
+        nextRefreshAt = row[19].int64
+        lastError = row[20].string
+        gone = (row[21].int64 ?? 0) != 0
+        autoDownload = row[22].string ?? "off"
+        keep = row[23].int64.map { Int($0) }
+    }
+
+    fileprivate var columnValues: [SQLiteValue] {
+        [
+            .text(feedURL), .text(title), SQLiteValue(author), .text(description), SQLiteValue(link),
+            SQLiteValue(language), SQLiteValue(artworkURL), SQLiteValue(artworkPath), SQLiteValue(artworkETag),
+            SQLiteValue(artworkLastModified), SQLiteValue(itunesID), SQLiteValue(authUser), SQLiteValue(authPassword),
+            SQLiteValue(etag), SQLiteValue(lastModified), .integer(subscribedAt), SQLiteValue(refreshedAt),
+            SQLiteValue(succeededAt), SQLiteValue(nextRefreshAt), SQLiteValue(lastError), .integer(gone ? 1 : 0),
+            .text(autoDownload), SQLiteValue(keep.map { Int64($0) }),
+        ]
+    }
+}
+
+extension EpisodeRecord {
+    fileprivate init(row: Row) {
+        self.init(
+            podcastID: row[1].int64 ?? 0,
+            identity: row[2].string ?? "",
+            title: row[4].string ?? "",
+            firstSeenAt: row[17].int64 ?? 0
+        )
+        id = row[0].int64 ?? 0
+        guid = row[3].string
+        description = row[5].string ?? ""
+        link = row[6].string
+        publishedAt = row[7].int64
+        durationSeconds = row[8].int64.map { Int($0) }
+        enclosureURL = row[9].string
+        enclosureType = row[10].string
+        enclosureLength = row[11].int64
+        season = row[12].int64.map { Int($0) }
+        episodeNumber = row[13].int64.map { Int($0) }
+        chaptersURL = row[14].string
+        transcriptURL = row[15].string
+        integrity = row[16].string
+        feedOrder = Int(row[18].int64 ?? 0)
+        isNew = (row[19].int64 ?? 0) != 0
+        downloadID = row[20].int64
+    }
+
+    fileprivate var columnValues: [SQLiteValue] {
+        [
+            .integer(podcastID), .text(identity), SQLiteValue(guid), .text(title), .text(description),
+            SQLiteValue(link), SQLiteValue(publishedAt), SQLiteValue(durationSeconds.map { Int64($0) }),
+            SQLiteValue(enclosureURL), SQLiteValue(enclosureType), SQLiteValue(enclosureLength),
+            SQLiteValue(season.map { Int64($0) }), SQLiteValue(episodeNumber.map { Int64($0) }),
+            SQLiteValue(chaptersURL), SQLiteValue(transcriptURL), SQLiteValue(integrity), .integer(firstSeenAt),
+            .integer(Int64(feedOrder)), .integer(isNew ? 1 : 0), SQLiteValue(downloadID),
+        ]
+    }
+}
+
+extension Store {
+    /// Inserts a subscription; a feed URL already subscribed returns that podcast with `existing = true`.
+    package func insertPodcast(_ podcast: PodcastRecord) throws(StoreError) -> (podcast: PodcastRecord, existing: Bool) {
+        try withConnection("subscribing") { connection throws(SQLiteError) in
+            try connection.transaction { () throws(SQLiteError) -> (podcast: PodcastRecord, existing: Bool) in
+                let found = try connection.query(
+                    "SELECT \(podcastColumns) FROM podcasts WHERE feed_url = ?",
+                    [.text(podcast.feedURL)]
+                )
+                if let row = found.first { return (PodcastRecord(row: row), true) }
+                try connection.execute(insertPodcastSQL, podcast.columnValues)
+                var inserted = podcast
+                inserted.id = connection.lastInsertRowID
+                return (inserted, false)
+            }
+        }
+    }
+
+    /// Every subscription, by id.
+    package func podcasts() throws(StoreError) -> [PodcastRecord] {
+        try withConnection("listing podcasts") { connection throws(SQLiteError) in
+            try connection.query("SELECT \(podcastColumns) FROM podcasts ORDER BY id").map(PodcastRecord.init(row:))
+        }
+    }
+
+    /// Writes every field of a podcast.
+    package func savePodcast(_ podcast: PodcastRecord) throws(StoreError) {
+        try withConnection("saving a podcast") { connection throws(SQLiteError) in
+            try connection.execute(updatePodcastSQL, podcast.columnValues + [.integer(podcast.id)])
+        }
+    }
+
+    /// Removes a podcast and its episodes (downloads are the queue's business).
+    package func deletePodcast(_ id: Int64) throws(StoreError) {
+        try withConnection("removing a podcast") { connection throws(SQLiteError) in
+            try connection.execute("DELETE FROM podcasts WHERE id = ?", [.integer(id)])
+        }
+    }
+
+    /// Stores the outcome of a successful refresh in one transaction: the podcast's fields, every episode of
+    /// the feed matched by identity (fields updated, first-seen time, new flag and download kept), and new ones
+    /// inserted. Episodes that left the feed stay.
+    ///
+    /// - Returns: The episodes inserted by this refresh, in feed order.
+    package func applyRefresh(_ podcast: PodcastRecord, episodes: [EpisodeRecord]) throws(StoreError) -> [EpisodeRecord] {
+        try withConnection("saving a refresh") { connection throws(SQLiteError) in
+            try connection.transaction { () throws(SQLiteError) -> [EpisodeRecord] in
+                try connection.execute(updatePodcastSQL, podcast.columnValues + [.integer(podcast.id)])
+                var known: [String: EpisodeRecord] = [:]
+                for row in try connection.query(
+                    "SELECT \(episodeColumns) FROM episodes WHERE podcast_id = ?",
+                    [.integer(podcast.id)]
+                ) {
+                    let episode = EpisodeRecord(row: row)
+                    known[episode.identity] = episode
+                }
+                var inserted: [EpisodeRecord] = []
+                var seen: Set<String> = []
+                for var episode in episodes where seen.insert(episode.identity).inserted {
+                    episode.podcastID = podcast.id
+                    if let existing = known[episode.identity] {
+                        episode.id = existing.id
+                        episode.firstSeenAt = existing.firstSeenAt
+                        episode.isNew = existing.isNew
+                        episode.downloadID = existing.downloadID
+                        if episode != existing {
+                            try connection.execute(updateEpisodeSQL, episode.columnValues + [.integer(episode.id)])
+                        }
+                    } else {
+                        try connection.execute(insertEpisodeSQL, episode.columnValues)
+                        episode.id = connection.lastInsertRowID
+                        inserted.append(episode)
+                    }
+                }
+                return inserted
+            }
+        }
+    }
+
+    /// A podcast's episodes, newest first (undated ones by their place in the feed).
+    package func episodes(of podcastID: Int64, onlyNew: Bool = false, limit: Int? = nil) throws(StoreError)
+        -> [EpisodeRecord]
+    {
+        try withConnection("listing episodes") { connection throws(SQLiteError) in
+            try connection.query(
+                """
+                SELECT \(episodeColumns) FROM episodes WHERE podcast_id = ? \(onlyNew ? "AND is_new = 1" : "")
+                ORDER BY published_at IS NULL, published_at DESC, feed_order, id LIMIT ?
+                """,
+                [.integer(podcastID), .integer(Int64(limit ?? -1))]
+            ).map(EpisodeRecord.init(row:))
+        }
+    }
+
+    /// Episodes by id, in the order asked; unknown ids are left out.
+    package func episodes(ids: [Int64]) throws(StoreError) -> [EpisodeRecord] {
+        try withConnection("reading episodes") { connection throws(SQLiteError) in
+            var found: [EpisodeRecord] = []
+            for id in ids {
+                if let row = try connection.query(
+                    "SELECT \(episodeColumns) FROM episodes WHERE id = ?",
+                    [.integer(id)]
+                ).first {
+                    found.append(EpisodeRecord(row: row))
+                }
+            }
+            return found
+        }
+    }
+
+    /// Links episodes to their downloads (and marks them no longer new), in one transaction.
+    package func setEpisodeDownloads(_ links: [(episode: Int64, download: Int64?)]) throws(StoreError) {
+        guard !links.isEmpty else { return }
+        try withConnection("linking episodes to downloads") { connection throws(SQLiteError) in
+            try connection.transaction { () throws(SQLiteError) in
+                for link in links {
+                    try connection.execute(
+                        "UPDATE episodes SET download_id = ?, is_new = 0 WHERE id = ?",
+                        [SQLiteValue(link.download), .integer(link.episode)]
+                    )
+                }
+            }
+        }
+    }
+
+    /// Total and new episodes of every podcast that has any.
+    package func episodeCounts() throws(StoreError) -> [Int64: EpisodeCounts] {
+        try withConnection("counting episodes") { connection throws(SQLiteError) in
+            var counts: [Int64: EpisodeCounts] = [:]
+            for row in try connection.query(
+                "SELECT podcast_id, COUNT(*), SUM(is_new) FROM episodes GROUP BY podcast_id"
+            ) {
+                counts[row[0].int64 ?? 0] = EpisodeCounts(
+                    total: Int(row[1].int64 ?? 0),
+                    new: Int(row[2].int64 ?? 0)
+                )
+            }
+            return counts
+        }
+    }
+}
