@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "singlecastd", targets: ["singlecastd"]),
         .executable(name: "singlecastctl", targets: ["singlecastctl"]),
+        .executable(name: "singlecast-feed", targets: ["singlecast-feed"]),
     ],
     targets: [
         // C libraries from Debian. Each is imported by exactly one Swift module.
@@ -30,6 +31,10 @@ let package = Package(
         .target(name: "SinglecastTestServers", resources: [.copy("Resources")]),
         .executableTarget(name: "singlecastd", dependencies: ["SinglecastDaemon"]),
         .executableTarget(name: "singlecastctl", dependencies: ["SinglecastCLI"]),
+        // Pure feed and OPML parsing (a byte-level XML reader of its own); Foundation only.
+        .target(name: "SinglecastFeeds"),
+        // Developer tool: parse a feed file and print JSON (also podcastparser's shape, for scripts/conformance).
+        .executableTarget(name: "singlecast-feed", dependencies: ["SinglecastFeeds"]),
 
         .testTarget(name: "SinglecastProtocolTests", dependencies: ["SinglecastProtocol"]),
         .testTarget(name: "SinglecastStoreTests", dependencies: ["SinglecastStore"]),
@@ -39,6 +44,7 @@ let package = Package(
         ),
         .testTarget(name: "SinglecastCLITests", dependencies: ["SinglecastCLI", "SinglecastProtocol"]),
         .testTarget(name: "SinglecastHTTPTests", dependencies: ["SinglecastHTTP", "SinglecastTestServers"]),
+        .testTarget(name: "SinglecastFeedsTests", dependencies: ["SinglecastFeeds"]),
         // Spawns the built singlecastd/singlecastctl binaries; depends on them so `swift test` builds them.
         .testTarget(
             name: "IntegrationTests",

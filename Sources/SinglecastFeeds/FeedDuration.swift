@@ -1,0 +1,112 @@
+/// Durations as feeds write them (`itunes:duration`, `psc:chapter@start`).
+package enum FeedDuration {
+    /// Whole seconds, the fraction dropped; `nil` when the text holds no duration.
+    package static func seconds(_ text: String) -> Int? {
+        exactSeconds(text).map { Int($0) }
+    }
+
+    /// Seconds with their fraction.
+    ///
+    /// Accepted: `H:MM:SS`, `M:SS`, `S` (fields of any width, hours past 24, minutes past 59 in `M:SS`),
+    /// a fraction on the last field (`01:02:03.400`), units (`1h 2m 3s`, `45 min`, `1 hour 5 minutes`,
+    /// ISO 8601's `PT1H2M3S`), and junk after a clock value (`12:34 min`). Negative or empty values and
+    /// text without digits give `nil`.
+    package static func exactSeconds(_ text: String) -> Double? {
+        let bytes = Array(text.utf8)
+        var start = 0
+        while start < bytes.count && isSpace(bytes[start]) { start += 1 }
+        var end = start
+        while end < bytes.count && (isDigit(bytes[end]) || bytes[end] == 0x3A || bytes[end] == 0x2E || bytes[end] == 0x2C)
+        {
+            end += 1
+        }
+        let clock = bytes[start..<end]
+        var rest = end
+        while rest < bytes.count && isSpace(bytes[rest]) { rest += 1 }
+        if clock.contains(0x3A) {
+            return clockSeconds(clock)
+        }
+        if !clock.isEmpty && rest == bytes.count {
+            return number(clock)
+        }
+        if let value = unitSeconds(bytes[start...]) { return value }
+        return clock.isEmpty ? nil : number(clock)
+    }
+
+    /// `H:MM:SS`, `M:SS` with an optional fraction on the last field.
+    private static func clockSeconds(_ clock: ArraySlice<UInt8>) -> Double? {
+        let fields = clock.split(separator: 0x3A, omittingEmptySubsequences: false)
+        guard fields.count <= 3, fields.allSatisfy({ !$0.isEmpty }) else { return nil }
+        var total = 0.0
+        for (index, field) in fields.enumerated() {
+            let isLast = index == fields.count - 1
+            guard isLast || field.allSatisfy(isDigit), let value = number(field) else { return nil }
+            total = total * 60 + value
+        }
+        return total
+    }
+
+    /// `1h 2m 3s`, `PT1H2M3S`, `45 min`.
+    private static func unitSeconds(_ text: ArraySlice<UInt8>) -> Double? {
+        var index = text.startIndex
+        var total = 0.0
+        var sawUnit = false
+        if text.count >= 2, text[index] == 0x50 || text[index] == 0x70 {  // ISO 8601 "PT"
+            index += 1
+            if index < text.endIndex && (text[index] == 0x54 || text[index] == 0x74) { index += 1 }
+        }
+        while index < text.endIndex {
+            while index < text.endIndex && (isSpace(text[index]) || text[index] == 0x2C) { index += 1 }
+            if index == text.endIndex { break }
+            let numberStart = index
+            while index < text.endIndex && (isDigit(text[index]) || text[index] == 0x2E) { index += 1 }
+            guard index > numberStart, let value = number(text[numberStart..<index]) else { return nil }
+            while index < text.endIndex && isSpace(text[index]) { index += 1 }
+            let unitStart = index
+            while index < text.endIndex && isLetter(text[index]) { index += 1 }
+            let unit = String(decoding: text[unitStart..<index], as: UTF8.self).lowercased()
+            let scale: Double
+            switch unit {
+            case "h", "hr", "hrs", "hour", "hours", "std": scale = 3600
+            case "m", "min", "mins", "minute", "minutes": scale = 60
+            case "s", "sec", "secs", "second", "seconds": scale = 1
+            case "": scale = 1
+            default: return nil
+            }
+            sawUnit = sawUnit || !unit.isEmpty
+            total += value * scale
+        }
+        return sawUnit ? total : nil
+    }
+
+    private static func number(_ bytes: ArraySlice<UInt8>) -> Double? {
+        var whole = 0.0
+        var fraction = 0.0
+        var scale = 1.0
+        var inFraction = false
+        var digits = 0
+        for byte in bytes {
+            if isDigit(byte) {
+                digits += 1
+                if inFraction {
+                    scale /= 10
+                    fraction += Double(byte - 0x30) * scale
+                } else {
+                    whole = whole * 10 + Double(byte - 0x30)
+                }
+            } else if (byte == 0x2E || byte == 0x2C) && !inFraction {
+                inFraction = true
+            } else {
+                return nil
+            }
+        }
+        guard digits > 0, whole < 1e9 else { return nil }
+        return whole + fraction
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+    private static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+    private static func isLetter(_ byte: UInt8) -> Bool {
+        (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+    }
+}

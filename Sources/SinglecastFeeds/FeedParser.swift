@@ -1,0 +1,92 @@
+import Foundation
+
+/// Reads RSS and Atom podcast feeds into ``Feed``.
+///
+/// The parser is pure (no I/O) and uses its own byte-level XML reader: FoundationXML's `XMLParser`
+/// stops at libxml2's 10 MB limit and creates a `String` per callback, while feeds of 50 MB exist.
+/// Memory stays close to the input size plus the resulting ``Feed``.
+package enum FeedParser {
+    /// Bounds on what the parser accepts.
+    package struct Limits: Sendable, Hashable {
+        /// Largest document accepted, in bytes.
+        package var maxBytes: Int
+        /// Deepest element nesting accepted (feeds need about 6).
+        package var maxDepth: Int
+
+        package init(maxBytes: Int = 256 << 20, maxDepth: Int = 256) {
+            self.maxBytes = maxBytes
+            self.maxDepth = maxDepth
+        }
+
+        /// 256 MiB and 256 levels.
+        package static let `default` = Limits()
+    }
+
+    /// Parses a feed.
+    ///
+    /// - Parameters:
+    ///   - data: the document as fetched: UTF-8, UTF-16, ISO-8859-1/-15 or windows-1252.
+    ///   - url: the URL it was fetched from, used to resolve relative links; `nil` leaves them relative.
+    /// - Returns: the feed, with episodes in document order.
+    /// - Throws: ``FeedError`` when the document is not XML, not a feed, declares DTD entities, or breaks
+    ///   the default ``Limits``.
+    package static func parse(_ data: Data, url: String?) throws(FeedError) -> Feed {
+        try parse(data, url: url, limits: .default)
+    }
+
+    /// Parses a feed within the given limits; see ``parse(_:url:)``.
+    package static func parse(_ data: Data, url: String?, limits: Limits) throws(FeedError) -> Feed {
+        guard data.count <= limits.maxBytes else { throw .tooLarge(data.count, limit: limits.maxBytes) }
+        return try DocumentBytes.withUTF8(data) { (bytes) throws(FeedError) -> Feed in
+            try sniff(bytes)
+            var builder = FeedBuilder(url: url?.trimmedOrNil)
+            var reader = XMLReader(bytes, maxDepth: limits.maxDepth)
+            try reader.run(&builder)
+            return try builder.finish()
+        }
+    }
+
+    /// Rejects JSON and HTML with a clear message before the XML reader trips over them.
+    static func sniff(_ bytes: UnsafeBufferPointer<UInt8>) throws(FeedError) {
+        var index = 0
+        while index < bytes.count && (bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x09) {
+            index += 1
+        }
+        guard index < bytes.count else { throw .notXML("the document is empty", at: nil) }
+        if bytes[index] == 0x7B || bytes[index] == 0x5B {
+            throw .notAFeed(
+                "The document is JSON, not an RSS or Atom feed. If it is a JSON Feed, ask the publisher for "
+                    + "its RSS feed; singlecast reads RSS and Atom."
+            )
+        }
+        guard bytes[index] == 0x3C else {
+            throw .notXML("the document does not start with '<'", at: TextPosition(offset: index, in: bytes))
+        }
+        if let name = firstElementName(bytes, from: index), name.lowercased() == "html" {
+            throw FeedBuilder.htmlError
+        }
+    }
+
+    /// The name of the first element, skipping the prolog (declaration, comments, DOCTYPE).
+    private static func firstElementName(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> String? {
+        var index = start
+        let limit = min(bytes.count, 64 * 1024)
+        while index + 1 < limit {
+            if bytes[index] == 0x3C {
+                let next = bytes[index + 1]
+                let isLetter = (next >= 0x41 && next <= 0x5A) || (next >= 0x61 && next <= 0x7A)
+                if isLetter {
+                    var end = index + 1
+                    while end < limit && bytes[end] != 0x20 && bytes[end] != 0x3E && bytes[end] != 0x2F
+                        && bytes[end] != 0x0A && bytes[end] != 0x09
+                    {
+                        end += 1
+                    }
+                    return String(decoding: bytes[(index + 1)..<end], as: UTF8.self)
+                }
+            }
+            index += 1
+        }
+        return nil
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+
+/// The `singlecast-feed` developer tool: parse a feed or OPML file and print JSON.
+///
+/// It lives in the library so the executable stays a one-line entry point and tests can call it.
+package enum FeedTool {
+    package static let usage = """
+        OVERVIEW: Parse a podcast feed (or an OPML list) from a file and print it as JSON.
+
+        USAGE: singlecast-feed [--url <url>] [--podcastparser-json] [--max-episodes <n>] [--summary] [--opml] <file>
+
+        ARGUMENTS:
+          <file>                  The document to read; '-' reads standard input.
+
+        OPTIONS:
+          --url <url>             The URL the feed was fetched from, to resolve relative links.
+          --podcastparser-json    Print podcastparser's dictionary shape (for scripts/conformance).
+          --max-episodes <n>      With --podcastparser-json: keep the first n episodes after sorting.
+          --summary               Print only the title and the number of episodes (for benchmarks).
+          --opml                  Read an OPML subscription list instead of a feed.
+          -h, --help              Show help information.
+
+        """
+
+    /// What the tool prints and how it exits.
+    package struct Outcome: Sendable {
+        package var standardOutput: Data
+        package var standardError: String
+        package var status: Int32
+    }
+
+    /// Runs the tool with the arguments after the program name.
+    package static func run(arguments: [String]) -> Outcome {
+        var url: String?
+        var podcastparser = false
+        var summary = false
+        var opml = false
+        var maxEpisodes = 0
+        var file: String?
+        var index = 0
+        func usageError(_ message: String) -> Outcome {
+            Outcome(
+                standardOutput: Data(),
+                standardError: "Error: \(message)\nUsage: singlecast-feed [options] <file>\n"
+                    + "  See 'singlecast-feed --help' for more information.\n",
+                status: 64
+            )
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            switch argument {
+            case "-h", "--help":
+                return Outcome(standardOutput: Data(usage.utf8), standardError: "", status: 0)
+            case "--url", "--max-episodes":
+                guard index < arguments.count else { return usageError("Missing value for '\(argument)'.") }
+                let value = arguments[index]
+                index += 1
+                if argument == "--url" {
+                    url = value
+                } else {
+                    guard let number = Int(value), number >= 0 else {
+                        return usageError("The value '\(value)' is invalid for '--max-episodes'.")
+                    }
+                    maxEpisodes = number
+                }
+            case "--podcastparser-json": podcastparser = true
+            case "--summary": summary = true
+            case "--opml": opml = true
+            default:
+                if argument.hasPrefix("-") && argument != "-" {
+                    return usageError("Unknown option '\(argument)'.")
+                }
+                guard file == nil else { return usageError("Unexpected argument '\(argument)'.") }
+                file = argument
+            }
+        }
+        guard let file else { return usageError("Missing expected argument '<file>'.") }
+
+        let data: Data
+        do {
+            data =
+                file == "-"
+                ? FileHandle.standardInput.readDataToEndOfFile()
+                : try Data(contentsOf: URL(fileURLWithPath: file), options: .alwaysMapped)
+        } catch {
+            return Outcome(standardOutput: Data(), standardError: "Error: cannot read \(file): \(error)\n", status: 1)
+        }
+        do throws(FeedError) {
+            if opml {
+                let outlines = try OPML.parse(data)
+                let value = JSONValue.array(
+                    outlines.map { outline in
+                        .object([
+                            "title": outline.title.map { .string($0) } ?? .null,
+                            "feedURL": .string(outline.feedURL),
+                            "htmlURL": outline.htmlURL.map { .string($0) } ?? .null,
+                        ])
+                    }
+                )
+                return Outcome(standardOutput: Data((value.serialized() + "\n").utf8), standardError: "", status: 0)
+            }
+            let feed = try FeedParser.parse(data, url: url)
+            if summary {
+                let line = "\(feed.title)\t\(feed.episodes.count) episodes\n"
+                return Outcome(standardOutput: Data(line.utf8), standardError: "", status: 0)
+            }
+            if podcastparser {
+                let value = PodcastparserMapping.document(feed, url: url ?? file, maxEpisodes: maxEpisodes)
+                return Outcome(standardOutput: Data((value.serialized() + "\n").utf8), standardError: "", status: 0)
+            }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            encoder.dateEncodingStrategy = .iso8601
+            let json = (try? encoder.encode(feed)) ?? Data()
+            return Outcome(standardOutput: json + Data("\n".utf8), standardError: "", status: 0)
+        } catch {
+            return Outcome(
+                standardOutput: Data(),
+                standardError: "Error: \(error.message) [\(error.code.rawValue)]\n",
+                status: 1
+            )
+        }
+    }
+}
