@@ -23,7 +23,7 @@ let package = Package(
             dependencies: ["SinglecastProtocol", "SinglecastStore", "SinglecastHTTP", "CSystemd", "CCurl", "CPosix"]
         ),
         .target(name: "SinglecastCLI", dependencies: ["SinglecastProtocol"]),
-        .target(name: "SinglecastHTTP", dependencies: ["CCurl"]),
+        .target(name: "SinglecastHTTP", dependencies: ["CCurl", "CPosix"]),
         // Loopback peers (nginx, a python3 fault server) that test targets share.
         .target(name: "SinglecastTestServers", resources: [.copy("Resources")]),
         .executableTarget(name: "singlecastd", dependencies: ["SinglecastDaemon"]),
