@@ -31,7 +31,10 @@ let package = Package(
 
         .testTarget(name: "SinglecastProtocolTests", dependencies: ["SinglecastProtocol"]),
         .testTarget(name: "SinglecastStoreTests", dependencies: ["SinglecastStore"]),
-        .testTarget(name: "SinglecastDaemonTests", dependencies: ["SinglecastDaemon", "SinglecastProtocol"]),
+        .testTarget(
+            name: "SinglecastDaemonTests",
+            dependencies: ["SinglecastDaemon", "SinglecastProtocol", "SinglecastHTTP", "SinglecastTestServers"]
+        ),
         .testTarget(name: "SinglecastCLITests", dependencies: ["SinglecastCLI", "SinglecastProtocol"]),
         .testTarget(name: "SinglecastHTTPTests", dependencies: ["SinglecastHTTP", "SinglecastTestServers"]),
         // Spawns the built singlecastd/singlecastctl binaries; depends on them so `swift test` builds them.

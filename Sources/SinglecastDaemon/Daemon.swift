@@ -133,6 +133,7 @@ package enum Daemon {
             logger: logger,
             store: store,
             queue: queue,
+            directory: PodcastDirectory(settings: DirectorySettings(configuration), fetch: engine.fetch),
             events: events,
             paths: paths,
             socket: socket,
@@ -265,6 +266,7 @@ package enum Daemon {
                 params: DaemonEventParams(at: at, message: message)
             )
             await context.queue.update(queueSettings(configuration))
+            await context.directory.update(DirectorySettings(configuration))
             notifier.ready(status: await context.summary())
         } catch {
             let message = "reload failed, keeping the previous configuration: \(error)"

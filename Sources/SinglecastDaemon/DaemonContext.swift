@@ -15,6 +15,7 @@ package final class DaemonContext: Sendable {
     package let logger: Logger
     package let store: Store
     package let queue: DownloadQueue
+    package let directory: PodcastDirectory
     package let events: EventBus
     package let paths: DaemonPaths
     package let socketPath: String
@@ -31,6 +32,7 @@ package final class DaemonContext: Sendable {
         logger: Logger,
         store: Store,
         queue: DownloadQueue,
+        directory: PodcastDirectory,
         events: EventBus,
         paths: DaemonPaths,
         socket: ControlSocket,
@@ -40,6 +42,7 @@ package final class DaemonContext: Sendable {
         self.logger = logger
         self.store = store
         self.queue = queue
+        self.directory = directory
         self.events = events
         self.paths = paths
         self.socketPath = socket.path

@@ -15,6 +15,9 @@ package enum Method: String, CaseIterable, Sendable {
     case retry
     case clear
     case limit
+    case search
+    case lookup
+    case top
 }
 
 /// Result of `ping`.
