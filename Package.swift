@@ -26,7 +26,7 @@ let package = Package(
             ]
         ),
         .target(name: "SinglecastCLI", dependencies: ["SinglecastProtocol"]),
-        .target(name: "SinglecastHTTP", dependencies: ["CCurl"]),
+        .target(name: "SinglecastHTTP", dependencies: ["CCurl", "CPosix"]),
         // Loopback peers (nginx, a python3 fault server) that test targets share.
         .target(name: "SinglecastTestServers", resources: [.copy("Resources")]),
         .executableTarget(name: "singlecastd", dependencies: ["SinglecastDaemon"]),
@@ -40,7 +40,9 @@ let package = Package(
         .testTarget(name: "SinglecastStoreTests", dependencies: ["SinglecastStore"]),
         .testTarget(
             name: "SinglecastDaemonTests",
-            dependencies: ["SinglecastDaemon", "SinglecastProtocol", "SinglecastStore"]
+            dependencies: [
+                "SinglecastDaemon", "SinglecastProtocol", "SinglecastStore", "SinglecastHTTP", "SinglecastTestServers",
+            ]
         ),
         .testTarget(name: "SinglecastCLITests", dependencies: ["SinglecastCLI", "SinglecastProtocol"]),
         .testTarget(name: "SinglecastHTTPTests", dependencies: ["SinglecastHTTP", "SinglecastTestServers"]),

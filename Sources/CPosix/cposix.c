@@ -1,6 +1,7 @@
 #include "cposix.h"
 
 #include <stddef.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 
 int cposix_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
@@ -18,4 +19,8 @@ int cposix_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
 
 int cposix_accept(int listener) {
     return accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
+int cposix_memfd(const char *name) {
+    return memfd_create(name, MFD_CLOEXEC);
 }

@@ -52,6 +52,14 @@ package struct DaemonConfiguration: Hashable, Sendable {
     package var nameTemplate = EpisodeNaming.defaultTemplate
     package var maxFeedSize: Int = 100 << 20
     package var artworkCacheSize: Int = 100 << 20
+    /// The podcast directory (`search`, `lookup`, `top`): endpoints, default store country, cache time,
+    /// requests allowed (`nil` = unlimited) and the shortest search term.
+    package var searchEndpoint = "https://itunes.apple.com"
+    package var chartEndpoint = "https://rss.marketingtools.apple.com"
+    package var searchCountry = "US"
+    package var searchCacheTTL: Duration = .seconds(3600)
+    package var searchRateLimit: RateLimit? = RateLimit(count: 20, interval: .seconds(60))
+    package var searchMinTermLength = 2
 
     package init() {}
 
@@ -161,7 +169,50 @@ package struct DaemonConfiguration: Hashable, Sendable {
             configuration.artworkCacheSize = bytes
             return nil
         },
+        endpointKey("search_endpoint") { $0.searchEndpoint = $1 },
+        endpointKey("chart_endpoint") { $0.chartEndpoint = $1 },
+        Key(name: "search_country") { configuration, value in
+            guard DirectoryQuery.isCountryCode(value) else {
+                return "search_country must be a two-letter ISO 3166 code such as US or DE; got '\(value)'"
+            }
+            configuration.searchCountry = value.uppercased()
+            return nil
+        },
+        durationKey("search_cache_ttl", .zero ... .seconds(7 * 86400)) { $0.searchCacheTTL = $1 },
+        Key(name: "search_rate_limit") { configuration, value in
+            if ["0", "off", "none", "unlimited"].contains(value.lowercased()) {
+                configuration.searchRateLimit = nil
+                return nil
+            }
+            guard let limit = RateLimit(parsing: value) else {
+                return
+                    "search_rate_limit must be requests per time such as 20/min, 1/s or 300/h, or off; got '\(value)'"
+            }
+            configuration.searchRateLimit = limit
+            return nil
+        },
+        integerKey("search_min_term_length", 1...100) { $0.searchMinTermLength = $1 },
     ]
+
+    /// An http or https base URL; a trailing slash is dropped.
+    private static func endpointKey(
+        _ name: String,
+        _ assign: @escaping @Sendable (inout DaemonConfiguration, String) -> Void
+    ) -> Key {
+        Key(name: name) { configuration, value in
+            // A chart template's {country} and {limit} are not valid URL characters until they are filled in.
+            let filled = value.replacingOccurrences(of: "{country}", with: "us").replacingOccurrences(
+                of: "{limit}",
+                with: "1"
+            )
+            let scheme = URLComponents(string: filled)?.scheme?.lowercased()
+            guard scheme == "http" || scheme == "https", URLComponents(string: filled)?.host?.isEmpty == false else {
+                return "\(name) must be an http:// or https:// URL such as https://itunes.apple.com; got '\(value)'"
+            }
+            assign(&configuration, value.hasSuffix("/") ? String(value.dropLast()) : value)
+            return nil
+        }
+    }
 
     private static func integerKey(
         _ name: String,

@@ -149,32 +149,126 @@ package final class ControlServer: Service {
     }
 
     private func readRequests(_ connection: ClientConnection) async {
-        var framer = LineFramer(maximumLineLength: context.configuration.maxRequestBytes)
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        reading: while true {
-            let count: Int
-            do {
-                count = try await SocketIO.read(connection.fd, into: &buffer, reactor: reactor)
-            } catch {
-                if !(error is CancellationError) { context.logger.debug("client read ended: \(error)") }
+        var inbox = Inbox(framer: LineFramer(maximumLineLength: context.configuration.maxRequestBytes))
+        while true {
+            if inbox.events.isEmpty {
+                guard !inbox.ended, await inbox.read(connection.fd, reactor: reactor, logger: context.logger) != nil
+                else { return }
+                continue
+            }
+            switch inbox.events.removeFirst() {
+            case .line(let line):
+                if line.allSatisfy(LineFramer.isWhitespace) { continue }  // tolerate blank lines from humans
+                let response =
+                    Router.supersedes(line)
+                    ? await respondSuperseding(line, connection, &inbox)
+                    : await router.respond(to: line, connection: connection)
+                guard let response else { continue }
+                guard await connection.send(response) else { return }
+            case .lineTooLong:
+                let error = RPCError.requestTooLarge(limit: inbox.framer.maximumLineLength)
+                _ = await connection.send(WireCoding.errorLine(RPCErrorResponse(id: .null, error: error)))
                 return
             }
-            var events = count == 0 ? [] : framer.append(buffer[..<count])
-            if count == 0, let last = framer.finish() { events.append(last) }
-            for event in events {
-                switch event {
-                case .line(let line):
-                    if line.allSatisfy(LineFramer.isWhitespace) { continue }  // tolerate blank lines from humans
-                    guard let response = await router.respond(to: line, connection: connection) else { continue }
-                    guard await connection.send(response) else { return }
-                case .lineTooLong:
-                    let error = RPCError.requestTooLarge(limit: framer.maximumLineLength)
-                    _ = await connection.send(WireCoding.errorLine(RPCErrorResponse(id: .null, error: error)))
-                    break reading
+        }
+    }
+
+    /// Answers a request that a newer one may replace (``Router/supersedes(_:)``, i.e. `search`).
+    ///
+    /// While it runs the connection keeps reading, so that a newer `search` can cancel it (its caller then gets a
+    /// `cancelled` error). Requests read meanwhile wait in `inbox` and are answered in order afterwards; reading
+    /// ahead stops at about one `max_request_bytes` of waiting requests, so a client still cannot make the daemon
+    /// buffer without bound.
+    private func respondSuperseding(
+        _ line: [UInt8],
+        _ connection: ClientConnection,
+        _ inbox: inout Inbox
+    ) async
+        -> Data?
+    {
+        enum Step: Sendable {
+            case answered(Data?)
+            case readAhead(Inbox)
+        }
+        return await withTaskGroup(of: Step.self) { group in
+            group.addTask { .answered(await self.router.respond(to: line, connection: connection)) }
+            if inbox.events.contains(where: Inbox.supersedes) {
+                group.cancelAll()  // a newer request is already waiting
+            } else if !inbox.ended {
+                let ahead = inbox
+                group.addTask { [reactor, logger = context.logger] in
+                    .readAhead(await ahead.readingAhead(connection.fd, reactor: reactor, logger: logger))
                 }
             }
-            if count == 0 { break }
+            var answer: Data?
+            for await step in group {
+                switch step {
+                case .answered(let response):
+                    answer = response
+                    group.cancelAll()  // ends the read-ahead, which hands back what it has read
+                case .readAhead(let ahead):
+                    inbox = ahead
+                    if inbox.events.contains(where: Inbox.supersedes) { group.cancelAll() }
+                }
+            }
+            return answer
         }
+    }
+}
+
+/// What has been read from one connection and not answered yet.
+private struct Inbox: Sendable {
+    var framer: LineFramer
+    var events: [LineFramer.Event] = []
+    /// The client stopped sending, or reading failed: nothing more will arrive.
+    var ended = false
+    private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+
+    init(framer: LineFramer) { self.framer = framer }
+
+    static func supersedes(_ event: LineFramer.Event) -> Bool {
+        if case .line(let line) = event { return Router.supersedes(line) }
+        return false
+    }
+
+    /// Reads once and frames what arrived; returns the new events, or `nil` when the task was cancelled before
+    /// anything arrived. End of stream or a failed read sets ``ended``.
+    mutating func read(_ fd: Int32, reactor: Reactor, logger: Logger) async -> [LineFramer.Event]? {
+        let count: Int
+        do {
+            count = try await SocketIO.read(fd, into: &buffer, reactor: reactor)
+        } catch is CancellationError {
+            return nil
+        } catch {
+            logger.debug("client read ended: \(error)")
+            ended = true
+            return []
+        }
+        var new = count == 0 ? [] : framer.append(buffer[..<count])
+        if count == 0 {
+            ended = true
+            if let last = framer.finish() { new.append(last) }
+        }
+        events += new
+        return new
+    }
+
+    /// This inbox after reading on until a request that supersedes arrives, the client stops sending, a line is too
+    /// long, about ``LineFramer/maximumLineLength`` bytes are waiting, or the task is cancelled.
+    func readingAhead(_ fd: Int32, reactor: Reactor, logger: Logger) async -> Inbox {
+        var inbox = self
+        var waiting = framer.bufferedByteCount
+        while !inbox.ended && waiting < framer.maximumLineLength {
+            guard let new = await inbox.read(fd, reactor: reactor, logger: logger) else { break }
+            if new.contains(where: { Self.supersedes($0) || $0 == .lineTooLong }) { break }
+            waiting =
+                inbox.framer.bufferedByteCount
+                + inbox.events.reduce(0) { total, event in
+                    if case .line(let line) = event { return total + line.count }
+                    return total
+                }
+        }
+        return inbox
     }
 }
 

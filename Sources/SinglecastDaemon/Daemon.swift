@@ -129,6 +129,7 @@ package enum Daemon {
             distrustUncheckpointedBytes: run.previous.map { $0.stoppedAt == nil && $0.bootID != boot } ?? false
         )
         try await queue.recover()
+        let directory = PodcastDirectory(settings: DirectorySettings(configuration), fetch: engine.fetch)
         let podcasts = Subscriptions(
             store: store,
             engine: engine,
@@ -139,7 +140,14 @@ package enum Daemon {
             downloadDirectory: paths.downloadDirectory,
             artworkDirectory: paths.artworkDirectory,
             lookup: { id in
-                throw RPCError.invalidParams("iTunes lookup of \(id) is not available", parameter: "itunes_id")
+                let found = try await directory.lookup(LookupParams(id: id)).podcast
+                guard let feed = found.feedURL else {
+                    throw RPCError.invalidParams(
+                        "iTunes lists '\(found.title)' (\(id)) without a feed URL, so it cannot be subscribed to",
+                        parameter: "itunes_id"
+                    )
+                }
+                return feed
             }
         )
         try await podcasts.load()
@@ -148,6 +156,7 @@ package enum Daemon {
             store: store,
             queue: queue,
             podcasts: podcasts,
+            directory: directory,
             events: events,
             paths: paths,
             socket: socket,
@@ -287,6 +296,7 @@ package enum Daemon {
             )
             await context.queue.update(queueSettings(configuration))
             await context.podcasts.update(podcastSettings(configuration))
+            await context.directory.update(DirectorySettings(configuration))
             notifier.ready(status: await context.summary())
         } catch {
             let message = "reload failed, keeping the previous configuration: \(error)"

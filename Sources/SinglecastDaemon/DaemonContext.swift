@@ -16,6 +16,7 @@ package final class DaemonContext: Sendable {
     package let store: Store
     package let queue: DownloadQueue
     package let podcasts: Subscriptions
+    package let directory: PodcastDirectory
     package let events: EventBus
     package let paths: DaemonPaths
     package let socketPath: String
@@ -33,6 +34,7 @@ package final class DaemonContext: Sendable {
         store: Store,
         queue: DownloadQueue,
         podcasts: Subscriptions,
+        directory: PodcastDirectory,
         events: EventBus,
         paths: DaemonPaths,
         socket: ControlSocket,
@@ -43,6 +45,7 @@ package final class DaemonContext: Sendable {
         self.store = store
         self.queue = queue
         self.podcasts = podcasts
+        self.directory = directory
         self.events = events
         self.paths = paths
         self.socketPath = socket.path

@@ -126,7 +126,24 @@ package struct Router: Sendable {
         case .export:
             try expectNoParams(request)
             return try WireCoding.value(of: await context.podcasts.exportOPML())
+        case .search:
+            return try WireCoding.value(of: await context.directory.search(try params(SearchParams.self, request)))
+        case .lookup:
+            return try WireCoding.value(of: await context.directory.lookup(try params(LookupParams.self, request)))
+        case .top:
+            let params = try request.params == nil ? TopParams() : params(TopParams.self, request)
+            return try WireCoding.value(of: await context.directory.top(params))
         }
+    }
+
+    /// Whether `line` is a request that replaces one of the same method still running on its connection: a newer
+    /// `search` cancels the previous one (search-as-you-type clients send one per keystroke).
+    package static func supersedes(_ line: [UInt8]) -> Bool {
+        // Parsing only lines that can be one keeps the common case at a byte scan.
+        guard line.count < 1 << 16, line.firstRange(of: Array(#""search""#.utf8)) != nil,
+            case .success(let request) = RPCRequest.parse(line: line)
+        else { return false }
+        return request.method == Method.search.rawValue
     }
 
     /// Decodes `params` as `T`, turning a decoding failure into an `invalid_params` error that names the field.

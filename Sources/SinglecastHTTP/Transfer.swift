@@ -61,6 +61,10 @@ package struct TransferRequest: Sendable {
     package var fileDescriptor: Int32
     /// Limits and policies.
     package var options: TransferOptions
+    /// Whether libcurl follows redirects itself; when `false` a `3xx` comes back as
+    /// ``TransferOutcome/httpError(_:)`` with its ``TransferResponse/location`` (``HTTPEngine/fetch(_:)`` follows
+    /// hop by hop to learn whether every hop was permanent).
+    package var followsRedirects = true
 
     package init(
         url: String,
@@ -106,6 +110,8 @@ package struct TransferResponse: Sendable, Hashable {
     package var retryAfter: String?
     /// `true` when a `206` was appended at the resume offset; `false` when the file was written from byte 0.
     package var resumed: Bool
+    /// The raw `Location` header (of a redirect that was not followed).
+    package var location: String?
 
     package init(
         status: Int,
@@ -116,7 +122,8 @@ package struct TransferResponse: Sendable, Hashable {
         totalLength: Int64? = nil,
         contentType: String? = nil,
         retryAfter: String? = nil,
-        resumed: Bool = false
+        resumed: Bool = false,
+        location: String? = nil
     ) {
         self.status = status
         self.finalURL = finalURL
@@ -127,6 +134,7 @@ package struct TransferResponse: Sendable, Hashable {
         self.contentType = contentType
         self.retryAfter = retryAfter
         self.resumed = resumed
+        self.location = location
     }
 }
 

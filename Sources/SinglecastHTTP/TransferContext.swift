@@ -78,7 +78,7 @@ final class TransferContext {
                 resumeOffset: request.resumeOffset,
                 expectedTotal: request.expectedTotal,
                 maxFileSize: request.options.maxFileSize,
-                followsRedirects: true
+                followsRedirects: request.followsRedirects
             )
         )
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
@@ -108,7 +108,10 @@ final class TransferContext {
         // > all timeout options etc
         check(ccurl_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "CURLOPT_NOSIGNAL")
         check(ccurl_setopt_string(easy, CURLOPT_PROTOCOLS_STR, protocols), "CURLOPT_PROTOCOLS_STR")
-        check(ccurl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1), "CURLOPT_FOLLOWLOCATION")
+        check(
+            ccurl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, request.followsRedirects ? 1 : 0),
+            "CURLOPT_FOLLOWLOCATION"
+        )
         check(ccurl_setopt_long(easy, CURLOPT_MAXREDIRS, max(0, options.maxRedirects)), "CURLOPT_MAXREDIRS")
         // Redirects to file://, ftp:// (or http:// when https is required) fail with CURLE_UNSUPPORTED_PROTOCOL.
         check(ccurl_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, protocols), "CURLOPT_REDIR_PROTOCOLS_STR")
@@ -413,7 +416,8 @@ final class TransferContext {
             totalLength: policy.totalLength,
             contentType: headers["content-type"],
             retryAfter: headers["retry-after"],
-            resumed: policy.resumed
+            resumed: policy.resumed,
+            location: headers["location"]
         )
     }
 }

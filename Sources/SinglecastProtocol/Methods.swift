@@ -24,6 +24,9 @@ package enum Method: String, CaseIterable, Sendable {
     case download
     case `import`
     case export
+    case search
+    case lookup
+    case top
 }
 
 /// Result of `ping`.

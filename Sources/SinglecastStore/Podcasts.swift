@@ -230,7 +230,8 @@ extension EpisodeRecord {
 
 extension Store {
     /// Inserts a subscription; a feed URL already subscribed returns that podcast with `existing = true`.
-    package func insertPodcast(_ podcast: PodcastRecord) throws(StoreError) -> (podcast: PodcastRecord, existing: Bool) {
+    package func insertPodcast(_ podcast: PodcastRecord) throws(StoreError) -> (podcast: PodcastRecord, existing: Bool)
+    {
         try withConnection("subscribing") { connection throws(SQLiteError) in
             try connection.transaction { () throws(SQLiteError) -> (podcast: PodcastRecord, existing: Bool) in
                 let found = try connection.query(
@@ -272,7 +273,8 @@ extension Store {
     /// inserted. Episodes that left the feed stay.
     ///
     /// - Returns: The episodes inserted by this refresh, in feed order.
-    package func applyRefresh(_ podcast: PodcastRecord, episodes: [EpisodeRecord]) throws(StoreError) -> [EpisodeRecord] {
+    package func applyRefresh(_ podcast: PodcastRecord, episodes: [EpisodeRecord]) throws(StoreError) -> [EpisodeRecord]
+    {
         try withConnection("saving a refresh") { connection throws(SQLiteError) in
             try connection.transaction { () throws(SQLiteError) -> [EpisodeRecord] in
                 try connection.execute(updatePodcastSQL, podcast.columnValues + [.integer(podcast.id)])
@@ -308,7 +310,11 @@ extension Store {
     }
 
     /// A podcast's episodes, newest first (undated ones by their place in the feed).
-    package func episodes(of podcastID: Int64, onlyNew: Bool = false, limit: Int? = nil) throws(StoreError)
+    package func episodes(
+        of podcastID: Int64,
+        onlyNew: Bool = false,
+        limit: Int? = nil
+    ) throws(StoreError)
         -> [EpisodeRecord]
     {
         try withConnection("listing episodes") { connection throws(SQLiteError) in

@@ -10,3 +10,7 @@ int cposix_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 
 /// accept4(2) with SOCK_NONBLOCK | SOCK_CLOEXEC; accept4 is declared only with _GNU_SOURCE.
 int cposix_accept(int listener);
+
+/// memfd_create(2) with MFD_CLOEXEC: an anonymous in-memory file, for bodies fetched into memory. Declared only
+/// with _GNU_SOURCE.
+int cposix_memfd(const char *name);

@@ -11,6 +11,7 @@ package struct Singlecastctl: CLICommand {
             StatusCommand.self, EnqueueCommand.self, DownloadsCommand.self, ShowCommand.self, PauseCommand.self,
             ResumeCommand.self, RetryCommand.self, CancelCommand.self, MoveCommand.self, ClearCommand.self,
             LimitCommand.self, WatchCommand.self, PingCommand.self, VersionCommand.self,
+            SearchCommand.self, LookupCommand.self, TopCommand.self,
         ]
     )
 

@@ -477,7 +477,12 @@ package actor Subscriptions: Service {
 
     /// Stores a parsed feed: podcast fields, validators, episodes. Returns the inserted episodes and whether
     /// the feed announced a new URL (`itunes:new-feed-url`), which is then followed from the next refresh on.
-    private func storeFeed(_ id: Int64, _ feed: Feed, response: TransferResponse, markNew: Bool) async throws
+    private func storeFeed(
+        _ id: Int64,
+        _ feed: Feed,
+        response: TransferResponse,
+        markNew: Bool
+    ) async throws
         -> (inserted: [EpisodeRecord], moved: Bool)
     {
         guard var podcast = podcasts[id] else { return ([], false) }
@@ -508,8 +513,14 @@ package actor Subscriptions: Service {
             podcast.feedURL = podcasts[id]?.feedURL ?? podcast.feedURL
             moved = false
         }
-        let episodes = feed.episodes.enumerated().map { index, episode in
-            var record = EpisodeRecord(podcastID: id, identity: episode.identity, title: episode.title, firstSeenAt: now)
+        var episodes: [EpisodeRecord] = []
+        for (index, episode) in feed.episodes.enumerated() {
+            var record = EpisodeRecord(
+                podcastID: id,
+                identity: episode.identity,
+                title: episode.title,
+                firstSeenAt: now
+            )
             record.guid = episode.guid
             record.description = episode.description
             record.link = episode.link
@@ -517,7 +528,7 @@ package actor Subscriptions: Service {
             record.durationSeconds = episode.durationSeconds
             record.enclosureURL = episode.enclosure?.url
             record.enclosureType = episode.enclosure?.type
-            record.enclosureLength = episode.enclosure?.length
+            record.enclosureLength = episode.enclosure?.length.map { Int64($0) }
             record.season = episode.season
             record.episodeNumber = episode.episodeNumber
             record.chaptersURL = episode.chaptersURL
@@ -525,7 +536,7 @@ package actor Subscriptions: Service {
             record.integrity = episode.integrity.map { "\($0.type) \($0.value)" }
             record.feedOrder = index
             record.isNew = markNew
-            return record
+            episodes.append(record)
         }
         podcasts[id] = podcast
         let inserted = try await store.applyRefresh(podcast, episodes: episodes)
@@ -561,7 +572,9 @@ package actor Subscriptions: Service {
         guard !surplus.isEmpty else { return }
         let deleted = try await queue.discard(surplus.compactMap(\.downloadID), deleteFiles: true)
         try await store.setEpisodeDownloads(surplus.map { ($0.id, nil) })
-        logger.info("kept the newest \(keep) episodes of \(podcasts[id]?.title ?? "?"): deleted \(deleted.count) file(s)")
+        logger.info(
+            "kept the newest \(keep) episodes of \(podcasts[id]?.title ?? "?"): deleted \(deleted.count) file(s)"
+        )
     }
 
     /// Queues episodes into their podcasts' folders, named by the template; links each episode to its download.
@@ -616,7 +629,8 @@ package actor Subscriptions: Service {
                     urls: [text],
                     directory: directory,
                     name: place.fileName,
-                    user: podcast.authUser.flatMap { _ in Self.sameHost(text, podcast.feedURL) ? podcast.authUser : nil },
+                    user: podcast.authUser.flatMap { _ in Self.sameHost(text, podcast.feedURL) ? podcast.authUser : nil
+                    },
                     password: Self.sameHost(text, podcast.feedURL) ? podcast.authPassword : nil,
                     priority: priority
                 )

@@ -25,10 +25,17 @@ Paths:
   /no-length/<size>[?close=1]    200 without Content-Length: chunked, or ended by closing the connection.
   /echo-headers                  200 with the request headers as a JSON object (names lower-cased).
   /basic-auth/<user>/<password>/<size>  like /file behind HTTP basic authentication.
+  /moved-permanently/<target path>  301 to /<target path>.
+  /hops/<code>,<code>,.../<target path>  one redirect hop per code (301, 302, 303, 307, 308), then /<target path>.
+  /relative-redirect             302 with the relative Location "sub/../file/1000?from=relative".
+  /conditional/<size>            like /file, but 304 when If-None-Match matches its ETag (or is *), or, without
+                                 If-None-Match, when If-Modified-Since is not before its Last-Modified.
+  /gone                          410 Gone.
 """
 
 import argparse
 import base64
+import email.utils
 import http.server
 import json
 import os
@@ -267,8 +274,44 @@ class FaultHandler(http.server.BaseHTTPRequestHandler):
                 self.simple(401, b"who are you?\n", [("WWW-Authenticate", 'Basic realm="test"')])
             else:
                 self.serve_file(size, '"auth-%d"' % size)
+        elif kind == "moved-permanently":
+            self.simple(301, b"moved\n", [("Location", "/" + "/".join(parts[1:]))])
+        elif kind == "hops":
+            codes = parts[1].split(",")
+            rest = ",".join(codes[1:])
+            target = "/".join(parts[2:])
+            location = "/hops/%s/%s" % (rest, target) if rest else "/" + target
+            self.simple(int(codes[0]), b"hop\n", [("Location", location)])
+        elif kind == "relative-redirect":
+            self.simple(302, b"relative\n", [("Location", "sub/../file/1000?from=relative")])
+        elif kind == "conditional":
+            size = int(parts[1])
+            etag = '"cond-%d"' % size
+            if self.not_modified(etag):
+                self.send_response(304)
+                self.send_header("ETag", etag)
+                self.send_header("Last-Modified", LAST_MODIFIED)
+                self.end_headers()
+            else:
+                self.serve_file(size, etag)
+        elif kind == "gone":
+            self.simple(410, b"this feed is gone for good\n")
         else:
             self.simple(404, b"no such test path\n")
+
+    def not_modified(self, etag):
+        """RFC 9110 13.1.2 and 13.1.3: If-None-Match wins over If-Modified-Since."""
+        if_none_match = self.headers.get("If-None-Match")
+        if if_none_match is not None:
+            tags = [tag.strip() for tag in if_none_match.split(",")]
+            return "*" in tags or etag in tags or ("W/" + etag) in tags
+        since = self.headers.get("If-Modified-Since")
+        if since is None:
+            return False
+        try:
+            return email.utils.parsedate_to_datetime(since) >= email.utils.parsedate_to_datetime(LAST_MODIFIED)
+        except (TypeError, ValueError):
+            return False
 
 
 def main():

@@ -1,0 +1,64 @@
+import Foundation
+
+/// The URLs of the directory's endpoints, built from validated parts. Pure.
+package enum DirectoryQuery {
+    /// Without leading and trailing white space, and with every run of white space inside made one space.
+    package static func normalizedTerm(_ term: String) -> String {
+        term.split(whereSeparator: { $0.isWhitespace || $0.isNewline }).joined(separator: " ")
+    }
+
+    /// The key a search is cached under: the same words in any case and spacing find the same podcasts.
+    package static func searchKey(term: String, country: String, limit: Int) -> String {
+        "search|\(normalizedTerm(term).lowercased())|\(country.uppercased())|\(limit)"
+    }
+
+    /// Every byte of the UTF-8 form percent-encoded except RFC 3986's unreserved characters
+    /// (`A-Z a-z 0-9 - . _ ~`), so `&`, `+`, `=`, `#`, `/` and spaces can never change the query's meaning.
+    package static func percentEncoded(_ text: String) -> String {
+        var encoded = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".unicodeScalars)
+                encoded.unicodeScalars.append("%")
+                encoded.unicodeScalars.append(hex[Int(byte >> 4)])
+                encoded.unicodeScalars.append(hex[Int(byte & 0x0F)])
+            }
+        }
+        return encoded
+    }
+
+    /// `<endpoint>/search?media=podcast&entity=podcast&term=…&limit=N&country=CC`.
+    package static func searchURL(endpoint: String, term: String, country: String, limit: Int) -> String {
+        "\(endpoint)/search?media=podcast&entity=podcast&term=\(percentEncoded(normalizedTerm(term)))"
+            + "&limit=\(limit)&country=\(country.uppercased())"
+    }
+
+    /// `<endpoint>/lookup?id=…&entity=podcast`.
+    package static func lookupURL(endpoint: String, id: Int64) -> String {
+        "\(endpoint)/lookup?id=\(id)&entity=podcast"
+    }
+
+    /// The chart feed's URL.
+    ///
+    /// An endpoint with `{country}` or `{limit}` is a template, filled in with the lower-case country and the limit
+    /// (e.g. the legacy `https://itunes.apple.com/{country}/rss/toppodcasts/limit={limit}/json`); any other
+    /// endpoint gets the current feed's path, `/api/v2/<country>/podcasts/top/<limit>/podcasts.json`.
+    package static func chartURL(endpoint: String, country: String, limit: Int) -> String {
+        let country = country.lowercased()
+        if endpoint.contains("{country}") || endpoint.contains("{limit}") {
+            return endpoint.replacingOccurrences(of: "{country}", with: country)
+                .replacingOccurrences(of: "{limit}", with: String(limit))
+        }
+        return "\(endpoint)/api/v2/\(country)/podcasts/top/\(limit)/podcasts.json"
+    }
+
+    /// Whether `text` is an ISO 3166 alpha-2 code's shape: two ASCII letters.
+    package static func isCountryCode(_ text: String) -> Bool {
+        text.utf8.count == 2 && text.allSatisfy { $0.isASCII && $0.isLetter }
+    }
+}

@@ -1,0 +1,272 @@
+import CPosix
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One GET of a small resource (a feed, a directory's JSON, artwork) into memory.
+package struct FetchRequest: Sendable {
+    /// An `http://` or `https://` URL.
+    package var url: String
+    /// Extra request headers, each `"Name: value"`.
+    package var headers: [String]
+    /// The user name for HTTP basic authentication; sent only to the origin of ``url``, never logged.
+    package var basicAuthUser: String?
+    /// The password for HTTP basic authentication; never logged.
+    package var basicAuthPassword: String?
+    /// The ETag of the copy the caller has, sent as `If-None-Match`; a match comes back as `304` without a body.
+    package var ifNoneMatch: String?
+    /// The `Last-Modified` of the copy the caller has, sent as `If-Modified-Since`.
+    package var ifModifiedSince: String?
+    /// The largest body accepted; a bigger one fails with ``TransferError/Code/tooLarge`` as soon as its announced
+    /// size or the bytes received exceed it.
+    package var maxBytes: Int64
+    /// Limits and policies; ``TransferOptions/maxRedirects`` and ``TransferOptions/requireHTTPS`` apply to every hop.
+    package var options: TransferOptions
+
+    package init(
+        url: String,
+        headers: [String] = [],
+        basicAuthUser: String? = nil,
+        basicAuthPassword: String? = nil,
+        ifNoneMatch: String? = nil,
+        ifModifiedSince: String? = nil,
+        maxBytes: Int64 = 64 << 20,
+        options: TransferOptions = TransferOptions()
+    ) {
+        self.url = url
+        self.headers = headers
+        self.basicAuthUser = basicAuthUser
+        self.basicAuthPassword = basicAuthPassword
+        self.ifNoneMatch = ifNoneMatch
+        self.ifModifiedSince = ifModifiedSince
+        self.maxBytes = maxBytes
+        self.options = options
+    }
+}
+
+/// What a fetch brought back: the final response and, for a `2xx`, its body.
+package struct FetchResult: Sendable {
+    /// The final response: `200`, `304`, `404`, `410`…; ``TransferResponse/finalURL`` is where the redirects ended.
+    package var response: TransferResponse
+    /// The body of a `2xx`; empty for `304`. Bodies of `3xx`, `4xx` and `5xx` answers are dropped.
+    package var body: Data
+    /// The URL the resource permanently moved to: set when every redirect hop was 301 or 308 (then the caller updates
+    /// its stored URL); nil otherwise.
+    ///
+    /// It is set whatever the final status, so a feed that moved for good and is now gone reports both.
+    package var permanentRedirect: String?
+
+    package init(response: TransferResponse, body: Data, permanentRedirect: String? = nil) {
+        self.response = response
+        self.body = body
+        self.permanentRedirect = permanentRedirect
+    }
+}
+
+extension HTTPEngine {
+    /// Fetches a small resource into memory, following redirects hop by hop.
+    ///
+    /// Each hop is one transfer with libcurl's own redirect following turned off, so the fetch knows the status of
+    /// every hop (for ``FetchResult/permanentRedirect``) and applies its rules itself: `Location` resolved against
+    /// the current URL (RFC 3986), http and https only, at most ``TransferOptions/maxRedirects`` hops, no URL
+    /// visited twice, no step down from https to http under ``TransferOptions/requireHTTPS``, and credentials
+    /// (basic authentication, `Authorization` and `Cookie` headers) sent to the original origin only. The body is
+    /// written into an anonymous in-memory file (`memfd_create`) and read back once the transfer is complete.
+    ///
+    /// Cancelling the calling task stops the transfer and throws ``TransferError/Code/cancelled``.
+    ///
+    /// 2xx/3xx(304)/4xx/5xx all come back as a FetchResult; only transport failures (DNS, refused, timeout, tooLarge,
+    /// bad scheme, redirect loop/limit, https→http under requireHTTPS) throw.
+    ///
+    /// - Parameter request: What to fetch.
+    /// - Returns: The final response, its body for a `2xx`, and the new permanent URL when there is one.
+    /// - Throws: ``TransferError``.
+    package func fetch(_ request: FetchRequest) async throws(TransferError) -> FetchResult {
+        let memory = try MemoryFile(url: request.url)
+        var plan = RedirectPlan(url: request.url, options: request.options)
+        while true {
+            if Task.isCancelled { throw .cancelled(plan.current) }
+            let outcome = await transfer(plan.transferRequest(request, fileDescriptor: memory.descriptor)) { _ in }
+            switch outcome {
+            case .completed(let response, let bytesInFile):
+                let body = try memory.read(count: bytesInFile, url: plan.current)
+                return FetchResult(response: response, body: body, permanentRedirect: plan.permanentRedirect)
+            case .httpError(let response), .rangeNotSatisfiable(let response):
+                if let location = response.location, RedirectPlan.isRedirect(response.status) {
+                    try plan.follow(status: response.status, location: location)
+                    continue
+                }
+                return FetchResult(response: response, body: Data(), permanentRedirect: plan.permanentRedirect)
+            case .failed(let error, _, _):
+                throw error
+            }
+        }
+    }
+}
+
+/// The redirect rules of ``HTTPEngine/fetch(_:)``: where the next hop goes, whether it may, and whether every hop so
+/// far was permanent. Pure, so the rules are tested without a server.
+package struct RedirectPlan: Sendable, Hashable {
+    /// The URL the next transfer asks for.
+    package private(set) var current: String
+    /// Redirects followed so far.
+    package private(set) var hops = 0
+    private let original: String
+    private let options: TransferOptions
+    private var visited: Set<String>
+    private var allPermanent = true
+
+    package init(url: String, options: TransferOptions) {
+        current = url
+        original = url
+        self.options = options
+        visited = [url]
+    }
+
+    /// The statuses that redirect: 301, 302, 303, 307, 308. `304` (not modified) and `305` (use proxy) do not.
+    package static func isRedirect(_ status: Int) -> Bool {
+        [301, 302, 303, 307, 308].contains(status)
+    }
+
+    /// The last URL, when at least one hop happened and every hop was a `301` or `308`.
+    package var permanentRedirect: String? { hops > 0 && allPermanent ? current : nil }
+
+    /// Moves on to `location`, the `Location` of a redirect from ``current``.
+    ///
+    /// - Throws: ``TransferError`` with ``TransferError/Code/tooManyRedirects`` past the limit or on a loop,
+    ///   ``TransferError/Code/invalidURL`` for an unusable `Location`, ``TransferError/Code/schemeNotAllowed`` for
+    ///   a scheme other than http and https, ``TransferError/Code/insecureRedirect`` for https to http under
+    ///   ``TransferOptions/requireHTTPS``.
+    package mutating func follow(status: Int, location: String) throws(TransferError) {
+        let from = redactedURL(original)
+        guard hops < options.maxRedirects else {
+            throw TransferError(
+                code: .tooManyRedirects,
+                message: "Fetching \(from) was redirected more than \(options.maxRedirects) times. The server is "
+                    + "probably in a redirect loop; check the URL in a browser."
+            )
+        }
+        let trimmed = location.trimmingCharacters(in: .whitespaces)
+        let next = URL(string: current).flatMap { URL(string: trimmed, relativeTo: $0) }?.absoluteString ?? ""
+        let invalid = TransferError(
+            code: .invalidURL,
+            message: "Fetching \(from) was redirected to \"\(redactedURL(String(location.prefix(200))))\", which is "
+                + "not a valid URL. Tell the publisher."
+        )
+        guard !trimmed.isEmpty, let scheme = urlScheme(next) else { throw invalid }
+        guard scheme == "http" || scheme == "https" else {
+            throw TransferError(
+                code: .schemeNotAllowed,
+                message: "Fetching \(from) was redirected to \(redactedURL(next)), a '\(scheme)' URL, but only http "
+                    + "and https are fetched. Ask the publisher for an https link."
+            )
+        }
+        guard URLComponents(string: next)?.host?.isEmpty == false else { throw invalid }
+        if options.requireHTTPS && scheme != "https" {
+            throw TransferError(
+                code: .insecureRedirect,
+                message: "Fetching \(from) was redirected from https to plain http (\(redactedURL(next))), which "
+                    + "HTTPS-only fetches refuse. Turn off the HTTPS requirement if that is acceptable."
+            )
+        }
+        guard visited.insert(next).inserted else {
+            throw TransferError(
+                code: .tooManyRedirects,
+                message: "Fetching \(from) went round a redirect loop (back to \(redactedURL(next))). Check the URL "
+                    + "in a browser and tell the publisher."
+            )
+        }
+        hops += 1
+        allPermanent = allPermanent && (status == 301 || status == 308)
+        current = next
+    }
+
+    /// The transfer for the next hop: redirects not followed by libcurl, conditional headers added, credentials
+    /// only while the hop stays on the original origin.
+    func transferRequest(_ fetch: FetchRequest, fileDescriptor: Int32) -> TransferRequest {
+        let sameOrigin = Self.origin(current) == Self.origin(original)
+        var headers = fetch.headers
+        if !sameOrigin {
+            headers.removeAll { line in
+                let name = line.prefix(while: { $0 != ":" }).trimmingCharacters(in: .whitespaces).lowercased()
+                return name == "authorization" || name == "cookie"
+            }
+        }
+        if let etag = fetch.ifNoneMatch { headers.append("If-None-Match: \(etag)") }
+        if let date = fetch.ifModifiedSince { headers.append("If-Modified-Since: \(date)") }
+        var options = fetch.options
+        options.maxFileSize = min(options.maxFileSize ?? .max, fetch.maxBytes)
+        var request = TransferRequest(
+            url: current,
+            headers: headers,
+            basicAuthUser: sameOrigin ? fetch.basicAuthUser : nil,
+            basicAuthPassword: sameOrigin ? fetch.basicAuthPassword : nil,
+            fileDescriptor: fileDescriptor,
+            options: options
+        )
+        request.followsRedirects = false
+        return request
+    }
+
+    /// `scheme://host:port`, lower-cased, with the scheme's default port filled in.
+    static func origin(_ url: String) -> String? {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+            let host = components.host?.lowercased()
+        else { return nil }
+        let port = components.port ?? (scheme == "https" ? 443 : 80)
+        return "\(scheme)://\(host):\(port)"
+    }
+}
+
+/// An anonymous in-memory file (`memfd_create`) that a transfer writes with `pwrite` and a fetch reads back; closed
+/// when released.
+private final class MemoryFile {
+    let descriptor: Int32
+
+    init(url: String) throws(TransferError) {
+        let descriptor = cposix_memfd("singlecast-fetch")
+        guard descriptor >= 0 else {
+            let code = errno
+            throw TransferError(
+                code: .io,
+                message: "Fetching \(redactedURL(url)) failed: memfd_create: \(String(cString: strerror(code))). The "
+                    + "system is probably out of memory or file descriptors.",
+                systemErrno: code
+            )
+        }
+        self.descriptor = descriptor
+    }
+
+    /// The first `count` bytes.
+    func read(count: Int64, url: String) throws(TransferError) -> Data {
+        var data = Data(count: Int(count))
+        var offset = 0
+        var failure: Int32 = 0
+        data.withUnsafeMutableBytes { buffer in
+            while offset < buffer.count {
+                let result = pread(descriptor, buffer.baseAddress! + offset, buffer.count - offset, off_t(offset))
+                if result < 0 && errno == EINTR { continue }
+                guard result > 0 else {
+                    failure = result < 0 ? errno : EIO
+                    return
+                }
+                offset += result
+            }
+        }
+        if failure != 0 {
+            throw TransferError(
+                code: .io,
+                message: "Fetching \(redactedURL(url)) failed: reading the body back from memory at byte \(offset): "
+                    + "\(String(cString: strerror(failure))).",
+                systemErrno: failure
+            )
+        }
+        return data
+    }
+
+    deinit {
+        close(descriptor)
+    }
+}
