@@ -16,7 +16,11 @@ package enum PlainText {
             guard end > textStart else { return }
             var decoded: [UInt8] = []
             bytes.withUnsafeBufferPointer { buffer in
-                XMLText.appendDecoded(UnsafeBufferPointer(rebasing: buffer[textStart..<end]), to: &decoded, isAttribute: false)
+                XMLText.appendDecoded(
+                    UnsafeBufferPointer(rebasing: buffer[textStart..<end]),
+                    to: &decoded,
+                    isAttribute: false
+                )
             }
             writer.text(decoded)
         }

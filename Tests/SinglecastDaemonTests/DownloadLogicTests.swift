@@ -160,3 +160,56 @@ struct DownloadTableTests {
         #expect(table.queued().map(\.id) == [1, 4, 2])
     }
 }
+
+@Suite("Episode file names")
+struct EpisodeNamingTests {
+    private func episode(
+        title: String,
+        podcast: String = "Show",
+        url: String = "https://cdn.example.com/e.mp3?x=1",
+        type: String? = nil
+    ) -> EpisodeNaming.Episode {
+        EpisodeNaming.Episode(
+            podcastTitle: podcast,
+            title: title,
+            published: Date(timeIntervalSince1970: 1_795_000_000),
+            enclosureURL: URL(string: url)!,
+            enclosureType: type,
+            season: 2,
+            episode: 7,
+            guid: "g/1",
+            id: 42
+        )
+    }
+
+    @Test func defaultTemplateMakesAFolderPerPodcast() {
+        let place = EpisodeNaming().place(episode(title: "Hello: World"))
+        #expect(place.folders == ["Show"])
+        #expect(place.fileName == "2026-11-18 Hello: World.mp3")
+    }
+
+    @Test func feedValuesNeverAddFoldersOrEscape() {
+        let naming = EpisodeNaming(template: "{podcast}/{season}x{episode} {title}.{ext}")
+        let place = naming.place(episode(title: "../../.bashrc", podcast: "../../etc"))
+        #expect(place.folders.count == 1)
+        #expect(!place.folders[0].hasPrefix(".") && !place.folders[0].contains("/"))
+        #expect(!place.fileName.contains("/"))
+        #expect(place.fileName.hasPrefix("2x7 "))
+        let hidden = EpisodeNaming(template: "{title}").place(episode(title: ".hidden\u{0}name"))
+        #expect(!hidden.fileName.hasPrefix(".") && !hidden.fileName.contains("\u{0}"))
+    }
+
+    @Test func extensionsComeFromThePathElseTheType() {
+        #expect(EpisodeNaming.fileExtension(url: URL(string: "https://x/a.M4A?t=1.exe")!, type: nil) == "m4a")
+        #expect(EpisodeNaming.fileExtension(url: URL(string: "https://x/stream")!, type: "audio/mp4") == "m4a")
+        #expect(EpisodeNaming.fileExtension(url: URL(string: "https://x/stream")!, type: nil) == "mp3")
+    }
+
+    @Test func templatesAreChecked() {
+        #expect(EpisodeNaming.problem(in: EpisodeNaming.defaultTemplate) == nil)
+        #expect(EpisodeNaming.problem(in: "/abs/{title}") != nil)
+        #expect(EpisodeNaming.problem(in: "{podcast}/") != nil)
+        #expect(EpisodeNaming.problem(in: "{nope}.mp3")?.contains("unknown placeholder {nope}") == true)
+        #expect(EpisodeNaming.problem(in: "{title") != nil)
+    }
+}

@@ -53,7 +53,9 @@ package struct EpisodeNaming: Sendable, Hashable {
     /// - Returns: `nil` when valid, else what is wrong.
     package static func problem(in template: String) -> String? {
         if template.hasPrefix("/") { return "it must be relative to the download directory" }
-        if template.split(separator: "/").last.map({ $0.trimmingCharacters(in: .whitespaces).isEmpty }) ?? true {
+        if template.hasSuffix("/")
+            || template.split(separator: "/").last.map({ $0.trimmingCharacters(in: .whitespaces).isEmpty }) ?? true
+        {
             return "it must end with a file name"
         }
         var rest = template[...]

@@ -899,7 +899,8 @@ package actor Subscriptions: Service {
 
     private static func feedError(_ fetched: Fetched, url: String) -> RPCError {
         switch fetched {
-        case .failed(let reason, let message):
+        case .failed(let reason, let text):
+            let message = text.hasSuffix(".") ? String(text.dropLast()) : text
             return RPCError(
                 code: reason == "feed_invalid" ? feedInvalidCode : feedUnreachableCode,
                 message: reason == "feed_invalid"

@@ -19,6 +19,7 @@ Paths:
   /redirect-loop                 302 to itself.
   /redirect/<n>/<target path>    n hops of 302 (each with a body) before /<target path>.
   /redirect-to?url=<url>         302 to <url>.
+  /moved-to?url=<url>            301 to <url>.
   /slow/<size>/<bytes per second> trickles the body.
   /wrong-range/<size>            206 whose Content-Range starts elsewhere than the Range asked for.
   /wrong-total/<size>            206 at the right offset but a total one byte larger than the file.
@@ -221,6 +222,8 @@ class FaultHandler(http.server.BaseHTTPRequestHandler):
             self.simple(302, b"R" * 500, [("Location", location), ("ETag", '"redirect-hop"')])
         elif kind == "redirect-to":
             self.simple(302, b"elsewhere\n", [("Location", query["url"][0])])
+        elif kind == "moved-to":
+            self.simple(301, b"moved for good\n", [("Location", query["url"][0])])
         elif kind == "slow":
             size, rate = int(parts[1]), int(parts[2])
             self.serve_file(size, '"slow-%d"' % size, honour_range=False, rate=rate)
