@@ -147,7 +147,7 @@ package struct DaemonConfiguration: Hashable, Sendable {
             configuration.onComplete = value
             return nil
         },
-        durationKey("refresh_interval", .seconds(60) ... .seconds(7 * 86400)) { $0.refreshInterval = $1 },
+        durationKey("refresh_interval", .seconds(1) ... .seconds(7 * 86400)) { $0.refreshInterval = $1 },
         Key(name: "name_template") { configuration, value in
             if let problem = EpisodeNaming.problem(in: value) {
                 return "name_template '\(value)' is not usable: \(problem)"

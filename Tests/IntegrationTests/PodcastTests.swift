@@ -226,4 +226,38 @@ import Glibc
         #expect(listed.first?.lastError != nil)
         #expect(again.stop() == 0)
     }
+
+    @Test func periodicRefreshFindsNewEpisodesByItself() throws {
+        let site = try NginxServer()
+        for guid in ["a", "b"] { _ = try site.serve(Data(repeating: 7, count: 2048), as: "media-\(guid).mp3") }
+        let feedURL = try site.serve(Self.feed(title: "Ticker", episodes: [("a", 1)], site: site), as: "ticker.xml")
+        let daemon = DaemonProcess()
+        try daemon.writeConfig("refresh_interval = 1s\n")
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        _ = try call(client, "watch", #"{"topics":["podcasts"]}"#, as: WatchResult.self)
+        let subscribed = try call(
+            client,
+            "subscribe",
+            #"{"url":"\#(feedURL)","auto_download":"all-new"}"#,
+            as: SubscribeResult.self
+        )
+        #expect(subscribed.queued.isEmpty, "all-new takes nothing from the back catalogue")
+        usleep(1_100_000)
+        _ = try site.serve(Self.feed(title: "Ticker", episodes: [("b", 2), ("a", 1)], site: site), as: "ticker.xml")
+        // No refresh call: the daemon's own schedule finds b and downloads it.
+        let deadline = Date.now.addingTimeInterval(15)
+        var found: EpisodeInfo?
+        while Date.now < deadline {
+            let episodes = try call(client, "episodes", #"{"podcast":"Ticker"}"#, as: EpisodesResult.self).episodes
+            if let b = episodes.first(where: { $0.guid == "b" }), b.downloadState == .completed {
+                found = b
+                break
+            }
+            usleep(100_000)
+        }
+        let episode = try #require(found, "episode b was not found and downloaded by a periodic refresh")
+        #expect(episode.file?.hasSuffix("Episode b & friends.mp3") == true)
+        #expect(daemon.stop() == 0)
+    }
 }

@@ -1,0 +1,46 @@
+import Foundation
+import SinglecastStore
+import Testing
+
+@Suite("Podcast store")
+struct PodcastStoreTests {
+    private func episode(_ identity: String, title: String? = nil, day: Int64? = nil) -> EpisodeRecord {
+        var record = EpisodeRecord(podcastID: 0, identity: identity, title: title ?? identity, firstSeenAt: 1)
+        record.publishedAt = day.map { $0 * 86_400_000 }
+        record.enclosureURL = "https://cdn.example.com/\(identity).mp3"
+        return record
+    }
+
+    @Test("subscribing twice returns the first podcast; a refresh merges episodes by identity")
+    func refreshMergesByIdentity() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/s.db")
+            let (podcast, existing) = try await store.insertPodcast(
+                PodcastRecord(feedURL: "https://feeds.example.com/a", subscribedAt: 1)
+            )
+            #expect(!existing && podcast.id > 0)
+            #expect(try await store.insertPodcast(PodcastRecord(feedURL: podcast.feedURL, subscribedAt: 2)).existing)
+
+            var first = try await store.applyRefresh(podcast, episodes: [episode("x", day: 2), episode("y", day: 1)])
+            #expect(first.map(\.identity) == ["x", "y"])
+            try await store.setEpisodeDownloads([(first[0].id, 99)])
+
+            // x changes its title and keeps its download; y disappears from the feed but stays; z is new.
+            first = try await store.applyRefresh(
+                podcast,
+                episodes: [episode("z", day: 3), episode("x", title: "x renamed", day: 2), episode("z", day: 3)]
+            )
+            #expect(first.map(\.identity) == ["z"], "a duplicate item inside one feed is stored once")
+            let all = try await store.episodes(of: podcast.id)
+            #expect(all.map(\.identity) == ["z", "x", "y"])
+            #expect(all[1].title == "x renamed" && all[1].downloadID == 99 && !all[1].isNew)
+            #expect(try await store.episodes(of: podcast.id, onlyNew: true, limit: 1).map(\.identity) == ["z"])
+            #expect(try await store.episodeCounts()[podcast.id] == EpisodeCounts(total: 3, new: 2))
+
+            // Unsubscribing removes the episodes with the podcast.
+            try await store.deletePodcast(podcast.id)
+            #expect(try await store.episodes(of: podcast.id).isEmpty)
+            #expect(try await store.podcasts().isEmpty)
+        }
+    }
+}
