@@ -151,6 +151,28 @@ import Glibc
         #expect(status == 0)
     }
 
+    @Test func pipelinedSearchesLeaveOnlyTheLastOneRunning() async throws {
+        let server = try DirectoryServer(delay: .seconds(30))
+        let (lines, status) = try await io {
+            let (daemon, client) = try Self.start(server)
+            try client.send(
+                #"{"jsonrpc":"2.0","id":1,"method":"search","params":{"term":"slow tides"}}"# + "\n"
+                    + #"{"jsonrpc":"2.0","id":2,"method":"search","params":{"term":"slow harbour"}}"# + "\n"
+                    + #"{"jsonrpc":"2.0","id":3,"method":"search","params":{"term":"empty"}}"# + "\n"
+            )
+            return (try (0..<3).map { _ in try client.readLine() ?? "" }, daemon.stop())
+        }
+
+        let replies = try lines.map { try RPCIncoming.parse(line: Array($0.utf8)) }
+        for reply in replies.prefix(2) {
+            guard case .error(_, let error) = reply else { throw HarnessError("not cancelled: \(lines)") }
+            #expect(error.reason == "cancelled")
+        }
+        guard case .result(.integer(3), let value) = replies[2] else { throw HarnessError("no result: \(lines)") }
+        #expect(try WireCoding.decode(SearchResult.self, from: value).podcasts.isEmpty)
+        #expect(status == 0)
+    }
+
     @Test func searchesOnDifferentConnectionsDoNotCancelEachOther() async throws {
         let server = try DirectoryServer(delay: .milliseconds(1500))
         let (quick, reply, status) = try await io {
