@@ -179,25 +179,19 @@ package final class ControlServer: Service {
     /// `cancelled` error). Requests read meanwhile wait in `inbox` and are answered in order afterwards; reading
     /// ahead stops at about one `max_request_bytes` of waiting requests, so a client still cannot make the daemon
     /// buffer without bound.
-    private func respondSuperseding(
-        _ line: [UInt8],
-        _ connection: ClientConnection,
-        _ inbox: inout Inbox
-    ) async
-        -> Data?
-    {
+    private func respondSuperseding(_ line: [UInt8], _ client: ClientConnection, _ inbox: inout Inbox) async -> Data? {
         enum Step: Sendable {
             case answered(Data?)
             case readAhead(Inbox)
         }
         return await withTaskGroup(of: Step.self) { group in
-            group.addTask { .answered(await self.router.respond(to: line, connection: connection)) }
+            group.addTask { .answered(await self.router.respond(to: line, connection: client)) }
             if inbox.events.contains(where: Inbox.supersedes) {
                 group.cancelAll()  // a newer request is already waiting
             } else if !inbox.ended {
                 let ahead = inbox
                 group.addTask { [reactor, logger = context.logger] in
-                    .readAhead(await ahead.readingAhead(connection.fd, reactor: reactor, logger: logger))
+                    .readAhead(await ahead.readingAhead(client.fd, reactor: reactor, logger: logger))
                 }
             }
             var answer: Data?
@@ -225,6 +219,14 @@ private struct Inbox: Sendable {
     private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
 
     init(framer: LineFramer) { self.framer = framer }
+
+    /// Bytes read and not answered yet.
+    private var waitingBytes: Int {
+        events.reduce(framer.bufferedByteCount) { total, event in
+            if case .line(let line) = event { return total + line.count }
+            return total
+        }
+    }
 
     static func supersedes(_ event: LineFramer.Event) -> Bool {
         if case .line(let line) = event { return Router.supersedes(line) }
@@ -257,16 +259,9 @@ private struct Inbox: Sendable {
     /// long, about ``LineFramer/maximumLineLength`` bytes are waiting, or the task is cancelled.
     func readingAhead(_ fd: Int32, reactor: Reactor, logger: Logger) async -> Inbox {
         var inbox = self
-        var waiting = framer.bufferedByteCount
-        while !inbox.ended && waiting < framer.maximumLineLength {
+        while !inbox.ended && inbox.waitingBytes < framer.maximumLineLength {
             guard let new = await inbox.read(fd, reactor: reactor, logger: logger) else { break }
             if new.contains(where: { Self.supersedes($0) || $0 == .lineTooLong }) { break }
-            waiting =
-                inbox.framer.bufferedByteCount
-                + inbox.events.reduce(0) { total, event in
-                    if case .line(let line) = event { return total + line.count }
-                    return total
-                }
         }
         return inbox
     }

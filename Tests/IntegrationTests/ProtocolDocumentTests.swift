@@ -1,5 +1,6 @@
 import Foundation
 import SinglecastProtocol
+import SinglecastTestServers
 import Testing
 
 /// docs/PROTOCOL.md is the contract: every example request in it is sent to a real daemon, and the answer
@@ -37,8 +38,11 @@ import Testing
         }
         #expect(pairs.count >= 6, "PROTOCOL.md lost its examples")
 
-        // Second start, so status has previous_run_clean as in the example.
+        // Second start, so status has previous_run_clean as in the example. The directory methods ask a local
+        // stand-in for Apple's directory that serves the same fixtures the examples show.
+        let directory = try DirectoryServer()
         let first = DaemonProcess()
+        try first.writeConfig("search_endpoint = \(directory.url)\nchart_endpoint = \(directory.url)\n")
         try first.startAndWaitUntilReady()
         #expect(first.stop() == 0)
         let daemon = DaemonProcess(root: first.root)

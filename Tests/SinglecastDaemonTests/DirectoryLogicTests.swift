@@ -416,7 +416,7 @@ import Testing
 
     @Test func aHungDirectoryTimesOut() async throws {
         let fake = FakeDirectory { url throws(TransferError) in
-            try? await Task.sleep(for: .seconds(30))
+            try? await Task.sleep(for: .seconds(600))
             throw TransferError(code: .cancelled, message: "stopped")
         }
         var settings = DirectorySettings()
@@ -429,7 +429,8 @@ import Testing
 
         #expect(error?.code == RPCError.directoryUnreachableCode)
         #expect(error?.data?.details == ["error": "timeout"])
-        #expect(ContinuousClock.now - start < .seconds(5))
+        // The fake would hang for 10 minutes; the bound is loose because the whole suite shares two cores.
+        #expect(ContinuousClock.now - start < .seconds(60))
     }
 
     @Test func cancellingTheCallerStopsTheSearch() async throws {

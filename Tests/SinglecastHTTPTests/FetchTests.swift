@@ -260,7 +260,8 @@ import Testing
             } catch let error as TransferError {
                 #expect(error.code == .cancelled)
             }
-            #expect(seconds(since: start) < 5)
+            // The slow transfer would take 50 s; the bound is loose because the whole suite shares two cores.
+            #expect(seconds(since: start) < 30)
         }
     }
 }

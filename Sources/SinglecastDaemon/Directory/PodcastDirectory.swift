@@ -119,7 +119,7 @@ package actor PodcastDirectory {
             limit: limit
         )
         let (data, contentType) = try await get(url, what: "search")
-        let podcasts = try DirectoryResponse.podcasts(data, contentType: contentType, url: url)
+        let podcasts = Array(try DirectoryResponse.podcasts(data, contentType: contentType, url: url).prefix(limit))
         searches.store(podcasts, for: key, at: now())
         return SearchResult(term: term, country: country, limit: limit, cached: false, podcasts: podcasts)
     }

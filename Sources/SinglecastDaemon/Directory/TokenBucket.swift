@@ -26,7 +26,7 @@ package struct RateLimit: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// `20 requests a minute`.
+    /// `20 requests a minute`, `300 requests an hour`.
     package var description: String {
         let unit =
             switch interval {
@@ -35,7 +35,7 @@ package struct RateLimit: Hashable, Sendable, CustomStringConvertible {
             case .seconds(3600): "hour"
             default: "\(interval)"
             }
-        return "\(count) request\(count == 1 ? "" : "s") a \(unit)"
+        return "\(count) request\(count == 1 ? "" : "s") \(unit == "hour" ? "an" : "a") \(unit)"
     }
 
     /// Seconds for one request's worth of refill.
