@@ -423,14 +423,13 @@ import Testing
         settings.requestTimeout = .milliseconds(200)
         let directory = fake.directory(settings)
 
-        let start = ContinuousClock.now
         let error = await rpcError { () async throws(RPCError) in try await directory.search(SearchParams(term: "hang"))
         }
 
+        // Only the deadline can produce a timeout: the fake would hang for 10 minutes and then say cancelled. No
+        // bound on the elapsed time, which a busy two-core run stretches far beyond the deadline.
         #expect(error?.code == RPCError.directoryUnreachableCode)
         #expect(error?.data?.details == ["error": "timeout"])
-        // The fake would hang for 10 minutes; the bound is loose because the whole suite shares two cores.
-        #expect(ContinuousClock.now - start < .seconds(60))
     }
 
     @Test func cancellingTheCallerStopsTheSearch() async throws {
