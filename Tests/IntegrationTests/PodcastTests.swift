@@ -198,10 +198,10 @@ import Glibc
         #expect(!refused.message.contains("alice:s3cret@"))
 
         let notFound = try error(client, "subscribe", #"{"url":"\#(site.url("/missing.xml"))"}"#)
-        #expect(notFound.code == -32010 && notFound.reason == "feed_unreachable")
+        #expect(notFound.code == -32020 && notFound.reason == "feed_unreachable")
         #expect(notFound.message.contains("404"))
         let html = try error(client, "subscribe", #"{"url":"\#(site.url("/page.html"))"}"#)
-        #expect(html.code == -32011 && html.reason == "feed_invalid")
+        #expect(html.code == -32021 && html.reason == "feed_invalid")
         let gone = try error(client, "subscribe", #"{"url":"\#(faults.url("/gone"))"}"#)
         #expect(gone.reason == "feed_unreachable" && gone.message.contains("410"))
         let scheme = try error(client, "subscribe", #"{"url":"file:///etc/passwd"}"#)

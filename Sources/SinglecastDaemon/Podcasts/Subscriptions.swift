@@ -927,8 +927,8 @@ package actor Subscriptions: Service {
     }
 
     /// Codes of feed failures (JSON-RPC's implementation-defined range).
-    package static let feedUnreachableCode = -32010
-    package static let feedInvalidCode = -32011
+    package static let feedUnreachableCode = -32020
+    package static let feedInvalidCode = -32021
 
     private static func sameHost(_ left: String, _ right: String) -> Bool {
         URL(string: left)?.host?.lowercased() == URL(string: right)?.host?.lowercased()
