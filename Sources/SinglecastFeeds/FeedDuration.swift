@@ -16,7 +16,8 @@ package enum FeedDuration {
         var start = 0
         while start < bytes.count && isSpace(bytes[start]) { start += 1 }
         var end = start
-        while end < bytes.count && (isDigit(bytes[end]) || bytes[end] == 0x3A || bytes[end] == 0x2E || bytes[end] == 0x2C)
+        while end < bytes.count
+            && (isDigit(bytes[end]) || bytes[end] == 0x3A || bytes[end] == 0x2E || bytes[end] == 0x2C)
         {
             end += 1
         }

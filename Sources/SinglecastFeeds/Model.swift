@@ -268,8 +268,7 @@ package struct Person: Sendable, Hashable, Codable {
     package var href: String?
     package var img: String?
 
-    package init(name: String, role: String = "host", group: String = "cast", href: String? = nil, img: String? = nil)
-    {
+    package init(name: String, role: String = "host", group: String = "cast", href: String? = nil, img: String? = nil) {
         self.name = name
         self.role = role
         self.group = group

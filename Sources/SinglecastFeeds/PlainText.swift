@@ -223,8 +223,8 @@ package enum PlainText {
             switch kind {
             case .listItem where !isEnd:
                 breakLine(1)
-                Array("• ".utf8).withUnsafeBufferPointer { text($0) }
-                pendingSpace = false
+                Array("•".utf8).withUnsafeBufferPointer { text($0) }
+                pendingSpace = true
             case .listItem, .line: breakLine(1)
             case .paragraph: breakLine(2)
             default: break

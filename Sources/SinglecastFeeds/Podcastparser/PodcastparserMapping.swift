@@ -105,7 +105,9 @@ package enum PodcastparserMapping {
         if !episode.chapters.isEmpty {
             fields["chapters"] = .array(
                 episode.chapters.map { chapter in
-                    var value: [String: JSONValue] = ["start": .int(Int(chapter.start)), "title": .string(chapter.title)]
+                    var value: [String: JSONValue] = [
+                        "start": .int(Int(chapter.start)), "title": .string(chapter.title),
+                    ]
                     if let href = chapter.href { value["href"] = .string(href) }
                     if let image = chapter.image { value["image"] = .string(image) }
                     return .object(value)

@@ -108,7 +108,9 @@ package enum FeedTool {
                         ])
                     }
                 )
-                return deliver(Outcome(standardOutput: Data((value.serialized() + "\n").utf8), standardError: "", status: 0))
+                return deliver(
+                    Outcome(standardOutput: Data((value.serialized() + "\n").utf8), standardError: "", status: 0)
+                )
             }
             let feed = try FeedParser.parse(data, url: url)
             return withExtendedLifetime(feed) {

@@ -31,16 +31,24 @@ enum DocumentBytes {
                         return .success(try body(content))
                     }
                     let converted = normalizingLineEnds(content)
-                    return .success(try converted.withUnsafeBufferPointer { (buffer) throws(FeedError) in try body(buffer) })
+                    return .success(
+                        try converted.withUnsafeBufferPointer { (buffer) throws(FeedError) in try body(buffer) }
+                    )
                 case .utf16(let bigEndian, let skip):
                     let converted = normalizingLineEnds(utf16(bytes, bigEndian: bigEndian, skip: skip))
-                    return .success(try converted.withUnsafeBufferPointer { (buffer) throws(FeedError) in try body(buffer) })
+                    return .success(
+                        try converted.withUnsafeBufferPointer { (buffer) throws(FeedError) in try body(buffer) }
+                    )
                 case .windows1252:
                     let converted = normalizingLineEnds(singleByte(bytes, table: windows1252High))
-                    return .success(try converted.withUnsafeBufferPointer { (buffer) throws(FeedError) in try body(buffer) })
+                    return .success(
+                        try converted.withUnsafeBufferPointer { (buffer) throws(FeedError) in try body(buffer) }
+                    )
                 case .latin9:
                     let converted = normalizingLineEnds(singleByte(bytes, table: latin9High))
-                    return .success(try converted.withUnsafeBufferPointer { (buffer) throws(FeedError) in try body(buffer) })
+                    return .success(
+                        try converted.withUnsafeBufferPointer { (buffer) throws(FeedError) in try body(buffer) }
+                    )
                 }
             } catch {
                 return .failure(error)

@@ -179,7 +179,10 @@ struct XMLReader {
                 if !open.isEmpty {
                     handler.text(slice(index, lt))
                 } else if let junk = firstNonSpace(index, lt) {
-                    throw .notXML(sawRoot ? "text after the root element" : "text before the root element", at: position(junk))
+                    throw .notXML(
+                        sawRoot ? "text after the root element" : "text before the root element",
+                        at: position(junk)
+                    )
                 }
             }
             if lt >= count { break }

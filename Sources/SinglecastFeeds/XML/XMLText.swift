@@ -37,8 +37,7 @@ enum XMLText {
     /// Decodes the reference after a `&`; returns how many bytes it used (the `;` included).
     ///
     /// Returns 0 and appends the `&` itself when the bytes do not form a known reference.
-    private static func decodeReference(_ start: UnsafePointer<UInt8>, available: Int, into out: inout [UInt8]) -> Int
-    {
+    private static func decodeReference(_ start: UnsafePointer<UInt8>, available: Int, into out: inout [UInt8]) -> Int {
         let limit = min(available, 40)
         var semicolon = -1
         var index = 0
