@@ -17,7 +17,12 @@ package enum FeedDate {
     /// `+hhmm`, `+hh:mm`, `GMT`, `UT`, `UTC`, `Z`, US and common European/Asian abbreviations, military
     /// letters (read as UTC, as RFC 2822 advises) and `GMT+2`. A missing zone means UTC.
     package static func parseRFC822(_ text: String) -> Date? {
-        var scanner = DateScanner(text)
+        var text = text
+        return text.withUTF8 { parseRFC822(bytes: $0) }
+    }
+
+    private static func parseRFC822(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
+        var scanner = DateScanner(bytes: bytes)
         var day: Int?
         var month: Int?
         var year: Int?
@@ -186,21 +191,25 @@ package enum FeedDate {
         return value
     }
 
-    private static func monthNumber(_ word: String) -> Int? {
-        let key = word.lowercased().prefix(3)
+    /// The month a word names by its first three letters, any case (`Jul`, `JULY`, `sept`).
+    fileprivate static func monthNumber(_ word: Slice<UnsafeBufferPointer<UInt8>>) -> Int? {
+        guard word.count >= 3 else { return nil }
+        var key: UInt32 = 0
+        for byte in word.prefix(3) { key = key << 8 | UInt32(byte | 0x20) }
+        // "jan" is 0x6A616E, "feb" 0x666562, …
         switch key {
-        case "jan": return 1
-        case "feb": return 2
-        case "mar": return 3
-        case "apr": return 4
-        case "may": return 5
-        case "jun": return 6
-        case "jul": return 7
-        case "aug": return 8
-        case "sep": return 9
-        case "oct": return 10
-        case "nov": return 11
-        case "dec": return 12
+        case 0x6A_616E: return 1
+        case 0x66_6562: return 2
+        case 0x6D_6172: return 3
+        case 0x61_7072: return 4
+        case 0x6D_6179: return 5
+        case 0x6A_756E: return 6
+        case 0x6A_756C: return 7
+        case 0x61_7567: return 8
+        case 0x73_6570: return 9
+        case 0x6F_6374: return 10
+        case 0x6E_6F76: return 11
+        case 0x64_6563: return 12
         default: return nil
         }
     }
@@ -226,10 +235,8 @@ package enum FeedDate {
 
 /// Tokens of an RFC 822 date.
 private struct DateScanner {
-    let bytes: [UInt8]
+    let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
-
-    init(_ text: String) { bytes = Array(text.utf8) }
 
     var atEnd: Bool {
         var probe = index
@@ -250,15 +257,15 @@ private struct DateScanner {
         }
     }
 
-    func peekWord() -> String? {
+    func peekWord() -> Slice<UnsafeBufferPointer<UInt8>>? {
         var copy = self
         return copy.word()
     }
 
-    mutating func word() -> String? {
+    mutating func word() -> Slice<UnsafeBufferPointer<UInt8>>? {
         let start = index
         while index < bytes.count && isLetter(bytes[index]) { index += 1 }
-        return index > start ? String(decoding: bytes[start..<index], as: UTF8.self) : nil
+        return index > start ? bytes[start..<index] : nil
     }
 
     func peekNumber() -> (value: Int, digits: Int)? {
@@ -307,7 +314,7 @@ private struct DateScanner {
         var total = 0
         var found = false
         if let name = word() {
-            let key = name.lowercased()
+            let key = String(decoding: name, as: UTF8.self).lowercased()
             if let offset = FeedDate.zoneOffsets[key] {
                 total = offset
             } else if key.count == 1 {

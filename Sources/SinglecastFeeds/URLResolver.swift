@@ -38,6 +38,7 @@ package enum URLResolver {
     /// Lowercases the scheme and host and writes an empty path as `/` (`HTTP://Example.COM` →
     /// `http://example.com/`), so one file's URL compares equal however a feed spells it.
     package static func normalized(_ url: String) -> String {
+        if isNormalHTTP(url) { return url }
         guard var parts = Parts(url), let scheme = parts.scheme else { return url }
         parts.scheme = scheme.lowercased()
         if let authority = parts.authority {
@@ -50,6 +51,26 @@ package enum URLResolver {
         }
         let result = parts.string
         return result == url ? url : result
+    }
+
+    /// Whether the URL is `http://` or `https://` with a lowercase host and a non-empty path (the usual case).
+    private static func isNormalHTTP(_ url: String) -> Bool {
+        let utf8 = url.utf8
+        var index: String.UTF8View.Index
+        if url.hasPrefix("https://") {
+            index = utf8.index(utf8.startIndex, offsetBy: 8)
+        } else if url.hasPrefix("http://") {
+            index = utf8.index(utf8.startIndex, offsetBy: 7)
+        } else {
+            return false
+        }
+        while index < utf8.endIndex {
+            let byte = utf8[index]
+            if byte == 0x2F { return true }
+            if byte == 0x3F || byte == 0x23 || byte == 0x40 || (byte >= 0x41 && byte <= 0x5A) { return false }
+            index = utf8.index(after: index)
+        }
+        return false
     }
 
     /// Whether the string starts with `scheme:` (a letter, then letters, digits, `+`, `-`, `.`).

@@ -5,9 +5,10 @@ import SinglecastFeeds
 @main
 struct Entrypoint {
     static func main() {
-        let outcome = FeedTool.run(arguments: Array(CommandLine.arguments.dropFirst()))
-        FileHandle.standardOutput.write(outcome.standardOutput)
-        FileHandle.standardError.write(Data(outcome.standardError.utf8))
-        exit(outcome.status)
+        FeedTool.run(arguments: Array(CommandLine.arguments.dropFirst())) { outcome -> Never in
+            FileHandle.standardOutput.write(outcome.standardOutput)
+            FileHandle.standardError.write(Data(outcome.standardError.utf8))
+            exit(outcome.status)
+        }
     }
 }

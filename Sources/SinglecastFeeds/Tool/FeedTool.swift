@@ -31,6 +31,14 @@ package enum FeedTool {
 
     /// Runs the tool with the arguments after the program name.
     package static func run(arguments: [String]) -> Outcome {
+        run(arguments: arguments) { $0 }
+    }
+
+    /// Runs the tool and hands the outcome to `deliver` while the parsed document is still alive.
+    ///
+    /// The executable writes the output and exits inside `deliver`, so a 50 MB feed's thousands of
+    /// strings are never freed one by one just before the process ends.
+    package static func run<Result>(arguments: [String], deliver: (Outcome) -> Result) -> Result {
         var url: String?
         var podcastparser = false
         var summary = false
@@ -51,16 +59,16 @@ package enum FeedTool {
             index += 1
             switch argument {
             case "-h", "--help":
-                return Outcome(standardOutput: Data(usage.utf8), standardError: "", status: 0)
+                return deliver(Outcome(standardOutput: Data(usage.utf8), standardError: "", status: 0))
             case "--url", "--max-episodes":
-                guard index < arguments.count else { return usageError("Missing value for '\(argument)'.") }
+                guard index < arguments.count else { return deliver(usageError("Missing value for '\(argument)'.")) }
                 let value = arguments[index]
                 index += 1
                 if argument == "--url" {
                     url = value
                 } else {
                     guard let number = Int(value), number >= 0 else {
-                        return usageError("The value '\(value)' is invalid for '--max-episodes'.")
+                        return deliver(usageError("The value '\(value)' is invalid for '--max-episodes'."))
                     }
                     maxEpisodes = number
                 }
@@ -69,13 +77,13 @@ package enum FeedTool {
             case "--opml": opml = true
             default:
                 if argument.hasPrefix("-") && argument != "-" {
-                    return usageError("Unknown option '\(argument)'.")
+                    return deliver(usageError("Unknown option '\(argument)'."))
                 }
-                guard file == nil else { return usageError("Unexpected argument '\(argument)'.") }
+                guard file == nil else { return deliver(usageError("Unexpected argument '\(argument)'.")) }
                 file = argument
             }
         }
-        guard let file else { return usageError("Missing expected argument '<file>'.") }
+        guard let file else { return deliver(usageError("Missing expected argument '<file>'.")) }
 
         let data: Data
         do {
@@ -84,7 +92,9 @@ package enum FeedTool {
                 ? FileHandle.standardInput.readDataToEndOfFile()
                 : try Data(contentsOf: URL(fileURLWithPath: file), options: .alwaysMapped)
         } catch {
-            return Outcome(standardOutput: Data(), standardError: "Error: cannot read \(file): \(error)\n", status: 1)
+            return deliver(
+                Outcome(standardOutput: Data(), standardError: "Error: cannot read \(file): \(error)\n", status: 1)
+            )
         }
         do throws(FeedError) {
             if opml {
@@ -98,27 +108,34 @@ package enum FeedTool {
                         ])
                     }
                 )
-                return Outcome(standardOutput: Data((value.serialized() + "\n").utf8), standardError: "", status: 0)
+                return deliver(
+                    Outcome(standardOutput: Data((value.serialized() + "\n").utf8), standardError: "", status: 0)
+                )
             }
             let feed = try FeedParser.parse(data, url: url)
-            if summary {
-                let line = "\(feed.title)\t\(feed.episodes.count) episodes\n"
-                return Outcome(standardOutput: Data(line.utf8), standardError: "", status: 0)
+            return withExtendedLifetime(feed) {
+                if summary {
+                    let line = "\(feed.title)\t\(feed.episodes.count) episodes\n"
+                    return deliver(Outcome(standardOutput: Data(line.utf8), standardError: "", status: 0))
+                }
+                if podcastparser {
+                    let value = PodcastparserMapping.document(feed, url: url ?? file, maxEpisodes: maxEpisodes)
+                    let output = Data((value.serialized() + "\n").utf8)
+                    return deliver(Outcome(standardOutput: output, standardError: "", status: 0))
+                }
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                encoder.dateEncodingStrategy = .iso8601
+                let json = (try? encoder.encode(feed)) ?? Data()
+                return deliver(Outcome(standardOutput: json + Data("\n".utf8), standardError: "", status: 0))
             }
-            if podcastparser {
-                let value = PodcastparserMapping.document(feed, url: url ?? file, maxEpisodes: maxEpisodes)
-                return Outcome(standardOutput: Data((value.serialized() + "\n").utf8), standardError: "", status: 0)
-            }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            encoder.dateEncodingStrategy = .iso8601
-            let json = (try? encoder.encode(feed)) ?? Data()
-            return Outcome(standardOutput: json + Data("\n".utf8), standardError: "", status: 0)
         } catch {
-            return Outcome(
-                standardOutput: Data(),
-                standardError: "Error: \(error.message) [\(error.code.rawValue)]\n",
-                status: 1
+            return deliver(
+                Outcome(
+                    standardOutput: Data(),
+                    standardError: "Error: \(error.message) [\(error.code.rawValue)]\n",
+                    status: 1
+                )
             )
         }
     }

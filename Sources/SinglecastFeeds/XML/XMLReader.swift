@@ -81,11 +81,7 @@ struct StartTag {
     /// The decoded value of the attribute with this local name and namespace (unprefixed: `.none`).
     func attribute(_ localName: String, _ namespace: XMLNamespace = .none) -> String? {
         for attribute in attributes where attribute.namespace == namespace {
-            if matches(attribute.local, localName) {
-                var out: [UInt8] = []
-                XMLText.appendDecoded(slice(attribute.value), to: &out, isAttribute: true)
-                return String(decoding: out, as: UTF8.self)
-            }
+            if matches(attribute.local, localName) { return value(attribute) }
         }
         return nil
     }
@@ -95,13 +91,20 @@ struct StartTag {
         let wanted = localName.lowercased()
         for attribute in attributes where attribute.namespace == .none {
             let name = String(decoding: slice(attribute.local), as: UTF8.self)
-            if name.lowercased() == wanted {
-                var out: [UInt8] = []
-                XMLText.appendDecoded(slice(attribute.value), to: &out, isAttribute: true)
-                return String(decoding: out, as: UTF8.self)
-            }
+            if name.lowercased() == wanted { return value(attribute) }
         }
         return nil
+    }
+
+    private func value(_ attribute: RawAttribute) -> String {
+        let raw = slice(attribute.value)
+        // Most values hold no reference and no literal tab or newline: no decoding buffer needed.
+        if !raw.contains(where: { $0 == 0x26 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) {
+            return String(decoding: raw, as: UTF8.self)
+        }
+        var out: [UInt8] = []
+        XMLText.appendDecoded(raw, to: &out, isAttribute: true)
+        return String(decoding: out, as: UTF8.self)
     }
 
     private func slice(_ range: ByteRange) -> UnsafeBufferPointer<UInt8> {

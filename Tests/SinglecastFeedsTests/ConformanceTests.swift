@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+
+@testable import SinglecastFeeds
+
+/// podcastparser's test corpus (shared/conformance), run in-process through ``PodcastparserMapping``.
+enum Conformance {
+    /// `/work/shared/conformance/podcastparser`, else `../shared/conformance/podcastparser` next to the package.
+    static let directory: URL? = {
+        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let candidates = [
+            URL(fileURLWithPath: "/work/shared/conformance/podcastparser"),
+            package.deletingLastPathComponent().appendingPathComponent("shared/conformance/podcastparser"),
+        ]
+        return candidates.first { FileManager.default.fileExists(atPath: $0.appendingPathComponent("simple.rss").path) }
+    }()
+}
+
+@Suite struct ConformanceTests {
+    @Test(
+        .enabled(
+            if: Conformance.directory != nil,
+            "the podcastparser corpus is not in /work/shared/conformance or ../shared/conformance; skipped"
+        )
+    )
+    func podcastparserCorpus() throws {
+        let directory = try #require(Conformance.directory)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            .filter { $0.hasSuffix(".rss") }.map { String($0.dropLast(4)) }.sorted()
+        var failures: [String] = []
+        var passed = 0
+        for name in names {
+            let expectedURL = directory.appendingPathComponent(name + ".json")
+            guard FileManager.default.fileExists(atPath: expectedURL.path) else { continue }
+            let expected = try #require(
+                JSONValue(foundation: JSONSerialization.jsonObject(with: Data(contentsOf: expectedURL)))
+            )
+            var maxEpisodes = 0
+            let paramURL = directory.appendingPathComponent(name + ".param.json")
+            if let params = try? JSONSerialization.jsonObject(with: Data(contentsOf: paramURL)) as? [String: Any] {
+                maxEpisodes = params["max_episodes"] as? Int ?? 0
+            }
+            let url = "file://tests/data/\(name).rss"
+            do {
+                let feed = try FeedParser.parse(
+                    Data(contentsOf: directory.appendingPathComponent(name + ".rss")),
+                    url: url
+                )
+                let actual = PodcastparserMapping.document(feed, url: url, maxEpisodes: maxEpisodes)
+                if actual.matches(expected) {
+                    passed += 1
+                } else {
+                    failures.append("\(name): got \(actual.serialized(indent: nil))")
+                }
+            } catch {
+                failures.append("\(name): \(error)")
+            }
+        }
+        #expect(passed + failures.count == 70)
+        #expect(passed >= 68, "failures:\n\(failures.joined(separator: "\n"))")
+    }
+}
+
+@Suite struct FeedToolTests {
+    @Test func printsJSONAndErrors() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("feedtool-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("feed.xml")
+        try Data("<rss><channel><item><enclosure url=\"a.mp3\"/></item></channel></rss>".utf8).write(to: file)
+
+        let podcastparser = FeedTool.run(arguments: [
+            "--podcastparser-json", "--url", "file://tests/data/x.rss", file.path,
+        ])
+        #expect(podcastparser.status == 0)
+        let json = try #require(JSONValue(foundation: JSONSerialization.jsonObject(with: podcastparser.standardOutput)))
+        guard case .object(let podcast) = json else { throw FeedError(code: .notAFeed, message: "not an object") }
+        #expect(podcast["title"] == .string("x"))
+
+        let native = FeedTool.run(arguments: ["--url", "https://e.com/f", file.path])
+        #expect(String(decoding: native.standardOutput, as: UTF8.self).contains("\"url\" : \"https://e.com/a.mp3\""))
+
+        let summary = FeedTool.run(arguments: ["--summary", file.path])
+        #expect(String(decoding: summary.standardOutput, as: UTF8.self) == "\t1 episodes\n")
+
+        try Data("<html/>".utf8).write(to: file)
+        let failure = FeedTool.run(arguments: [file.path])
+        #expect(failure.status == 1)
+        #expect(failure.standardError.hasPrefix("Error: The document is an HTML page"))
+        #expect(failure.standardError.contains("[not_a_feed]"))
+
+        let usage = FeedTool.run(arguments: ["--bogus"])
+        #expect(usage.status == 64)
+        #expect(usage.standardError.contains("See 'singlecast-feed --help'"))
+    }
+}
