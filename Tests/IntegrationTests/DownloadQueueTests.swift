@@ -147,7 +147,7 @@ import Glibc
             Issue.record("a misspelt parameter was accepted")
             return
         }
-        #expect(typo.message.contains("'urls' is required"))
+        #expect(typo.message.contains("unknown parameter 'url'") && typo.message.contains("'urls'"))
 
         // A name that tries to leave the directory stays inside it.
         let directory = daemon.root.file("dl")

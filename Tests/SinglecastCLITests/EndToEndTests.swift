@@ -247,10 +247,10 @@ import Testing
         try await withTemporaryDirectory { directory in
             // Silent far longer than the timeout, so only the timeout can have ended the wait; the bound is
             // loose because the whole suite shares two cores.
-            let server = try TestServer(directory: directory, behavior: .silent(seconds: 60))
+            let server = try TestServer(directory: directory, behavior: .silent(seconds: 600))
             let start = ContinuousClock.now
             let run = await runCLI(["status", "--socket", server.path], responseTimeout: .milliseconds(300))
-            #expect(ContinuousClock.now - start < .seconds(30))
+            #expect(ContinuousClock.now - start < .seconds(300))
             #expect(run.status == 1)
             #expect(
                 run.stderr
