@@ -502,3 +502,10 @@ package struct PodcastEventParams: Codable, Hashable, Sendable {
         case newEpisodes = "new_episodes"
     }
 }
+
+/// Result of `set`: the podcast with its new settings.
+package struct PodcastResult: Codable, Hashable, Sendable {
+    package var podcast: PodcastInfo
+
+    package init(podcast: PodcastInfo) { self.podcast = podcast }
+}
