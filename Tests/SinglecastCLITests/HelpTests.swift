@@ -18,7 +18,7 @@ import Testing
 
         SUBCOMMANDS:
           status                  Show what the daemon is doing and where its files are.
-          enqueue                 Add episode URLs to the download queue.
+          enqueue                 Add episodes or URLs to the download queue.
           downloads               List downloads and their progress.
           show                    Show everything about one download.
           pause                   Pause downloads.
