@@ -32,6 +32,17 @@ import Testing
           ping                    Check that the daemon answers.
           version                 Show client and daemon versions.
 
+        PODCASTS SUBCOMMANDS:
+          subscribe               Subscribe to a podcast feed.
+          unsubscribe             Unsubscribe from a podcast.
+          podcasts                List subscribed podcasts.
+          episodes                List a podcast's episodes, newest first.
+          refresh                 Fetch podcast feeds now.
+          set                     Change a podcast's auto-download and keep settings.
+          download                Download a podcast's newest episodes.
+          import                  Subscribe to the feeds of an OPML file.
+          export                  Write the subscriptions as an OPML file.
+
           See 'singlecastctl help <subcommand>' for detailed help.
 
         """

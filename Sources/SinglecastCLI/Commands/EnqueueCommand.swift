@@ -263,6 +263,7 @@ package enum PasswordFile {
 package struct CommandError: Error, Hashable, Sendable, LocalizedError {
     package enum Code: String, Hashable, Sendable {
         case cannotReadFile = "cannot_read_file"
+        case cannotWriteFile = "cannot_write_file"
     }
 
     package var code: Code
