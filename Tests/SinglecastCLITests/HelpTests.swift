@@ -100,7 +100,8 @@ import Testing
 
                 Runs until the daemon stops or you press Control-C. On a terminal, active
                 downloads show live progress bars; otherwise each event is one line, with
-                progress at most every 5 seconds per download.
+                progress at most every 5 seconds per download. Podcast events (subscribed,
+                refreshed, unsubscribed) are one line each.
 
                 USAGE: singlecastctl watch [--socket <path>] [--json] [--topic <topic> ...]
 
@@ -109,7 +110,7 @@ import Testing
                                           $XDG_RUNTIME_DIR/singlecast/control.sock)
                   --json                  Print machine-readable JSON instead of text.
                   --topic <topic>         Print only events of this topic; repeat for several.
-                                          (values: daemon, downloads)
+                                          (values: daemon, downloads, podcasts)
                   --version               Show the version.
                   -h, --help              Show help information.
 
