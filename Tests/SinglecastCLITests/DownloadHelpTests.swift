@@ -5,16 +5,24 @@ import Testing
 @Suite struct DownloadHelpTests {
     static let goldens: [String: String] = [
         "enqueue": """
-        OVERVIEW: Add episode URLs to the download queue.
+        OVERVIEW: Add episodes or URLs to the download queue.
 
-        A URL that is already queued is not added twice. The password is read from the
-        first line of --password-file, so it never appears in the process list or the
+        An argument made only of digits is an episode ID, as 'episodes' lists it: the
+        episode is saved in its podcast's folder under the configured name template, so
+        --to and --name apply to URLs only. A URL or episode that is already queued is
+        not added twice. The password is read from the first line of --password-file
+        ('-' reads standard input), so it never appears in the process list or the
         shell history.
 
-        USAGE: singlecastctl enqueue [--socket <path>] [--json] <url> ... [--to <dir>] [--name <file>] [--header <header> ...] [--user <user>] [--password-file <file>] [--priority <n>]
+        Examples:
+          singlecastctl enqueue 812 815
+          singlecastctl enqueue https://cdn.example.com/ep1.mp3 --to ~/Music
+
+        USAGE: singlecastctl enqueue [--socket <path>] [--json] <url-or-episode> ... [--to <dir>] [--name <file>] [--header <header> ...] [--user <user>] [--password-file <file>] [--priority <n>]
 
         ARGUMENTS:
-          <url>                   HTTP or HTTPS URLs of the files to download.
+          <url-or-episode>        HTTP or HTTPS URLs of the files to download, or
+                                  episode IDs.
 
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
@@ -26,7 +34,8 @@ import Testing
           --header <header>       Extra request header as 'Name: value'; repeat for
                                   several.
           --user <user>           User name for HTTP Basic authentication.
-          --password-file <file>  File whose first line is the password for --user.
+          --password-file <file>  File whose first line is the password for --user; '-'
+                                  reads standard input.
           --priority <n>          Higher runs first. (default: 0)
           --version               Show the version.
           -h, --help              Show help information.

@@ -16,7 +16,7 @@ import Testing
 
     static let enqueue = usage(
         "enqueue",
-        "<url> ... [--to <dir>] [--name <file>] [--header <header> ...] [--user <user>] [--password-file <file>] "
+        "<url-or-episode> ... [--to <dir>] [--name <file>] [--header <header> ...] [--user <user>] [--password-file <file>] "
             + "[--priority <n>]"
     )
     static let downloads = usage("downloads", "[--state <state>]")
@@ -38,8 +38,8 @@ import Testing
         // enqueue
         Case(
             arguments: ["enqueue"],
-            stderr: "Error: Missing expected argument '<url>'\n"
-                + "Help:  <url>  HTTP or HTTPS URLs of the files to download.\n" + enqueue
+            stderr: "Error: Missing expected argument '<url-or-episode>'\n"
+                + "Help:  <url-or-episode>  HTTP or HTTPS URLs of the files to download, or episode IDs.\n" + enqueue
         ),
         Case(
             arguments: ["enqueue", "https://a/1.mp3", "https://a/2.mp3", "--name", "x.mp3"],

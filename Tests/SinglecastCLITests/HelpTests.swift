@@ -18,7 +18,7 @@ import Testing
 
         SUBCOMMANDS:
           status                  Show what the daemon is doing and where its files are.
-          enqueue                 Add episode URLs to the download queue.
+          enqueue                 Add episodes or URLs to the download queue.
           downloads               List downloads and their progress.
           show                    Show everything about one download.
           pause                   Pause downloads.
@@ -34,6 +34,17 @@ import Testing
           search                  Search Apple's podcast directory.
           lookup                  Show one podcast of Apple's directory, with its feed.
           top                     Show Apple's top-podcasts chart.
+
+        PODCASTS SUBCOMMANDS:
+          subscribe               Subscribe to a podcast feed.
+          unsubscribe             Unsubscribe from a podcast.
+          podcasts                List subscribed podcasts.
+          episodes                List a podcast's episodes, newest first.
+          refresh                 Fetch podcast feeds now.
+          set                     Change a podcast's auto-download and keep settings.
+          download                Download a podcast's newest episodes.
+          import                  Subscribe to the feeds of an OPML file.
+          export                  Write the subscriptions as an OPML file.
 
           See 'singlecastctl help <subcommand>' for detailed help.
 
@@ -92,7 +103,8 @@ import Testing
 
                 Runs until the daemon stops or you press Control-C. On a terminal, active
                 downloads show live progress bars; otherwise each event is one line, with
-                progress at most every 5 seconds per download.
+                progress at most every 5 seconds per download. Podcast events (subscribed,
+                refreshed, unsubscribed) are one line each.
 
                 USAGE: singlecastctl watch [--socket <path>] [--json] [--topic <topic> ...]
 
@@ -101,7 +113,7 @@ import Testing
                                           $XDG_RUNTIME_DIR/singlecast/control.sock)
                   --json                  Print machine-readable JSON instead of text.
                   --topic <topic>         Print only events of this topic; repeat for several.
-                                          (values: daemon, downloads)
+                                          (values: daemon, downloads, podcasts)
                   --version               Show the version.
                   -h, --help              Show help information.
 

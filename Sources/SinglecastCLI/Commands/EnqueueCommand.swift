@@ -1,16 +1,28 @@
 import Foundation
 import SinglecastProtocol
 
-/// `singlecastctl enqueue`: adds URLs to the download queue.
+/// `singlecastctl enqueue`: adds episodes and URLs to the download queue.
 package struct EnqueueCommand: CLICommand {
     package static let configuration = CommandConfiguration(
         commandName: "enqueue",
-        abstract: "Add episode URLs to the download queue.",
-        discussion:
-            "A URL that is already queued is not added twice. The password is read from the first line of "
-            + "--password-file, so it never appears in the process list or the shell history.",
+        abstract: "Add episodes or URLs to the download queue.",
+        discussion: """
+            An argument made only of digits is an episode ID, as 'episodes' lists it: the episode is saved in \
+            its podcast's folder under the configured name template, so --to and --name apply to URLs only. A URL \
+            or episode that is already queued is not added twice. The password is read from the first line of \
+            --password-file ('-' reads standard input), so it never appears in the process list or the shell \
+            history.
+
+            Examples:
+              singlecastctl enqueue 812 815
+              singlecastctl enqueue https://cdn.example.com/ep1.mp3 --to ~/Music
+            """,
         arguments: [
-            .positional("url", help: "HTTP or HTTPS URLs of the files to download.", repeating: true),
+            .positional(
+                "url-or-episode",
+                help: "HTTP or HTTPS URLs of the files to download, or episode IDs.",
+                repeating: true
+            ),
             .option(
                 "to",
                 valueName: "dir",
@@ -28,7 +40,7 @@ package struct EnqueueCommand: CLICommand {
             .option(
                 "password-file",
                 valueName: "file",
-                help: "File whose first line is the password for --user."
+                help: "File whose first line is the password for --user; '-' reads standard input."
             ),
             .option("priority", valueName: "n", help: "Higher runs first.", defaultDescription: "0"),
         ]
@@ -36,6 +48,8 @@ package struct EnqueueCommand: CLICommand {
 
     package var options: GlobalOptions
     package var urls: [String]
+    /// The arguments made only of digits, in order, without repeats.
+    package var episodes: [Int64]
     /// As typed; made absolute when the command runs.
     package var directory: String?
     package var name: String?
@@ -46,7 +60,10 @@ package struct EnqueueCommand: CLICommand {
 
     package init(_ arguments: ParsedArguments) throws {
         options = try GlobalOptions(arguments)
-        urls = arguments.arguments("url")
+        (urls, episodes) = try Self.split(
+            arguments.arguments("url-or-episode"),
+            spec: arguments.spec("url-or-episode", kind: .positional)
+        )
         directory = arguments.option("to")
         name = arguments.option("name")
         headers = arguments.options("header")
@@ -69,7 +86,14 @@ package struct EnqueueCommand: CLICommand {
                     reason: "a file name, not a path; use --to for the directory"
                 )
             }
-            if urls.count != 1 { throw UsageError.validation("--name needs exactly one URL, not \(urls.count)") }
+        }
+        if !episodes.isEmpty, directory != nil || name != nil {
+            throw UsageError.validation(
+                "--to and --name apply to URLs only; episodes are saved in their podcast's folder"
+            )
+        }
+        if name != nil, urls.count != 1 {
+            throw UsageError.validation("--name needs exactly one URL, not \(urls.count)")
         }
         for header in headers {
             if let reason = Self.headerProblem(header) {
@@ -82,6 +106,25 @@ package struct EnqueueCommand: CLICommand {
         if user == "" {
             throw UsageError.invalidValue("", for: arguments.spec("user", kind: .option), reason: "the name is empty")
         }
+    }
+
+    /// Sorts the words into URLs and episode IDs: a word made only of the digits 0-9 is an episode ID.
+    ///
+    /// - Throws: ``UsageError/invalidValue(_:for:reason:)`` for an ID that is 0 or too large.
+    package static func split(_ words: [String], spec: ArgumentSpec) throws -> (urls: [String], episodes: [Int64]) {
+        var urls: [String] = []
+        var episodes: [Int64] = []
+        for word in words {
+            guard !word.isEmpty, word.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+                urls.append(word)
+                continue
+            }
+            guard let id = Int64(word), id > 0 else {
+                throw UsageError.invalidValue(word, for: spec, reason: "an episode ID is a positive whole number")
+            }
+            if !episodes.contains(id) { episodes.append(id) }
+        }
+        return (urls, episodes)
     }
 
     /// Why `header` is not a `Name: value` line, or `nil` when it is one.
@@ -110,7 +153,8 @@ package struct EnqueueCommand: CLICommand {
             headers: headers.isEmpty ? nil : headers,
             user: user,
             password: password,
-            priority: priority
+            priority: priority,
+            episodes: episodes.isEmpty ? nil : episodes
         )
         let (result, _) = try await context.call(.enqueue, params: try WireCoding.value(of: params), options: options)
         if options.json {
@@ -155,36 +199,46 @@ package enum PasswordFile {
     /// A password is one line; anything longer is the wrong file.
     static let maximumLength = 64 * 1024
 
-    /// Reads the first line of `path`, without its line break (`\n` or `\r\n`).
+    /// Reads the first line of `path`, without its line break (`\n` or `\r\n`); `-` reads standard input.
     ///
-    /// Pipes work too, e.g. `--password-file <(pass show feed)`.
+    /// Pipes work too, e.g. `--password-file <(pass show feed)` or `pass show feed | … --password-file -`.
     ///
+    /// - Parameter standardInput: the descriptor `-` stands for; tests pass a pipe.
     /// - Throws: ``CommandError`` when the file cannot be opened or read, is empty, or has no line break
     ///   within 64 KiB.
-    package static func read(_ path: String) throws -> Contents {
+    package static func read(_ path: String, standardInput: Int32 = STDIN_FILENO) throws -> Contents {
+        if path == "-" {
+            // Whoever redirected standard input chose where the password comes from; there is no file to warn about.
+            return Contents(password: try firstLine(of: standardInput, source: "from standard input"), isExposed: false)
+        }
+        let source = "file '\(path)'"
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw cannotRead(path, describe(errno)) }
+        guard descriptor >= 0 else { throw cannotRead(source, describe(errno)) }
         defer { close(descriptor) }
         var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw cannotRead(path, describe(errno)) }
+        guard fstat(descriptor, &status) == 0 else { throw cannotRead(source, describe(errno)) }
         let isExposed = (status.st_mode & S_IFMT) == S_IFREG && status.st_mode & (S_IRGRP | S_IROTH) != 0
+        return Contents(password: try firstLine(of: descriptor, source: source), isExposed: isExposed)
+    }
 
+    /// The first line read from `descriptor`, which stays open.
+    private static func firstLine(of descriptor: Int32, source: String) throws -> String {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while !bytes.contains(UInt8(ascii: "\n")) {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw cannotRead(path, describe(errno))
+                throw cannotRead(source, describe(errno))
             }
             if count == 0 { break }
             bytes += buffer[..<count]
-            if bytes.count > maximumLength { throw cannotRead(path, "the first line is longer than 64 KiB") }
+            if bytes.count > maximumLength { throw cannotRead(source, "the first line is longer than 64 KiB") }
         }
         var line = bytes.split(separator: UInt8(ascii: "\n"), maxSplits: 1, omittingEmptySubsequences: false)[0]
         if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
-        if line.isEmpty { throw cannotRead(path, "the first line is empty") }
-        return Contents(password: String(decoding: line, as: UTF8.self), isExposed: isExposed)
+        if line.isEmpty { throw cannotRead(source, "the first line is empty") }
+        return String(decoding: line, as: UTF8.self)
     }
 
     /// The warning for a file that ``Contents/isExposed``.
@@ -192,10 +246,11 @@ package enum PasswordFile {
         "Warning: other users can read the password file '\(path)'; restrict it with 'chmod 600 \(path)'.\n"
     }
 
-    private static func cannotRead(_ path: String, _ reason: String) -> CommandError {
+    /// - Parameter source: `file '<path>'` or `from standard input`.
+    private static func cannotRead(_ source: String, _ reason: String) -> CommandError {
         CommandError(
             code: .cannotReadFile,
-            message: "cannot read the password file '\(path)': \(reason)"
+            message: "cannot read the password \(source): \(reason)"
         )
     }
 
@@ -208,6 +263,7 @@ package enum PasswordFile {
 package struct CommandError: Error, Hashable, Sendable, LocalizedError {
     package enum Code: String, Hashable, Sendable {
         case cannotReadFile = "cannot_read_file"
+        case cannotWriteFile = "cannot_write_file"
     }
 
     package var code: Code

@@ -7,6 +7,7 @@ package struct Singlecastctl: CLICommand {
         abstract: "Control the singlecast download daemon.",
         version: SinglecastVersion.current,
         inheritedArguments: GlobalOptions.arguments,
+        groupedSubcommands: [podcastCommands],
         subcommands: [
             StatusCommand.self, EnqueueCommand.self, DownloadsCommand.self, ShowCommand.self, PauseCommand.self,
             ResumeCommand.self, RetryCommand.self, CancelCommand.self, MoveCommand.self, ClearCommand.self,

@@ -8,7 +8,8 @@ package struct WatchCommand: CLICommand {
         abstract: "Print daemon events as they happen.",
         discussion:
             "Runs until the daemon stops or you press Control-C. On a terminal, active downloads show live "
-            + "progress bars; otherwise each event is one line, with progress at most every 5 seconds per download.",
+            + "progress bars; otherwise each event is one line, with progress at most every 5 seconds per download. "
+            + "Podcast events (subscribed, refreshed, unsubscribed) are one line each.",
         arguments: [
             .option(
                 "topic",
@@ -51,6 +52,10 @@ package struct WatchCommand: CLICommand {
                     let event = try? WireCoding.decode(DownloadEventParams.self, from: params)
                 {
                     stdout.write(renderer.event(method, event.download, now: Date()))
+                } else if method.hasPrefix("podcast."), let params,
+                    let event = try? WireCoding.decode(PodcastEventParams.self, from: params)
+                {
+                    stdout.write(renderer.message(PodcastText.eventLine(method, event) + "\n"))
                 } else {
                     stdout.write(renderer.message(Self.eventLine(method, params)))
                 }

@@ -39,7 +39,12 @@ package struct CommandConfiguration: Sendable {
     package var inheritedArguments: [ArgumentSpec]
     /// Child commands; a command with children is a group that prints its help when run without one.
     package var subcommands: [any CLICommand.Type]
+    /// More child commands, listed in help under a heading of their own after ``subcommands``, like
+    /// ArgumentParser's `groupedSubcommands`.
+    package var groupedSubcommands: [CommandGroup]
 
+    /// - Parameter groupedSubcommands: comes before `subcommands` here, unlike in help, so a command's list of
+    ///   groups can be declared without touching the lines of its plain subcommands.
     package init(
         commandName: String,
         abstract: String,
@@ -47,6 +52,7 @@ package struct CommandConfiguration: Sendable {
         version: String? = nil,
         arguments: [ArgumentSpec] = [],
         inheritedArguments: [ArgumentSpec] = [],
+        groupedSubcommands: [CommandGroup] = [],
         subcommands: [any CLICommand.Type] = []
     ) {
         precondition(
@@ -58,13 +64,35 @@ package struct CommandConfiguration: Sendable {
             positionals.dropLast().allSatisfy { !$0.isRepeating },
             "only the last positional argument may repeat"
         )
-        precondition(subcommands.isEmpty || positionals.isEmpty, "a command group takes no positional arguments")
+        precondition(
+            (subcommands.isEmpty && groupedSubcommands.isEmpty) || positionals.isEmpty,
+            "a command group takes no positional arguments"
+        )
         self.commandName = commandName
         self.abstract = abstract
         self.discussion = discussion
         self.version = version
         self.arguments = arguments
         self.inheritedArguments = inheritedArguments
+        self.subcommands = subcommands
+        self.groupedSubcommands = groupedSubcommands
+    }
+
+    /// Every child command: ``subcommands`` first, then each group's in order.
+    package var allSubcommands: [any CLICommand.Type] {
+        subcommands + groupedSubcommands.flatMap(\.subcommands)
+    }
+}
+
+/// Child commands shown together under `<NAME> SUBCOMMANDS:` in their parent's help, like ArgumentParser's
+/// `CommandGroup`.
+package struct CommandGroup: Sendable {
+    /// The heading's first word, e.g. `Podcasts`; help shows it upper-cased.
+    package var name: String
+    package var subcommands: [any CLICommand.Type]
+
+    package init(name: String, subcommands: [any CLICommand.Type]) {
+        self.name = name
         self.subcommands = subcommands
     }
 }

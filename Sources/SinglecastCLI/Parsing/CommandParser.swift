@@ -75,8 +75,8 @@ package enum CommandParser {
                 continue
             }
             let current = path[path.count - 1].configuration
-            if !current.subcommands.isEmpty, positionals.isEmpty {
-                if let subcommand = current.subcommands.first(where: { $0.configuration.commandName == word }) {
+            if !current.allSubcommands.isEmpty, positionals.isEmpty {
+                if let subcommand = current.allSubcommands.first(where: { $0.configuration.commandName == word }) {
                     path.append(subcommand)
                     continue
                 }
@@ -85,7 +85,7 @@ package enum CommandParser {
                     isHelpSubcommand = true
                     continue
                 }
-                var names = current.subcommands.map { $0.configuration.commandName }
+                var names = current.allSubcommands.map { $0.configuration.commandName }
                 if path.count == 1 { names.append("help") }
                 firstError =
                     firstError ?? .unknownSubcommand(word, suggestion: EditDistance.suggestion(for: word, among: names))
@@ -101,7 +101,7 @@ package enum CommandParser {
         if let firstError { return .usageError(firstError, path) }
         let command = path[path.count - 1].configuration
         // A group without a default subcommand shows its help, exactly as ArgumentParser does.
-        if !command.subcommands.isEmpty { return .help(path) }
+        if !command.allSubcommands.isEmpty { return .help(path) }
 
         var remaining = positionals[...]
         for spec in command.arguments where spec.kind == .positional {

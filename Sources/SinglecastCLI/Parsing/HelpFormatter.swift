@@ -32,19 +32,21 @@ package enum HelpFormatter {
         }
         if path.versionString != nil { options.append((label: "--version", abstract: "Show the version.")) }
         options.append((label: "-h, --help", abstract: "Show help information."))
-        let sections = [
-            section("ARGUMENTS", positionals.map { (label: $0.helpLabel, abstract: $0.helpAbstract) }, screenWidth),
-            section("OPTIONS", options, screenWidth),
-            section(
-                "SUBCOMMANDS",
-                configuration.subcommands.map {
-                    (label: $0.configuration.commandName, abstract: $0.configuration.abstract)
-                },
-                screenWidth
-            ),
-        ]
+        func commands(_ commands: [any CLICommand.Type]) -> [(label: String, abstract: String)] {
+            commands.map { (label: $0.configuration.commandName, abstract: $0.configuration.abstract) }
+        }
+        let sections =
+            [
+                section("ARGUMENTS", positionals.map { (label: $0.helpLabel, abstract: $0.helpAbstract) }, screenWidth),
+                section("OPTIONS", options, screenWidth),
+                section("SUBCOMMANDS", commands(configuration.subcommands), screenWidth),
+            ]
+            + configuration.groupedSubcommands.map {
+                // ArgumentParser's heading for a `CommandGroup`: the name, upper-cased, then "SUBCOMMANDS".
+                section("\($0.name.uppercased()) SUBCOMMANDS", commands($0.subcommands), screenWidth)
+            }
         text += sections.filter { !$0.isEmpty }.joined(separator: "\n")
-        if !configuration.subcommands.isEmpty {
+        if !configuration.allSubcommands.isEmpty {
             // `help` is a subcommand of the root only, so it comes right after the tool name.
             let names =
                 [path[0].configuration.commandName, "help"] + path.dropFirst().map { $0.configuration.commandName }
@@ -65,7 +67,7 @@ package enum HelpFormatter {
             if elements.count > 12 { elements = [] }
         }
         var usage = ([prefix] + elements.map(\.usageElement)).joined(separator: " ")
-        if !path[path.count - 1].configuration.subcommands.isEmpty { usage += " <subcommand>" }
+        if !path[path.count - 1].configuration.allSubcommands.isEmpty { usage += " <subcommand>" }
         return usage
     }
 

@@ -1,0 +1,268 @@
+import Foundation
+import SinglecastProtocol
+
+/// `singlecastctl podcasts`: the subscriptions as a table.
+package struct PodcastsCommand: CLICommand {
+    package static let configuration = CommandConfiguration(
+        commandName: "podcasts",
+        abstract: "List subscribed podcasts.",
+        discussion: """
+            NEW counts episodes not downloaded yet that appeared after subscribing. REFRESHED is the last time \
+            the feed was fetched, in local time. A title marked [error] failed its last refresh (the episodes \
+            from the last good one stay); [gone] means the feed answered 410 Gone and is no longer refreshed.
+
+            Examples:
+              singlecastctl podcasts
+              singlecastctl podcasts --json
+            """
+    )
+
+    package var options: GlobalOptions
+
+    package init(_ arguments: ParsedArguments) throws {
+        options = try GlobalOptions(arguments)
+    }
+
+    package func run(_ context: CommandContext) async throws {
+        let (result, _) = try await context.call(.podcasts, options: options)
+        if options.json {
+            try context.printJSON(result)
+            return
+        }
+        let list = try context.decode(PodcastsResult.self, from: result, method: .podcasts)
+        context.stdout.write(Self.render(list.podcasts, style: context.style))
+    }
+
+    /// The table, then one line per podcast with a problem; `No podcasts.` with a hint when there are none.
+    package static func render(
+        _ podcasts: [PodcastInfo],
+        timeZone: TimeZone = .current,
+        style: TextStyle = .plain
+    ) -> String {
+        if podcasts.isEmpty { return "No podcasts. Subscribe with 'singlecastctl subscribe <feed-url>'.\n" }
+        let header = ["ID", "EPISODES", "NEW", "AUTO", "KEEP", "REFRESHED", "TITLE"]
+        let rows = podcasts.map { podcast in
+            [
+                String(podcast.id),
+                String(podcast.episodes),
+                String(podcast.newEpisodes),
+                podcast.autoDownload.description,
+                PodcastText.keep(podcast.keep),
+                podcast.refreshedAt.map { PodcastText.time($0, timeZone: timeZone) } ?? "never",
+                podcast.title + (PodcastText.marker(podcast).map { " \($0)" } ?? ""),
+            ]
+        }
+        var text = Formatting.columns([header] + rows, style: style)
+        let problems = podcasts.compactMap { podcast in
+            PodcastText.marker(podcast).map {
+                "\($0) \(podcast.id)  \(podcast.title): \(PodcastText.problem(podcast) ?? "")\n"
+            }
+        }
+        if !problems.isEmpty { text += "\n" + problems.joined() }
+        return text
+    }
+}
+
+/// `singlecastctl episodes`: one podcast's episodes, newest first.
+package struct EpisodesCommand: CLICommand {
+    package static let configuration = CommandConfiguration(
+        commandName: "episodes",
+        abstract: "List a podcast's episodes, newest first.",
+        discussion: """
+            DATE is the publication day in local time and DURATION the length the feed gives. STATE is new (not \
+            downloaded, appeared after subscribing), queued, downloading, paused, failed or downloaded. Queue \
+            episodes by ID with 'singlecastctl enqueue <id> ...'.
+
+            Examples:
+              singlecastctl episodes 3 --limit 10
+              singlecastctl episodes "the daily" --new
+            """,
+        arguments: [
+            PodcastArguments.podcast(),
+            .flag("new", help: "Show only new episodes."),
+            .option("limit", valueName: "n", help: "Show at most this many.", defaultDescription: "all"),
+        ]
+    )
+
+    package var options: GlobalOptions
+    package var params: EpisodesParams
+
+    package init(_ arguments: ParsedArguments) throws {
+        options = try GlobalOptions(arguments)
+        var limit: Int?
+        if let word = arguments.option("limit") {
+            guard word.allSatisfy(\.isASCII), let value = Int(word), value >= 1 else {
+                throw UsageError.invalidValue(
+                    word,
+                    for: arguments.spec("limit", kind: .option),
+                    reason: "a whole number of episodes, at least 1"
+                )
+            }
+            limit = value
+        }
+        params = EpisodesParams(
+            podcast: try PodcastArguments.podcast(arguments) ?? "",
+            new: arguments.flag("new") ? true : nil,
+            limit: limit
+        )
+    }
+
+    package func run(_ context: CommandContext) async throws {
+        let (result, _) = try await context.call(.episodes, params: try WireCoding.value(of: params), options: options)
+        if options.json {
+            try context.printJSON(result)
+            return
+        }
+        let list = try context.decode(EpisodesResult.self, from: result, method: .episodes)
+        context.stdout.write(Self.render(list, onlyNew: params.new == true, style: context.style))
+    }
+
+    /// `3  The Daily: 120 episodes, 2 new`, a blank line and the table (or `No new episodes.`).
+    package static func render(
+        _ result: EpisodesResult,
+        onlyNew: Bool = false,
+        timeZone: TimeZone = .current,
+        style: TextStyle = .plain
+    ) -> String {
+        let podcast = result.podcast
+        var text =
+            "\(podcast.id)  \(podcast.title): \(Formatting.count(podcast.episodes, "episode")), "
+            + "\(podcast.newEpisodes) new\n\n"
+        if result.episodes.isEmpty { return text + (onlyNew ? "No new episodes.\n" : "No episodes.\n") }
+        let header = ["ID", "DATE", "DURATION", "STATE", "TITLE"]
+        let rows = result.episodes.map { episode in
+            [
+                String(episode.id),
+                episode.published.map { PodcastText.day($0, timeZone: timeZone) } ?? "-",
+                PodcastText.duration(seconds: episode.durationSeconds),
+                PodcastText.state(episode),
+                episode.title,
+            ]
+        }
+        text += Formatting.columns([header] + rows, style: style)
+        return text
+    }
+}
+
+/// `singlecastctl refresh`: fetches feeds now instead of waiting for the next scheduled refresh.
+package struct RefreshCommand: CLICommand {
+    package static let configuration = CommandConfiguration(
+        commandName: "refresh",
+        abstract: "Fetch podcast feeds now.",
+        discussion: """
+            Refreshes one podcast, or every one when none is named, and applies each podcast's auto-download \
+            policy to the new episodes. Ends with status 1 when a feed could not be fetched or read.
+
+            Examples:
+              singlecastctl refresh
+              singlecastctl refresh daily
+            """,
+        arguments: [
+            PodcastArguments.podcast(
+                "The podcast's ID, or the start of its title; every podcast when left out.",
+                required: false
+            )
+        ]
+    )
+
+    package var options: GlobalOptions
+    package var params: RefreshParams
+
+    package init(_ arguments: ParsedArguments) throws {
+        options = try GlobalOptions(arguments)
+        params = RefreshParams(podcast: try PodcastArguments.podcast(arguments))
+    }
+
+    package func run(_ context: CommandContext) async throws {
+        var slow = context
+        slow.responseTimeout = context.responseTimeout * PodcastTimeouts.networkFactor
+        let (result, _) = try await slow.call(.refresh, params: try WireCoding.value(of: params), options: options)
+        let refreshed = try context.decode(RefreshResult.self, from: result, method: .refresh)
+        if options.json {
+            try context.printJSON(result)
+        } else {
+            context.stdout.write(Self.render(refreshed))
+        }
+        if refreshed.refreshed.contains(where: { $0.outcome == "failed" }) { throw ExitCode.failure }
+    }
+
+    /// One line per podcast: `3  The Daily: updated, 2 new episodes; queued 41, 42`.
+    package static func render(_ result: RefreshResult) -> String {
+        if result.refreshed.isEmpty { return "No podcasts to refresh.\n" }
+        return result.refreshed.map { entry in
+            "\(entry.podcast.id)  \(entry.podcast.title): \(outcome(entry))\n"
+        }.joined()
+    }
+
+    /// `updated, no new episodes`, `not modified`, `moved to <url>, 1 new episode`, `gone (HTTP 410), …`,
+    /// `failed: <why>`, plus `; queued …`.
+    static func outcome(_ entry: RefreshResult.Entry) -> String {
+        var text: String
+        switch entry.outcome {
+        case "updated": text = "updated, " + PodcastText.newEpisodes(entry.newEpisodes)
+        case "not_modified": text = "not modified"
+        case "moved": text = "moved to \(entry.podcast.feedURL), " + PodcastText.newEpisodes(entry.newEpisodes)
+        case "gone": text = "gone (HTTP 410), no longer refreshed"
+        case "failed": text = "failed: " + (entry.error ?? "unknown error")
+        default: text = DownloadText.humanize(entry.outcome) + (entry.error.map { ": \($0)" } ?? "")
+        }
+        if !entry.queued.isEmpty { text += "; queued \(PodcastText.ids(entry.queued))" }
+        return text
+    }
+}
+
+/// `singlecastctl download`: queues a podcast's newest episodes.
+package struct DownloadLatestCommand: CLICommand {
+    package static let configuration = CommandConfiguration(
+        commandName: "download",
+        abstract: "Download a podcast's newest episodes.",
+        discussion: """
+            Episodes go to the podcast's folder under the configured name template. An episode that is already \
+            queued or downloaded is not queued again. To pick episodes one by one, pass their IDs to \
+            'singlecastctl enqueue'.
+
+            Examples:
+              singlecastctl download 3 --latest 5
+              singlecastctl download daily --latest 1
+            """,
+        arguments: [
+            PodcastArguments.podcast(),
+            .option("latest", valueName: "n", help: "How many of the newest episodes to download.", required: true),
+        ]
+    )
+
+    package var options: GlobalOptions
+    package var params: DownloadLatestParams
+
+    package init(_ arguments: ParsedArguments) throws {
+        options = try GlobalOptions(arguments)
+        let word = arguments.option("latest") ?? ""
+        guard word.allSatisfy(\.isASCII), let latest = Int(word), latest >= 1 else {
+            throw UsageError.invalidValue(
+                word,
+                for: arguments.spec("latest", kind: .option),
+                reason: "a whole number of episodes, at least 1"
+            )
+        }
+        params = DownloadLatestParams(podcast: try PodcastArguments.podcast(arguments) ?? "", latest: latest)
+    }
+
+    package func run(_ context: CommandContext) async throws {
+        let (result, _) = try await context.call(
+            .download,
+            params: try WireCoding.value(of: params),
+            options: options
+        )
+        if options.json {
+            try context.printJSON(result)
+            return
+        }
+        let queued = try context.decode(EnqueueResult.self, from: result, method: .download)
+        context.stdout.write(Self.render(queued))
+    }
+
+    /// The lines of `enqueue`, or `The podcast has no episodes to download.`.
+    package static func render(_ result: EnqueueResult) -> String {
+        result.downloads.isEmpty ? "The podcast has no episodes to download.\n" : EnqueueCommand.render(result)
+    }
+}

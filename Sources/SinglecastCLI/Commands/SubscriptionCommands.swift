@@ -1,0 +1,318 @@
+import Foundation
+import SinglecastProtocol
+
+/// The arguments the podcast commands share: the podcast selector and the download policy options.
+package enum PodcastArguments {
+    /// `<podcast>`: the daemon resolves it, so the client only checks that something was typed.
+    static func podcast(
+        _ help: String = "The podcast's ID, or the start of its title, as 'podcasts' lists them.",
+        required: Bool = true
+    ) -> ArgumentSpec {
+        .positional("podcast", help: help, required: required)
+    }
+
+    static func auto(defaultDescription: String? = nil) -> ArgumentSpec {
+        .option(
+            "auto",
+            valueName: "policy",
+            help: "What to download after each refresh: off, all-new (every new episode) or latest:N (the N "
+                + "newest).",
+            defaultDescription: defaultDescription
+        )
+    }
+
+    static func keep(defaultDescription: String? = nil) -> ArgumentSpec {
+        .option(
+            "keep",
+            valueName: "n",
+            help: "How many downloaded episodes to keep; older files are deleted. 0 keeps all.",
+            defaultDescription: defaultDescription
+        )
+    }
+
+    /// The `<podcast>` word, passed through as typed.
+    ///
+    /// - Throws: ``UsageError`` when it is empty or blank, which no podcast could match.
+    static func podcast(_ arguments: ParsedArguments) throws -> String? {
+        guard let word = arguments.argument("podcast") else { return nil }
+        if word.allSatisfy(\.isWhitespace) {
+            throw UsageError.invalidValue(
+                word,
+                for: arguments.spec("podcast", kind: .positional),
+                reason: "give a podcast ID or the start of a title"
+            )
+        }
+        return word
+    }
+
+    /// `--auto`, if given.
+    ///
+    /// - Throws: ``UsageError`` for anything but `off`, `all-new` and `latest:N`.
+    static func auto(_ arguments: ParsedArguments) throws -> AutoDownload? {
+        try arguments.option("auto").map { word in
+            guard let policy = AutoDownload(word) else {
+                throw UsageError.invalidValue(
+                    word,
+                    for: arguments.spec("auto", kind: .option),
+                    reason: "expected off, all-new or latest:N with N from 1 to 10000"
+                )
+            }
+            return policy
+        }
+    }
+
+    /// `--keep`, if given, checked against `--auto` when both are.
+    ///
+    /// - Throws: ``UsageError`` for a negative or non-numeric count, or one smaller than `latest:N`, which would
+    ///   delete the newest episodes only to download them again.
+    static func keep(_ arguments: ParsedArguments, auto: AutoDownload?) throws -> Int? {
+        guard let word = arguments.option("keep") else { return nil }
+        guard word.allSatisfy(\.isASCII), let keep = Int(word), keep >= 0 else {
+            throw UsageError.invalidValue(
+                word,
+                for: arguments.spec("keep", kind: .option),
+                reason: "a number of episodes, or 0 to keep all"
+            )
+        }
+        if case .latest(let count)? = auto, keep > 0, keep < count {
+            throw UsageError.validation(
+                "--keep \(keep) is less than the \(count) of --auto latest:\(count); the newest episodes would be "
+                    + "deleted and downloaded again"
+            )
+        }
+        return keep
+    }
+}
+
+/// `singlecastctl subscribe`: follows a podcast feed.
+package struct SubscribeCommand: CLICommand {
+    package static let configuration = CommandConfiguration(
+        commandName: "subscribe",
+        abstract: "Subscribe to a podcast feed.",
+        discussion: """
+            The daemon fetches the feed before it stores anything, so a wrong URL leaves nothing behind; \
+            subscribing again to the same feed only applies the given options. The episodes already in the feed \
+            are not new: only those that appear later are, and --auto decides which of them are downloaded. The \
+            password is read from the first line of --password-file ('-' reads standard input), so it never \
+            appears in the process list or the shell history.
+
+            Examples:
+              singlecastctl subscribe https://feeds.example.com/daily.xml --auto latest:3
+              singlecastctl subscribe --itunes-id 1200361736 --auto all-new --keep 10
+              pass show patron | singlecastctl subscribe https://example.com/p.xml \\
+                  --user ada --password-file -
+            """,
+        arguments: [
+            .positional("feed-url", help: "The feed's HTTP or HTTPS URL.", required: false),
+            .option(
+                "itunes-id",
+                valueName: "id",
+                help: "Subscribe to this podcast of Apple's directory instead of a feed URL."
+            ),
+            .option("user", valueName: "user", help: "User name for a private feed (HTTP Basic authentication)."),
+            .option(
+                "password-file",
+                valueName: "file",
+                help: "File whose first line is the password for --user; '-' reads standard input."
+            ),
+            PodcastArguments.auto(defaultDescription: "off"),
+            PodcastArguments.keep(defaultDescription: "all"),
+        ]
+    )
+
+    package var options: GlobalOptions
+    package var url: String?
+    package var itunesID: Int64?
+    package var user: String?
+    package var passwordFile: String?
+    package var autoDownload: AutoDownload?
+    package var keep: Int?
+
+    package init(_ arguments: ParsedArguments) throws {
+        options = try GlobalOptions(arguments)
+        url = arguments.argument("feed-url")
+        user = arguments.option("user")
+        passwordFile = arguments.option("password-file")
+        autoDownload = try PodcastArguments.auto(arguments)
+        keep = try PodcastArguments.keep(arguments, auto: autoDownload)
+        if let word = arguments.option("itunes-id") {
+            guard word.allSatisfy(\.isASCII), let id = Int64(word), id > 0 else {
+                throw UsageError.invalidValue(
+                    word,
+                    for: arguments.spec("itunes-id", kind: .option),
+                    reason: "an iTunes ID is a positive whole number such as 1200361736"
+                )
+            }
+            itunesID = id
+        }
+        if let url {
+            if itunesID != nil { throw UsageError.validation("Give a feed URL or --itunes-id, not both") }
+            if !url.isEmpty, url.allSatisfy(\.isASCII), url.allSatisfy(\.isNumber) {
+                throw UsageError.invalidValue(
+                    url,
+                    for: arguments.spec("feed-url", kind: .positional),
+                    reason: "not a URL; for Apple's podcast \(url) use --itunes-id \(url)"
+                )
+            }
+        } else if itunesID == nil {
+            throw UsageError.validation("Give the feed URL of the podcast, or --itunes-id")
+        }
+        if (user == nil) != (passwordFile == nil) {
+            throw UsageError.validation("--user and --password-file go together; give both or neither")
+        }
+        if user == "" {
+            throw UsageError.invalidValue("", for: arguments.spec("user", kind: .option), reason: "the name is empty")
+        }
+    }
+
+    /// The request, with the password read from ``passwordFile``.
+    ///
+    /// - Parameter standardInput: what `--password-file -` reads.
+    /// - Throws: ``CommandError`` when the password file cannot be read.
+    package func params(
+        standardInput: Int32 = STDIN_FILENO,
+        warnings: some TextOutput
+    ) throws -> SubscribeParams {
+        var password: String?
+        if let passwordFile {
+            let file = try PasswordFile.read(passwordFile, standardInput: standardInput)
+            if file.isExposed { warnings.write(PasswordFile.exposedWarning(passwordFile)) }
+            password = file.password
+        }
+        return SubscribeParams(
+            url: url,
+            itunesID: itunesID,
+            user: user,
+            password: password,
+            autoDownload: autoDownload,
+            keep: keep
+        )
+    }
+
+    package func run(_ context: CommandContext) async throws {
+        let params = try WireCoding.value(of: try params(warnings: context.stderr))
+        var slow = context
+        slow.responseTimeout = context.responseTimeout * PodcastTimeouts.networkFactor
+        let (result, _) = try await slow.call(.subscribe, params: params, options: options)
+        if options.json {
+            try context.printJSON(result)
+            return
+        }
+        context.stdout.write(Self.render(try context.decode(SubscribeResult.self, from: result, method: .subscribe)))
+    }
+
+    /// `Subscribed 3  The Daily  (120 episodes, auto-download latest:3, keep 5)`, then the queued downloads.
+    package static func render(_ result: SubscribeResult) -> String {
+        let podcast = result.podcast
+        var text =
+            (result.existing ? "Already subscribed" : "Subscribed")
+            + " \(podcast.id)  \(podcast.title)  (\(PodcastText.summary(podcast)))\n"
+        if !result.queued.isEmpty { text += "Queued downloads \(PodcastText.ids(result.queued))\n" }
+        if !result.existing { text += "List its episodes with 'singlecastctl episodes \(podcast.id)'.\n" }
+        return text
+    }
+}
+
+/// `singlecastctl unsubscribe`: stops following a podcast.
+package struct UnsubscribeCommand: CLICommand {
+    package static let configuration = CommandConfiguration(
+        commandName: "unsubscribe",
+        abstract: "Unsubscribe from a podcast.",
+        discussion: """
+            Its unfinished downloads are cancelled. Downloaded episodes stay on disk unless you give \
+            --delete-files.
+
+            Examples:
+              singlecastctl unsubscribe 3
+              singlecastctl unsubscribe "the daily" --delete-files
+            """,
+        arguments: [
+            PodcastArguments.podcast(),
+            .flag("delete-files", help: "Delete its downloaded episodes too."),
+        ]
+    )
+
+    package var options: GlobalOptions
+    package var params: UnsubscribeParams
+
+    package init(_ arguments: ParsedArguments) throws {
+        options = try GlobalOptions(arguments)
+        params = UnsubscribeParams(
+            podcast: try PodcastArguments.podcast(arguments) ?? "",
+            deleteFiles: arguments.flag("delete-files") ? true : nil
+        )
+    }
+
+    package func run(_ context: CommandContext) async throws {
+        let (result, _) = try await context.call(
+            .unsubscribe,
+            params: try WireCoding.value(of: params),
+            options: options
+        )
+        if options.json {
+            try context.printJSON(result)
+            return
+        }
+        let removed = try context.decode(UnsubscribeResult.self, from: result, method: .unsubscribe)
+        context.stdout.write(Self.render(removed))
+    }
+
+    /// `Unsubscribed 3  The Daily`, then the cancelled downloads and the number of deleted files.
+    package static func render(_ result: UnsubscribeResult) -> String {
+        var text = "Unsubscribed \(result.podcast.id)  \(result.podcast.title)\n"
+        if !result.cancelledDownloads.isEmpty {
+            text += "Cancelled downloads \(PodcastText.ids(result.cancelledDownloads))\n"
+        }
+        if !result.deletedFiles.isEmpty { text += "Deleted \(Formatting.count(result.deletedFiles.count, "file"))\n" }
+        return text
+    }
+}
+
+/// `singlecastctl set`: changes what is downloaded for a podcast and how much is kept.
+package struct SetCommand: CLICommand {
+    package static let configuration = CommandConfiguration(
+        commandName: "set",
+        abstract: "Change a podcast's auto-download and keep settings.",
+        discussion: """
+            Switching --auto on applies it to the episodes already there: latest:N queues the N newest at once.
+
+            Examples:
+              singlecastctl set 3 --auto latest:3 --keep 5
+              singlecastctl set daily --auto off
+              singlecastctl set daily --keep 0
+            """,
+        arguments: [PodcastArguments.podcast(), PodcastArguments.auto(), PodcastArguments.keep()]
+    )
+
+    package var options: GlobalOptions
+    package var params: SetPodcastParams
+
+    package init(_ arguments: ParsedArguments) throws {
+        options = try GlobalOptions(arguments)
+        let auto = try PodcastArguments.auto(arguments)
+        params = SetPodcastParams(
+            podcast: try PodcastArguments.podcast(arguments) ?? "",
+            autoDownload: auto,
+            keep: try PodcastArguments.keep(arguments, auto: auto)
+        )
+        if params.autoDownload == nil, params.keep == nil {
+            throw UsageError.validation("Give --auto, --keep or both")
+        }
+    }
+
+    package func run(_ context: CommandContext) async throws {
+        let (result, _) = try await context.call(.set, params: try WireCoding.value(of: params), options: options)
+        if options.json {
+            try context.printJSON(result)
+            return
+        }
+        let changed = try context.decode(PodcastResult.self, from: result, method: .set)
+        context.stdout.write(Self.render(changed.podcast))
+    }
+
+    /// `Set 3  The Daily: auto-download latest:3, keep 5`.
+    package static func render(_ podcast: PodcastInfo) -> String {
+        "Set \(podcast.id)  \(podcast.title): auto-download \(podcast.autoDownload), "
+            + "keep \(PodcastText.keep(podcast.keep))\n"
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import SinglecastProtocol
+
+/// The human-readable pieces of podcasts and episodes that `podcasts`, `episodes`, `refresh` and `watch` share.
+package enum PodcastText {
+    /// `2026-11-29 13:05` in `timeZone`, or the text as sent when it is not an ISO 8601 time.
+    package static func time(_ iso8601: String, timeZone: TimeZone) -> String {
+        guard let parts = components(iso8601, timeZone: timeZone) else { return iso8601 }
+        return "\(parts.year ?? 0)-\(pad(parts.month))-\(pad(parts.day)) \(pad(parts.hour)):\(pad(parts.minute))"
+    }
+
+    /// `2026-11-29` in `timeZone`, or the text as sent when it is not an ISO 8601 time.
+    package static func day(_ iso8601: String, timeZone: TimeZone) -> String {
+        guard let parts = components(iso8601, timeZone: timeZone) else { return iso8601 }
+        return "\(parts.year ?? 0)-\(pad(parts.month))-\(pad(parts.day))"
+    }
+
+    /// `1:02:03`, `0:45:12`; `-` when unknown. Hours are not capped, so a 30-hour audiobook reads `30:00:00`.
+    package static func duration(seconds: Int?) -> String {
+        guard let seconds, seconds >= 0 else { return "-" }
+        return "\(seconds / 3600):\(pad(seconds % 3600 / 60)):\(pad(seconds % 60))"
+    }
+
+    /// `5`, or `all` when every downloaded episode is kept.
+    package static func keep(_ keep: Int?) -> String {
+        guard let keep, keep > 0 else { return "all" }
+        return String(keep)
+    }
+
+    /// `120 episodes, auto-download latest:3, keep 5`.
+    package static func summary(_ podcast: PodcastInfo) -> String {
+        "\(Formatting.count(podcast.episodes, "episode")), auto-download \(podcast.autoDownload), "
+            + "keep \(keep(podcast.keep))"
+    }
+
+    /// `[gone]` for a feed that answered 410, `[error]` when the last refresh failed, else `nil`.
+    package static func marker(_ podcast: PodcastInfo) -> String? {
+        if podcast.gone { return "[gone]" }
+        if podcast.lastError != nil { return "[error]" }
+        return nil
+    }
+
+    /// What the last refresh said about a podcast with a ``marker(_:)``.
+    package static func problem(_ podcast: PodcastInfo) -> String? {
+        if let error = podcast.lastError { return error }
+        return podcast.gone ? "the feed is gone (HTTP 410); it is no longer refreshed" : nil
+    }
+
+    /// `downloaded`, `downloading`, `queued`, `paused`, `failed`; `new` or `-` for an episode never queued.
+    package static func state(_ episode: EpisodeInfo) -> String {
+        switch episode.downloadState {
+        case .completed?: "downloaded"
+        case .active?: "downloading"
+        case .queued?: "queued"
+        case .paused?: "paused"
+        case .failed?: "failed"
+        case nil: episode.isNew ? "new" : "-"
+        }
+    }
+
+    /// `3, 4, 12`.
+    package static func ids(_ ids: [Int64]) -> String {
+        ids.map(String.init).joined(separator: ", ")
+    }
+
+    /// One `podcast.*` event as a line without its newline, e.g. `podcast 3  refreshed The Daily  2 new episodes`.
+    ///
+    /// Unknown `podcast.*` names print with their short name, so a newer daemon's events still read well.
+    package static func eventLine(_ method: String, _ event: PodcastEventParams) -> String {
+        let podcast = event.podcast
+        let detail: String
+        switch PodcastEvent(rawValue: method) {
+        case .subscribed:
+            detail = "subscribed \(podcast.title)  \(summary(podcast))"
+        case .refreshed:
+            if podcast.gone {
+                detail = "refreshed \(podcast.title)  gone: " + (problem(podcast) ?? "")
+            } else if let error = podcast.lastError {
+                detail = "refreshed \(podcast.title)  failed: \(error)"
+            } else {
+                detail = "refreshed \(podcast.title)  " + newEpisodes(event.newEpisodes ?? 0)
+            }
+        case .unsubscribed:
+            detail = "unsubscribed \(podcast.title)"
+        case nil:
+            let name = method.hasPrefix("podcast.") ? String(method.dropFirst("podcast.".count)) : method
+            detail = "\(name) \(podcast.title)"
+        }
+        return "podcast \(podcast.id)  \(detail)"
+    }
+
+    /// `no new episodes`, `1 new episode`, `2 new episodes`.
+    package static func newEpisodes(_ count: Int) -> String {
+        count == 0 ? "no new episodes" : Formatting.count(count, "new episode")
+    }
+
+    private static func components(_ iso8601: String, timeZone: TimeZone) -> DateComponents? {
+        guard let date = DownloadText.parseDate(iso8601) else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        return calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
+    }
+
+    private static func pad(_ value: Int?) -> String {
+        let value = value ?? 0
+        return value < 10 ? "0\(value)" : String(value)
+    }
+}

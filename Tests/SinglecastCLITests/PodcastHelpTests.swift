@@ -1,0 +1,279 @@
+import SinglecastCLI
+import Testing
+
+/// Golden help of the podcast commands: OVERVIEW, examples, USAGE, ARGUMENTS and OPTIONS in ArgumentParser's layout.
+@Suite struct PodcastHelpTests {
+    static let goldens: [String: String] = [
+        "subscribe": """
+        OVERVIEW: Subscribe to a podcast feed.
+
+        The daemon fetches the feed before it stores anything, so a wrong URL leaves
+        nothing behind; subscribing again to the same feed only applies the given
+        options. The episodes already in the feed are not new: only those that appear
+        later are, and --auto decides which of them are downloaded. The password is
+        read from the first line of --password-file ('-' reads standard input), so it
+        never appears in the process list or the shell history.
+
+        Examples:
+          singlecastctl subscribe https://feeds.example.com/daily.xml --auto latest:3
+          singlecastctl subscribe --itunes-id 1200361736 --auto all-new --keep 10
+          pass show patron | singlecastctl subscribe https://example.com/p.xml \\
+              --user ada --password-file -
+
+        USAGE: singlecastctl subscribe [--socket <path>] [--json] [<feed-url>] [--itunes-id <id>] [--user <user>] [--password-file <file>] [--auto <policy>] [--keep <n>]
+
+        ARGUMENTS:
+          <feed-url>              The feed's HTTP or HTTPS URL.
+
+        OPTIONS:
+          --socket <path>         Path of the daemon's control socket. (default:
+                                  $XDG_RUNTIME_DIR/singlecast/control.sock)
+          --json                  Print machine-readable JSON instead of text.
+          --itunes-id <id>        Subscribe to this podcast of Apple's directory
+                                  instead of a feed URL.
+          --user <user>           User name for a private feed (HTTP Basic
+                                  authentication).
+          --password-file <file>  File whose first line is the password for --user; '-'
+                                  reads standard input.
+          --auto <policy>         What to download after each refresh: off, all-new
+                                  (every new episode) or latest:N (the N newest).
+                                  (default: off)
+          --keep <n>              How many downloaded episodes to keep; older files are
+                                  deleted. 0 keeps all. (default: all)
+          --version               Show the version.
+          -h, --help              Show help information.
+
+
+        """,
+        "unsubscribe": """
+        OVERVIEW: Unsubscribe from a podcast.
+
+        Its unfinished downloads are cancelled. Downloaded episodes stay on disk unless
+        you give --delete-files.
+
+        Examples:
+          singlecastctl unsubscribe 3
+          singlecastctl unsubscribe "the daily" --delete-files
+
+        USAGE: singlecastctl unsubscribe [--socket <path>] [--json] <podcast> [--delete-files]
+
+        ARGUMENTS:
+          <podcast>               The podcast's ID, or the start of its title, as
+                                  'podcasts' lists them.
+
+        OPTIONS:
+          --socket <path>         Path of the daemon's control socket. (default:
+                                  $XDG_RUNTIME_DIR/singlecast/control.sock)
+          --json                  Print machine-readable JSON instead of text.
+          --delete-files          Delete its downloaded episodes too.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+
+        """,
+        "podcasts": """
+        OVERVIEW: List subscribed podcasts.
+
+        NEW counts episodes not downloaded yet that appeared after subscribing.
+        REFRESHED is the last time the feed was fetched, in local time. A title marked
+        [error] failed its last refresh (the episodes from the last good one stay);
+        [gone] means the feed answered 410 Gone and is no longer refreshed.
+
+        Examples:
+          singlecastctl podcasts
+          singlecastctl podcasts --json
+
+        USAGE: singlecastctl podcasts [--socket <path>] [--json]
+
+        OPTIONS:
+          --socket <path>         Path of the daemon's control socket. (default:
+                                  $XDG_RUNTIME_DIR/singlecast/control.sock)
+          --json                  Print machine-readable JSON instead of text.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+
+        """,
+        "episodes": """
+        OVERVIEW: List a podcast's episodes, newest first.
+
+        DATE is the publication day in local time and DURATION the length the feed
+        gives. STATE is new (not downloaded, appeared after subscribing), queued,
+        downloading, paused, failed or downloaded. Queue episodes by ID with
+        'singlecastctl enqueue <id> ...'.
+
+        Examples:
+          singlecastctl episodes 3 --limit 10
+          singlecastctl episodes "the daily" --new
+
+        USAGE: singlecastctl episodes [--socket <path>] [--json] <podcast> [--new] [--limit <n>]
+
+        ARGUMENTS:
+          <podcast>               The podcast's ID, or the start of its title, as
+                                  'podcasts' lists them.
+
+        OPTIONS:
+          --socket <path>         Path of the daemon's control socket. (default:
+                                  $XDG_RUNTIME_DIR/singlecast/control.sock)
+          --json                  Print machine-readable JSON instead of text.
+          --new                   Show only new episodes.
+          --limit <n>             Show at most this many. (default: all)
+          --version               Show the version.
+          -h, --help              Show help information.
+
+
+        """,
+        "refresh": """
+        OVERVIEW: Fetch podcast feeds now.
+
+        Refreshes one podcast, or every one when none is named, and applies each
+        podcast's auto-download policy to the new episodes. Ends with status 1 when a
+        feed could not be fetched or read.
+
+        Examples:
+          singlecastctl refresh
+          singlecastctl refresh daily
+
+        USAGE: singlecastctl refresh [--socket <path>] [--json] [<podcast>]
+
+        ARGUMENTS:
+          <podcast>               The podcast's ID, or the start of its title; every
+                                  podcast when left out.
+
+        OPTIONS:
+          --socket <path>         Path of the daemon's control socket. (default:
+                                  $XDG_RUNTIME_DIR/singlecast/control.sock)
+          --json                  Print machine-readable JSON instead of text.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+
+        """,
+        "set": """
+        OVERVIEW: Change a podcast's auto-download and keep settings.
+
+        Switching --auto on applies it to the episodes already there: latest:N queues
+        the N newest at once.
+
+        Examples:
+          singlecastctl set 3 --auto latest:3 --keep 5
+          singlecastctl set daily --auto off
+          singlecastctl set daily --keep 0
+
+        USAGE: singlecastctl set [--socket <path>] [--json] <podcast> [--auto <policy>] [--keep <n>]
+
+        ARGUMENTS:
+          <podcast>               The podcast's ID, or the start of its title, as
+                                  'podcasts' lists them.
+
+        OPTIONS:
+          --socket <path>         Path of the daemon's control socket. (default:
+                                  $XDG_RUNTIME_DIR/singlecast/control.sock)
+          --json                  Print machine-readable JSON instead of text.
+          --auto <policy>         What to download after each refresh: off, all-new
+                                  (every new episode) or latest:N (the N newest).
+          --keep <n>              How many downloaded episodes to keep; older files are
+                                  deleted. 0 keeps all.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+
+        """,
+        "download": """
+        OVERVIEW: Download a podcast's newest episodes.
+
+        Episodes go to the podcast's folder under the configured name template. An
+        episode that is already queued or downloaded is not queued again. To pick
+        episodes one by one, pass their IDs to 'singlecastctl enqueue'.
+
+        Examples:
+          singlecastctl download 3 --latest 5
+          singlecastctl download daily --latest 1
+
+        USAGE: singlecastctl download [--socket <path>] [--json] <podcast> --latest <n>
+
+        ARGUMENTS:
+          <podcast>               The podcast's ID, or the start of its title, as
+                                  'podcasts' lists them.
+
+        OPTIONS:
+          --socket <path>         Path of the daemon's control socket. (default:
+                                  $XDG_RUNTIME_DIR/singlecast/control.sock)
+          --json                  Print machine-readable JSON instead of text.
+          --latest <n>            How many of the newest episodes to download.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+
+        """,
+        "import": """
+        OVERVIEW: Subscribe to the feeds of an OPML file.
+
+        The file is read here and sent to the daemon, so it need not be readable by the
+        daemon. Feeds already subscribed are left as they are. Each new subscription
+        fetches its feed, so a long list takes a while. Ends with status 1 when a feed
+        could not be subscribed to.
+
+        Examples:
+          singlecastctl import ~/Downloads/podcasts.opml
+          curl -s https://example.com/list.opml | singlecastctl import -
+
+        USAGE: singlecastctl import [--socket <path>] [--json] <file>
+
+        ARGUMENTS:
+          <file>                  The OPML file; '-' reads standard input.
+
+        OPTIONS:
+          --socket <path>         Path of the daemon's control socket. (default:
+                                  $XDG_RUNTIME_DIR/singlecast/control.sock)
+          --json                  Print machine-readable JSON instead of text.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+
+        """,
+        "export": """
+        OVERVIEW: Write the subscriptions as an OPML file.
+
+        Credentials of private feeds are not written. The file is replaced in one step,
+        so an existing file is never left half-written.
+
+        Examples:
+          singlecastctl export podcasts.opml
+          singlecastctl export > podcasts.opml
+
+        USAGE: singlecastctl export [--socket <path>] [--json] [<file>]
+
+        ARGUMENTS:
+          <file>                  Where to write; standard output when left out or '-'.
+
+        OPTIONS:
+          --socket <path>         Path of the daemon's control socket. (default:
+                                  $XDG_RUNTIME_DIR/singlecast/control.sock)
+          --json                  Print machine-readable JSON instead of text.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+
+        """,
+    ]
+
+    @Test(arguments: goldens.keys.sorted())
+    func help(_ command: String) async throws {
+        let expected = try #require(Self.goldens[command])
+        for arguments in [[command, "--help"], ["help", command], ["-h", command, "--frob"]] {
+            let run = await runCLI(arguments)
+            #expect(run.status == 0, "\(arguments)")
+            #expect(run.stderr == "", "\(arguments)")
+            #expect(run.stdout == expected, "\(arguments)")
+        }
+    }
+
+    /// The usage lines every podcast usage error prints, kept in step with the help above.
+    @Test(arguments: goldens.keys.sorted())
+    func usageLineMatchesHelp(_ command: String) throws {
+        let help = try #require(Self.goldens[command])
+        let usage = try #require(PodcastUsageErrorTests.usages[command])
+        #expect(help.contains("USAGE: " + usage.split(separator: "\n")[0].dropFirst("Usage: ".count) + "\n"))
+    }
+}

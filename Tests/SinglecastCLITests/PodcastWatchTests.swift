@@ -1,0 +1,62 @@
+import Foundation
+import SinglecastCLI
+import SinglecastProtocol
+import Testing
+
+/// `watch` with `podcast.*` events: one plain line each, or the raw lines with `--json`.
+@Suite struct PodcastWatchTests {
+    typealias Fixtures = PodcastFixtures
+
+    func exchange(_ arguments: [String], reply: [String]) async throws -> (run: CLIRun, request: String) {
+        try await DownloadCommandTests().exchange(arguments, reply: reply)
+    }
+
+    @Test func watchPrintsPodcastEventsAsPlainLines() async throws {
+        var failed = Fixtures.failing
+        failed.lastError = "the server answered HTTP 500"
+        let lines = [
+            #"{"jsonrpc":"2.0","id":1,"result":{"topics":["podcasts"]}}"#,
+            Fixtures.eventLine(.subscribed, Fixtures.daily),
+            Fixtures.eventLine(.refreshed, Fixtures.daily, newEpisodes: 2),
+            Fixtures.eventLine(.refreshed, Fixtures.podcast(6, "Quiet"), newEpisodes: 0),
+            Fixtures.eventLine(.refreshed, failed, newEpisodes: 0),
+            Fixtures.eventLine(.refreshed, Fixtures.gone, newEpisodes: 0),
+            Fixtures.eventLine(.unsubscribed, Fixtures.daily),
+            #"{"jsonrpc":"2.0","method":"podcast.artwork","params":{"podcast":"#
+                + (try PodcastCommandTests.json(Fixtures.daily))
+                .trimmingCharacters(in: .newlines) + "}}",
+            // Params this client cannot read as a podcast: printed like any unknown event.
+            #"{"jsonrpc":"2.0","method":"podcast.subscribed","params":{"at":"2026-11-29T12:04:00Z","odd":1}}"#,
+            #"{"jsonrpc":"2.0","method":"daemon.stopping","params":{"at":"2026-11-29T12:05:00Z"}}"#,
+        ]
+        let (run, request) = try await exchange(["watch", "--topic", "podcasts"], reply: lines)
+        #expect(run.stderr == "")
+        #expect(run.status == 0)
+        #expect(request == DownloadCommandTests.request("watch", #"{"topics":["podcasts"]}"#))
+        #expect(
+            run.stdout == """
+                podcast 3  subscribed The Daily  120 episodes, auto-download latest:3, keep 5
+                podcast 3  refreshed The Daily  2 new episodes
+                podcast 6  refreshed Quiet  no new episodes
+                podcast 5  refreshed Flaky Feed  failed: the server answered HTTP 500
+                podcast 4  refreshed Old Show  gone: the feed is gone (HTTP 410); it is no longer refreshed
+                podcast 3  unsubscribed The Daily
+                podcast 3  artwork The Daily
+                2026-11-29T12:04:00Z podcast.subscribed  {"odd":1}
+                2026-11-29T12:05:00Z daemon.stopping
+
+                """
+        )
+    }
+
+    @Test func watchJSONPrintsPodcastEventsRaw() async throws {
+        let lines = [
+            #"{"jsonrpc":"2.0","id":1,"result":{"topics":["daemon","downloads","podcasts"]}}"#,
+            Fixtures.eventLine(.refreshed, Fixtures.daily, newEpisodes: 2),
+            #"{"jsonrpc":"2.0","method":"daemon.stopping","params":{"at":"2026-11-29T12:05:00Z"}}"#,
+        ]
+        let (run, _) = try await exchange(["watch", "--json"], reply: lines)
+        #expect(run.status == 0)
+        #expect(run.stdout == lines.dropFirst().map { $0 + "\n" }.joined())
+    }
+}
