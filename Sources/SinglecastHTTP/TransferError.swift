@@ -130,7 +130,9 @@ extension TransferError {
     /// Maps a libcurl failure to an error whose message says what failed and what to do.
     init(_ failure: CurlFailure) {
         let url = redactedURL(failure.url)
-        let curl = "curl: \(failure.curlMessage)"
+        // libcurl's text says how long a failed connect took ("after 0 ms"); the same failure should read the
+        // same every time.
+        let curl = "curl: \(failure.curlMessage.replacing(#/ after \d+ ms/#, with: ""))"
         let resume =
             failure.bytesInFile > 0
             ? "The file holds \(failure.bytesInFile) valid bytes; the next attempt resumes from there."

@@ -258,17 +258,17 @@ package actor Subscriptions: Service {
 
     /// `enqueue` with episode ids (and possibly URLs too, which go to the queue as they are).
     package func enqueue(_ params: EnqueueParams) async throws -> EnqueueResult {
-        var entries: [EnqueueResult.Entry] = []
-        if !params.urls.isEmpty {
-            var plain = params
-            plain.episodes = nil
-            entries += try await queue.enqueue(plain).downloads
-        }
         if params.name != nil || params.directory != nil {
             throw RPCError.invalidParams(
                 "episodes are named by the name template; 'name' and 'directory' apply to URLs only",
                 parameter: params.name != nil ? "name" : "directory"
             )
+        }
+        var entries: [EnqueueResult.Entry] = []
+        if !params.urls.isEmpty {
+            var plain = params
+            plain.episodes = nil
+            entries += try await queue.enqueue(plain).downloads
         }
         entries += try await enqueueEpisodes(params.episodes ?? [], priority: params.priority).downloads
         return EnqueueResult(downloads: entries)
@@ -279,34 +279,47 @@ package actor Subscriptions: Service {
         do {
             outlines = try OPML.parse(Data(params.opml.utf8))
         } catch {
-            throw RPCError.invalidParams("the OPML document cannot be read: \(error)", parameter: "opml")
+            let detail = error.message.hasSuffix(".") ? String(error.message.dropLast()) : error.message
+            throw RPCError.invalidParams("the OPML document cannot be read: \(detail)", parameter: "opml")
         }
-        var results: [ImportResult.Entry] = []
-        for outline in outlines {
-            do {
-                let result = try await subscribe(SubscribeParams(url: outline.feedURL))
-                results.append(
-                    ImportResult.Entry(
-                        url: outline.feedURL,
-                        title: outline.title ?? result.podcast.title,
-                        outcome: result.existing ? "already" : "subscribed",
-                        podcastID: result.podcast.id,
-                        error: nil
-                    )
-                )
-            } catch let error as RPCError {
-                results.append(
-                    ImportResult.Entry(
-                        url: outline.feedURL,
-                        title: outline.title,
-                        outcome: "failed",
-                        podcastID: nil,
-                        error: error.message
-                    )
-                )
+        // Four feeds at a time: a long list should not take one feed's time per entry.
+        var results = [ImportResult.Entry?](repeating: nil, count: outlines.count)
+        await withTaskGroup(of: (Int, ImportResult.Entry).self) { group in
+            var next = 0
+            func addNext() {
+                guard next < outlines.count else { return }
+                let (index, outline) = (next, outlines[next])
+                next += 1
+                group.addTask { (index, await self.importOne(outline)) }
+            }
+            for _ in 0..<4 { addNext() }
+            for await (index, entry) in group {
+                results[index] = entry
+                addNext()
             }
         }
-        return ImportResult(feeds: results)
+        return ImportResult(feeds: results.compactMap { $0 })
+    }
+
+    private func importOne(_ outline: OPMLOutline) async -> ImportResult.Entry {
+        do {
+            let result = try await subscribe(SubscribeParams(url: outline.feedURL))
+            return ImportResult.Entry(
+                url: outline.feedURL,
+                title: outline.title ?? result.podcast.title,
+                outcome: result.existing ? "already" : "subscribed",
+                podcastID: result.podcast.id,
+                error: nil
+            )
+        } catch {
+            return ImportResult.Entry(
+                url: outline.feedURL,
+                title: outline.title,
+                outcome: "failed",
+                podcastID: nil,
+                error: (error as? RPCError)?.message ?? String(describing: error)
+            )
+        }
     }
 
     package func exportOPML() -> ExportResult {
