@@ -81,6 +81,16 @@ package enum Daemon {
         let lock = try InstanceLock.acquire(path: paths.lockFile)
         defer { lock.release() }
 
+        // The database holds feed and download credentials: owner-only, whatever the umask (an existing file
+        // loses its group and other bits, nothing else). SQLite gives -wal and -shm the database file's mode.
+        let databaseFile = open(paths.database, O_RDONLY | O_CREAT | O_CLOEXEC, 0o600)
+        if databaseFile >= 0 {
+            var status = stat()
+            if fstat(databaseFile, &status) == 0 && status.st_mode & 0o077 != 0 {
+                _ = fchmod(databaseFile, status.st_mode & 0o700)
+            }
+            close(databaseFile)
+        }
         let store: Store
         do {
             store = try Store(path: paths.database)

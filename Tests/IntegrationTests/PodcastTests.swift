@@ -260,4 +260,50 @@ import Glibc
         #expect(episode.file?.hasSuffix("Episode b & friends.mp3") == true)
         #expect(daemon.stop() == 0)
     }
+
+    @Test func refreshFollowsNewFeedURLsAndKeepsTemporaryRedirects() throws {
+        let site = try NginxServer()
+        let faults = try FaultServer()
+        let newHome = try site.serve(
+            Self.feed(title: "Wanderer", episodes: [("b", 2), ("a", 1)], site: site),
+            as: "new-home.xml"
+        )
+        let announcing = String(
+            decoding: Self.feed(title: "Wanderer", episodes: [("a", 1)], site: site),
+            as: UTF8.self
+        ).replacingOccurrences(
+            of: "<channel>",
+            with: "<channel><itunes:new-feed-url>\(newHome)</itunes:new-feed-url>"
+        )
+        let oldHome = try site.serve(Data(announcing.utf8), as: "old-home.xml")
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+
+        let subscribed = try call(
+            client,
+            "subscribe",
+            #"{"url":"\#(oldHome)","user":"u","password":"pw"}"#,
+            as: SubscribeResult.self
+        )
+        #expect(subscribed.podcast.feedURL == newHome, "itunes:new-feed-url is followed from the first fetch on")
+        #expect(subscribed.podcast.hasCredentials)
+        let refreshed = try call(client, "refresh", nil, as: RefreshResult.self).refreshed
+        #expect(refreshed.first?.podcast.episodes == 2, "the next refresh reads the new URL")
+
+        // A temporary redirect is followed but not stored.
+        _ = try site.serve(Self.feed(title: "Visitor", episodes: [("a", 1)], site: site), as: "visitor.xml")
+        let visitor = try call(
+            client,
+            "subscribe",
+            #"{"url":"\#(faults.url("/redirect-to?url=\(site.url("/visitor.xml"))"))"}"#,
+            as: SubscribeResult.self
+        )
+        #expect(visitor.podcast.feedURL.contains("/redirect-to"), "a temporary redirect keeps the subscribed URL")
+        let mode = try FileManager.default.attributesOfItem(atPath: daemon.stateDirectory + "/singlecast.sqlite3")[
+            .posixPermissions
+        ]
+        #expect((mode as? NSNumber)?.intValue == 0o600, "the database holds credentials")
+        #expect(daemon.stop() == 0)
+    }
 }
