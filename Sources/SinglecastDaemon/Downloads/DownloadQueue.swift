@@ -508,6 +508,8 @@ package actor DownloadQueue: Service {
             )
             return
         }
+        // Where the bytes are now: the name may change below, the partial file does not move until the rename.
+        let partialPath = record.partialPath
         // Taken: an existing file, or the name another unfinished download will use.
         let name = FileNaming.unique(record.fileName) { candidate in
             records.isClaimed(record.directory + "/" + candidate, byOtherThan: id)
@@ -521,7 +523,7 @@ package actor DownloadQueue: Service {
         records[id] = record
         await persist(record, durability: .processCrash)
         // rename(2) is atomic: the final name shows either nothing or the complete file.
-        guard rename(record.partialPath, record.directory + "/" + name) == 0 else {
+        guard rename(partialPath, record.path) == 0 else {
             await fail(id, Self.fileError(errno, record.path), decision: .fail)
             return
         }
