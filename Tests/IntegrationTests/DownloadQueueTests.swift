@@ -123,6 +123,35 @@ import Glibc
         #expect(daemon.stop() == 0)
     }
 
+    @Test func aPartialFileKeptByACancelIsNotTakenByTheNextDownloadOfThatName() throws {
+        let server = try FaultServer()
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let directory = daemon.root.file("dl")
+        let slow = try enqueue(client, EnqueueParams(urls: [server.url("/slow/1048576/524288")], directory: directory))
+        let cancelled = slow.downloads[0]
+        try waitFor(client, cancelled.id) { $0.bytesDone > 0 }
+        let changed = try client.result("cancel", as: ChangedResult.self, params: "{\"ids\":[\(cancelled.id)]}")
+        #expect(changed.changed == [cancelled.id])
+        // Gone from the queue (its transfer has stopped); the partial file stays, as the cancel promised.
+        let deadline = Date.now.addingTimeInterval(20)
+        while case .result = try client.call("show", params: "{\"id\":\(cancelled.id)}"), Date.now < deadline {
+            usleep(20_000)
+        }
+        let kept = try #require(FileManager.default.contents(atPath: cancelled.file + ".part"))
+        #expect(!kept.isEmpty)
+
+        // Another URL whose file has the same name ("524288").
+        let next = try enqueue(client, EnqueueParams(urls: [server.url("/file/524288")], directory: directory))
+        #expect(next.downloads[0].file == cancelled.file + " (2)")
+        let done = try waitFor(client, next.downloads[0].id) { $0.state == .completed || $0.state == .failed }
+        #expect(done.state == .completed, "\(done)")
+        #expect(FileManager.default.contents(atPath: done.file) == TestContent.data(size: 524_288))
+        #expect(FileManager.default.contents(atPath: cancelled.file + ".part") == kept)
+        #expect(daemon.stop() == 0)
+    }
+
     @Test func permanentErrorsFailAtOnceAndTemporaryOnesAreRetried() throws {
         let server = try FaultServer()
         let daemon = DaemonProcess()

@@ -633,9 +633,14 @@ package actor DownloadQueue: Service {
         for text in params.urls {
             let url = try validatedURL(text)
             var name = params.name.map { FileNaming.sanitize($0) } ?? FileNaming.name(for: url)
+            // Taken: a name in this request, one a download claims, an existing file, or an existing partial file,
+            // which no download claims, so it was kept by a cancel without delete_partial (or is another program's):
+            // a new download would truncate it and write its own bytes there.
             name = FileNaming.unique(name) { candidate in
-                taken.contains(candidate) || records.isClaimed(directory + "/" + candidate, byOtherThan: nil)
-                    || FileManager.default.fileExists(atPath: directory + "/" + candidate)
+                let path = directory + "/" + candidate
+                return taken.contains(candidate) || records.isClaimed(path, byOtherThan: nil)
+                    || FileManager.default.fileExists(atPath: path)
+                    || FileManager.default.fileExists(atPath: path + ".part")
             }
             taken.insert(name)
             newRecords.append(
