@@ -130,6 +130,65 @@ package enum Migrations {
             CREATE INDEX episodes_by_download ON episodes(download_id) WHERE download_id IS NOT NULL;
             """
         ),
+        Migration(
+            4,
+            "download ids are never reused",
+            """
+            -- Without AUTOINCREMENT SQLite gives a new row max(id) + 1, so cancelling the newest download freed its
+            -- id for the next enqueue: a client holding the old id, or an episode's download_id, then named another
+            -- download. The table is rebuilt (SQLite cannot add AUTOINCREMENT in place) with the same columns.
+            CREATE TABLE downloads_new (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                url TEXT NOT NULL,
+                final_url TEXT NULL,
+                directory TEXT NOT NULL,
+                file_name TEXT NOT NULL,
+                state TEXT NOT NULL
+                    CHECK (state IN ('queued', 'active', 'paused', 'failed', 'completed', 'cancelled')),
+                pause_reason TEXT NULL,
+                priority INTEGER NOT NULL DEFAULT 0,
+                position INTEGER NOT NULL,
+                bytes_done INTEGER NOT NULL DEFAULT 0,
+                bytes_total INTEGER NULL,
+                etag TEXT NULL,
+                last_modified TEXT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                error_code TEXT NULL,
+                error_message TEXT NULL,
+                error_http_status INTEGER NULL,
+                next_attempt_at INTEGER NULL,
+                added_at INTEGER NOT NULL,
+                completed_at INTEGER NULL,
+                headers TEXT NOT NULL DEFAULT '',
+                auth_user TEXT NULL,
+                auth_password TEXT NULL,
+                delete_partial INTEGER NOT NULL DEFAULT 0
+            ) STRICT;
+            INSERT INTO downloads_new (
+                id, url, final_url, directory, file_name, state, pause_reason, priority, position, bytes_done,
+                bytes_total, etag, last_modified, attempts, error_code, error_message, error_http_status,
+                next_attempt_at, added_at, completed_at, headers, auth_user, auth_password, delete_partial
+            )
+            SELECT
+                id, url, final_url, directory, file_name, state, pause_reason, priority, position, bytes_done,
+                bytes_total, etag, last_modified, attempts, error_code, error_message, error_http_status,
+                next_attempt_at, added_at, completed_at, headers, auth_user, auth_password, delete_partial
+            FROM downloads;
+            DROP TABLE downloads;
+            ALTER TABLE downloads_new RENAME TO downloads;
+            CREATE UNIQUE INDEX downloads_live_url ON downloads(url) WHERE state NOT IN ('completed', 'cancelled');
+            CREATE INDEX downloads_order ON downloads(state, priority DESC, position);
+            -- Ids already freed cannot be known, except those episodes still point at: start past all of them.
+            DELETE FROM sqlite_sequence WHERE name = 'downloads';
+            INSERT INTO sqlite_sequence (name, seq) VALUES (
+                'downloads',
+                MAX(
+                    (SELECT COALESCE(MAX(id), 0) FROM downloads),
+                    (SELECT COALESCE(MAX(download_id), 0) FROM episodes)
+                )
+            );
+            """
+        ),
     ]
 
     /// The schema version a fully migrated database has.

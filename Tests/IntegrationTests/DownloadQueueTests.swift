@@ -100,6 +100,58 @@ import Glibc
         #expect(restarted.stop() == 0)
     }
 
+    @Test func aFileTakingTheNameMeanwhileIsKeptAndTheDownloadGetsTheNextName() throws {
+        let server = try FaultServer()
+        let size = 1 << 20
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let directory = daemon.root.file("dl")
+        let url = server.url("/slow/\(size)/524288")
+        let queued = try enqueue(client, EnqueueParams(urls: [url], directory: directory)).downloads[0]
+        try waitFor(client, queued.id) { $0.bytesDone > 0 }
+        // Another program saves a file under the name the download was going to get.
+        let other = Data("not the episode".utf8)
+        try other.write(to: URL(fileURLWithPath: queued.file))
+        let done = try waitFor(client, queued.id) { $0.state == .completed || $0.state == .failed }
+        #expect(done.state == .completed, "\(done)")
+        #expect(done.file == queued.file + " (2)")
+        #expect(FileManager.default.contents(atPath: done.file) == TestContent.data(size: Int64(size)))
+        #expect(FileManager.default.contents(atPath: queued.file) == other)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+        #expect(names == ["524288", "524288 (2)"], "no partial file is left behind")
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func aPartialFileKeptByACancelIsNotTakenByTheNextDownloadOfThatName() throws {
+        let server = try FaultServer()
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let directory = daemon.root.file("dl")
+        let slow = try enqueue(client, EnqueueParams(urls: [server.url("/slow/1048576/524288")], directory: directory))
+        let cancelled = slow.downloads[0]
+        try waitFor(client, cancelled.id) { $0.bytesDone > 0 }
+        let changed = try client.result("cancel", as: ChangedResult.self, params: "{\"ids\":[\(cancelled.id)]}")
+        #expect(changed.changed == [cancelled.id])
+        // Gone from the queue (its transfer has stopped); the partial file stays, as the cancel promised.
+        let deadline = Date.now.addingTimeInterval(20)
+        while case .result = try client.call("show", params: "{\"id\":\(cancelled.id)}"), Date.now < deadline {
+            usleep(20_000)
+        }
+        let kept = try #require(FileManager.default.contents(atPath: cancelled.file + ".part"))
+        #expect(!kept.isEmpty)
+
+        // Another URL whose file has the same name ("524288").
+        let next = try enqueue(client, EnqueueParams(urls: [server.url("/file/524288")], directory: directory))
+        #expect(next.downloads[0].file == cancelled.file + " (2)")
+        let done = try waitFor(client, next.downloads[0].id) { $0.state == .completed || $0.state == .failed }
+        #expect(done.state == .completed, "\(done)")
+        #expect(FileManager.default.contents(atPath: done.file) == TestContent.data(size: 524_288))
+        #expect(FileManager.default.contents(atPath: cancelled.file + ".part") == kept)
+        #expect(daemon.stop() == 0)
+    }
+
     @Test func permanentErrorsFailAtOnceAndTemporaryOnesAreRetried() throws {
         let server = try FaultServer()
         let daemon = DaemonProcess()

@@ -140,6 +140,15 @@ struct DownloadTableTests {
         #expect(!table.isClaimed("/d/a (2).mp3", byOtherThan: nil))
     }
 
+    @Test func aCancelledDownloadKeepsItsNameUntilItLeavesTheTable() {
+        var table = DownloadTable()
+        table[1] = record(1, "a.mp3")
+        table[1]?.state = .cancelled  // its transfer is still stopping and may still write or delete a.mp3.part
+        #expect(table.isClaimed("/d/a.mp3", byOtherThan: nil))
+        table[1] = nil
+        #expect(!table.isClaimed("/d/a.mp3", byOtherThan: nil))
+    }
+
     @Test func queueOrderFollowsPriorityPositionAndState() {
         var table = DownloadTable()
         for id in Int64(1)...4 { table[id] = record(id, "\(id).mp3", host: id == 4 ? "b.example" : "a.example") }

@@ -31,6 +31,25 @@ struct DownloadStoreTests {
         }
     }
 
+    @Test("the id of a removed download is never given to another, not even after a reopen")
+    func idsAreNotReused() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/db.sqlite3"
+            let store = try Store(path: path)
+            let first = try await store.enqueue([record("https://a/1"), record("https://a/2")])
+            try await store.deleteDownloads([first[1].record.id])
+            let second = try await store.enqueue([record("https://a/3")])
+            #expect(second[0].record.id == first[1].record.id + 1)
+            try await store.deleteDownloads([second[0].record.id])
+            try await store.close()
+
+            let reopened = try Store(path: path)
+            let third = try await reopened.enqueue([record("https://a/4")])
+            #expect(third[0].record.id == second[0].record.id + 1)
+            try await reopened.close()
+        }
+    }
+
     @Test("every field survives a save and a reopen")
     func roundTrip() async throws {
         try await withTemporaryDirectory { directory in

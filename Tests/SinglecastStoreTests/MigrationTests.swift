@@ -68,6 +68,41 @@ struct MigrationTests {
         }
     }
 
+    @Test("migration 4 keeps every download and never hands out an id a removed download or an episode had")
+    func downloadIDsAreNotReused() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/singlecast.db"
+            let connection = try configuredConnection(path)
+            try Migrations.apply(to: connection, upTo: 3)
+            for id in 1...4 {
+                try connection.execute(
+                    """
+                    INSERT INTO downloads (id, url, directory, file_name, state, position, added_at)
+                    VALUES (?, ?, '/srv/d', ?, 'queued', ?, 0)
+                    """,
+                    [.integer(Int64(id)), .text("https://a/\(id)"), .text("\(id).mp3"), .integer(Int64(id))]
+                )
+            }
+            try connection.execute("DELETE FROM downloads WHERE id = 4")
+            try connection.execute("INSERT INTO podcasts (id, feed_url, subscribed_at) VALUES (1, 'https://a/feed', 0)")
+            try connection.execute(
+                "INSERT INTO episodes (podcast_id, identity, title, first_seen_at, download_id) VALUES (1, 'e', 'E', 0, 3)"
+            )
+            try connection.close()
+
+            let store = try Store(path: path)
+            #expect(try await store.downloads().map(\.url) == ["https://a/1", "https://a/2", "https://a/3"])
+            #expect(try await store.downloads().map(\.id) == [1, 2, 3])
+            try await store.deleteDownloads([3])
+            // Id 3 is gone, but an episode still names it; 4 was freed before the migration and cannot be known.
+            let fresh = DownloadRecord(url: "https://a/new", directory: "/srv/d", fileName: "new.mp3", addedAt: 0)
+            #expect(try await store.enqueue([fresh]).map(\.record.id) == [4])
+            try await store.deleteDownloads([4])
+            #expect(try await store.enqueue([fresh]).map(\.record.id) == [5])
+            try await store.close()
+        }
+    }
+
     @Test("migration 1 creates the runs table with the documented columns")
     func runsTable() async throws {
         try await withTemporaryDirectory { directory in

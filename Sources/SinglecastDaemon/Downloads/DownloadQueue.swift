@@ -508,6 +508,8 @@ package actor DownloadQueue: Service {
             )
             return
         }
+        // Where the bytes are now: the name may change below, the partial file does not move until the rename.
+        let partialPath = record.partialPath
         // Taken: an existing file, or the name another unfinished download will use.
         let name = FileNaming.unique(record.fileName) { candidate in
             records.isClaimed(record.directory + "/" + candidate, byOtherThan: id)
@@ -521,7 +523,7 @@ package actor DownloadQueue: Service {
         records[id] = record
         await persist(record, durability: .processCrash)
         // rename(2) is atomic: the final name shows either nothing or the complete file.
-        guard rename(record.partialPath, record.directory + "/" + name) == 0 else {
+        guard rename(partialPath, record.path) == 0 else {
             await fail(id, Self.fileError(errno, record.path), decision: .fail)
             return
         }
@@ -631,9 +633,14 @@ package actor DownloadQueue: Service {
         for text in params.urls {
             let url = try validatedURL(text)
             var name = params.name.map { FileNaming.sanitize($0) } ?? FileNaming.name(for: url)
+            // Taken: a name in this request, one a download claims, an existing file, or an existing partial file,
+            // which no download claims, so it was kept by a cancel without delete_partial (or is another program's):
+            // a new download would truncate it and write its own bytes there.
             name = FileNaming.unique(name) { candidate in
-                taken.contains(candidate) || records.isClaimed(directory + "/" + candidate, byOtherThan: nil)
-                    || FileManager.default.fileExists(atPath: directory + "/" + candidate)
+                let path = directory + "/" + candidate
+                return taken.contains(candidate) || records.isClaimed(path, byOtherThan: nil)
+                    || FileManager.default.fileExists(atPath: path)
+                    || FileManager.default.fileExists(atPath: path + ".part")
             }
             taken.insert(name)
             newRecords.append(

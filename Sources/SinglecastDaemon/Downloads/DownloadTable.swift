@@ -16,8 +16,8 @@ package struct DownloadTable {
     }
 
     package private(set) var byID: [Int64: DownloadRecord] = [:]
-    /// How many unfinished downloads (not completed, not cancelled) will end up at each path.
-    private var unfinishedPaths: [String: Int] = [:]
+    /// How many downloads claim each path (see ``claimsPath(_:)``).
+    private var claimedPaths: [String: Int] = [:]
     /// Each download's host, parsed once.
     private var hosts: [Int64: String] = [:]
     /// Queued downloads in start order; `nil` when a change may have reordered them.
@@ -31,12 +31,12 @@ package struct DownloadTable {
         get { byID[id] }
         set {
             let old = byID[id]
-            if let old, Self.isUnfinished(old) {
+            if let old, Self.claimsPath(old) {
                 let path = old.path
-                let remaining = (unfinishedPaths[path] ?? 1) - 1
-                unfinishedPaths[path] = remaining > 0 ? remaining : nil
+                let remaining = (claimedPaths[path] ?? 1) - 1
+                claimedPaths[path] = remaining > 0 ? remaining : nil
             }
-            if let newValue, Self.isUnfinished(newValue) { unfinishedPaths[newValue.path, default: 0] += 1 }
+            if let newValue, Self.claimsPath(newValue) { claimedPaths[newValue.path, default: 0] += 1 }
             let wasQueued = old?.state == .queued
             if let newValue, newValue.state == .queued {
                 if !wasQueued || old?.priority != newValue.priority || old?.position != newValue.position
@@ -59,10 +59,10 @@ package struct DownloadTable {
     /// The lower-cased host of a download's URL (`""` when it has none).
     package func host(of id: Int64) -> String { hosts[id] ?? "" }
 
-    /// Whether an unfinished download other than `id` will end up at `path`.
+    /// Whether a download other than `id` claims `path` (see ``claimsPath(_:)``).
     package func isClaimed(_ path: String, byOtherThan id: Int64?) -> Bool {
-        let claims = unfinishedPaths[path] ?? 0
-        guard let id, let own = byID[id], Self.isUnfinished(own), own.path == path else { return claims > 0 }
+        let claims = claimedPaths[path] ?? 0
+        guard let id, let own = byID[id], Self.claimsPath(own), own.path == path else { return claims > 0 }
         return claims > 1
     }
 
@@ -90,8 +90,12 @@ package struct DownloadTable {
         return entries
     }
 
-    private static func isUnfinished(_ record: DownloadRecord) -> Bool {
-        record.state != .completed && record.state != .cancelled
+    /// Every download but a completed one claims its path (and `<path>.part`). That includes a cancelled one: it
+    /// stays in the table only until its transfer has stopped, and until then the transfer may still write the
+    /// partial file, which the cancel then deletes (`delete_partial`). Were the name free meanwhile, a download
+    /// queued at that moment could take it and have its own partial file written into or deleted.
+    private static func claimsPath(_ record: DownloadRecord) -> Bool {
+        record.state != .completed
     }
 
     private static func host(of url: String) -> String { URL(string: url)?.host?.lowercased() ?? "" }
