@@ -513,6 +513,9 @@ package actor DownloadQueue: Service {
             records.isClaimed(record.directory + "/" + candidate, byOtherThan: id)
                 || FileManager.default.fileExists(atPath: record.directory + "/" + candidate)
         }
+        // The bytes are in the partial file of the name chosen at enqueue; `partialPath` follows `fileName`, so
+        // it is read before the name changes.
+        let partialPath = record.partialPath
         // The chosen name and the full size go to the row before the rename, so that a crash right after it
         // finds the file under the row's name and marks it completed instead of downloading it again.
         record.fileName = name
@@ -521,7 +524,7 @@ package actor DownloadQueue: Service {
         records[id] = record
         await persist(record, durability: .processCrash)
         // rename(2) is atomic: the final name shows either nothing or the complete file.
-        guard rename(record.partialPath, record.directory + "/" + name) == 0 else {
+        guard rename(partialPath, record.directory + "/" + name) == 0 else {
             await fail(id, Self.fileError(errno, record.path), decision: .fail)
             return
         }
