@@ -140,6 +140,17 @@ struct DownloadTableTests {
         #expect(!table.isClaimed("/d/a (2).mp3", byOtherThan: nil))
     }
 
+    @Test func aCancelledDownloadClaimsItsPathUntilItLeavesTheTable() {
+        var table = DownloadTable()
+        table[1] = record(1, "a.mp3")
+        // Cancelled while its transfer winds down: the partial file is still written, then perhaps deleted.
+        table[1]?.state = .cancelled
+        #expect(table.isClaimed("/d/a.mp3", byOtherThan: nil))
+        #expect(!table.isClaimed("/d/a.mp3", byOtherThan: 1))
+        table[1] = nil
+        #expect(!table.isClaimed("/d/a.mp3", byOtherThan: nil))
+    }
+
     @Test func queueOrderFollowsPriorityPositionAndState() {
         var table = DownloadTable()
         for id in Int64(1)...4 { table[id] = record(id, "\(id).mp3", host: id == 4 ? "b.example" : "a.example") }

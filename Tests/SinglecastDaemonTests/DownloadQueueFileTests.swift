@@ -28,19 +28,33 @@ import Glibc
         return (queue, store)
     }
 
-    /// Runs the queue's loop until `id` is completed or failed (or 30 s pass), then stops it.
-    private func runUntilDone(_ queue: DownloadQueue, _ id: Int64) async throws -> DownloadInfo {
+    /// Runs the queue's loop while `body` runs, then stops it.
+    private func whileRunning<T: Sendable>(
+        _ queue: DownloadQueue,
+        _ body: () async throws -> T
+    ) async throws -> T {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await queue.run() }
             defer { queue.shutdown() }
-            let deadline = ContinuousClock.now + .seconds(30)
-            while true {
-                let info = try await queue.show(id)
-                if info.state == .completed || info.state == .failed || ContinuousClock.now > deadline {
-                    return info
-                }
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            return try await body()
+        }
+    }
+
+    /// Polls until `condition` holds or 30 s pass; returns whether it held.
+    private func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return try await condition()
+    }
+
+    /// Runs the queue's loop until `id` is completed or failed (or 30 s pass), then stops it.
+    private func runUntilDone(_ queue: DownloadQueue, _ id: Int64) async throws -> DownloadInfo {
+        try await whileRunning(queue) {
+            _ = try await eventually { [.completed, .failed].contains(try await queue.show(id).state) }
+            return try await queue.show(id)
         }
     }
 
@@ -69,5 +83,46 @@ import Glibc
         #expect(FileManager.default.contents(atPath: target + "/a.bin") == squatter)
         let left = try FileManager.default.contentsOfDirectory(atPath: target).sorted()
         #expect(left == ["a (2).bin", "a.bin"], "no partial file stays behind")
+    }
+
+    @Test func aCancelledDownloadStillStoppingKeepsItsNameFromNewOnes() async throws {
+        let faults = try FaultServer()
+        let nginx = try NginxServer()
+        let data = Data((0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let fast = try nginx.serve(data, as: "fast.bin")
+        let home = try TemporaryDirectory(prefix: "singlecast-queue-test")
+        let engine = try HTTPEngine()
+        engine.start()
+        let (queue, store) = try makeQueue(home, engine: engine)
+        let target = home.file("out")
+        let first = try await queue.enqueue(
+            EnqueueParams(urls: [faults.url("/slow/4194304/65536")], directory: target, name: "a.bin")
+        )
+        let second = try await whileRunning(queue) {
+            // Cancelled while its transfer writes a.bin.part, then a new download asks for the same name: the
+            // cancelled transfer's clean-up (deleting a.bin.part) must not hit the new download's file.
+            let growing = try await eventually {
+                FileManager.default.fileExists(atPath: target + "/a.bin.part")
+                    && (try? FileManager.default.attributesOfItem(atPath: target + "/a.bin.part")[.size] as? Int ?? 0)
+                        ?? 0 > 0
+            }
+            #expect(growing, "the slow download never started")
+            _ = try await queue.cancel(SelectionParams(ids: [first.downloads[0].id], deletePartial: true))
+            let second = try await queue.enqueue(EnqueueParams(urls: [fast], directory: target, name: "a.bin"))
+            let id = second.downloads[0].id
+            _ = try await eventually { [.completed, .failed].contains(try await queue.show(id).state) }
+            #expect(
+                try await eventually { (try? await queue.show(first.downloads[0].id)) == nil },
+                "the cancelled download is never removed"
+            )
+            return try await queue.show(id)
+        }
+        await engine.stop()
+        try await store.close()
+
+        #expect(second.state == .completed, "\(second)")
+        #expect(FileManager.default.contents(atPath: second.file) == data)
+        let left = try FileManager.default.contentsOfDirectory(atPath: target)
+        #expect(left == [(second.file as NSString).lastPathComponent], "the cancelled partial file is deleted")
     }
 }

@@ -16,8 +16,9 @@ package struct DownloadTable {
     }
 
     package private(set) var byID: [Int64: DownloadRecord] = [:]
-    /// How many unfinished downloads (not completed, not cancelled) will end up at each path.
-    private var unfinishedPaths: [String: Int] = [:]
+    /// How many downloads still use each path: unfinished ones will end up there, and a cancelled one stays in the
+    /// table only while its transfer winds down, still writing `<path>.part` and perhaps about to delete it.
+    private var pathUsers: [String: Int] = [:]
     /// Each download's host, parsed once.
     private var hosts: [Int64: String] = [:]
     /// Queued downloads in start order; `nil` when a change may have reordered them.
@@ -31,12 +32,12 @@ package struct DownloadTable {
         get { byID[id] }
         set {
             let old = byID[id]
-            if let old, Self.isUnfinished(old) {
+            if let old, Self.usesPath(old) {
                 let path = old.path
-                let remaining = (unfinishedPaths[path] ?? 1) - 1
-                unfinishedPaths[path] = remaining > 0 ? remaining : nil
+                let remaining = (pathUsers[path] ?? 1) - 1
+                pathUsers[path] = remaining > 0 ? remaining : nil
             }
-            if let newValue, Self.isUnfinished(newValue) { unfinishedPaths[newValue.path, default: 0] += 1 }
+            if let newValue, Self.usesPath(newValue) { pathUsers[newValue.path, default: 0] += 1 }
             let wasQueued = old?.state == .queued
             if let newValue, newValue.state == .queued {
                 if !wasQueued || old?.priority != newValue.priority || old?.position != newValue.position
@@ -59,10 +60,11 @@ package struct DownloadTable {
     /// The lower-cased host of a download's URL (`""` when it has none).
     package func host(of id: Int64) -> String { hosts[id] ?? "" }
 
-    /// Whether an unfinished download other than `id` will end up at `path`.
+    /// Whether a download other than `id` still uses `path`: an unfinished one will end up there, or a cancelled one
+    /// is still stopping.
     package func isClaimed(_ path: String, byOtherThan id: Int64?) -> Bool {
-        let claims = unfinishedPaths[path] ?? 0
-        guard let id, let own = byID[id], Self.isUnfinished(own), own.path == path else { return claims > 0 }
+        let claims = pathUsers[path] ?? 0
+        guard let id, let own = byID[id], Self.usesPath(own), own.path == path else { return claims > 0 }
         return claims > 1
     }
 
@@ -90,8 +92,9 @@ package struct DownloadTable {
         return entries
     }
 
-    private static func isUnfinished(_ record: DownloadRecord) -> Bool {
-        record.state != .completed && record.state != .cancelled
+    /// Every state but completed: a cancelled download leaves the table when its transfer has ended.
+    private static func usesPath(_ record: DownloadRecord) -> Bool {
+        record.state != .completed
     }
 
     private static func host(of url: String) -> String { URL(string: url)?.host?.lowercased() ?? "" }
