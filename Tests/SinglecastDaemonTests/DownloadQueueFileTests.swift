@@ -125,4 +125,22 @@ import Glibc
         let left = try FileManager.default.contentsOfDirectory(atPath: target)
         #expect(left == [(second.file as NSString).lastPathComponent], "the cancelled partial file is deleted")
     }
+
+    @Test func aPartialFileKeptByCancelKeepsItsName() async throws {
+        let home = try TemporaryDirectory(prefix: "singlecast-queue-test")
+        let engine = try HTTPEngine()
+        let (queue, store) = try makeQueue(home, engine: engine)
+        let target = home.file("out")
+        try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
+        // What `cancel` without delete_partial leaves for the user: a new download must not resume into it.
+        let kept = Data("the first half of someone's episode".utf8)
+        try kept.write(to: URL(fileURLWithPath: target + "/a.bin.part"))
+        let queued = try await queue.enqueue(
+            EnqueueParams(urls: ["http://127.0.0.1:9/a.bin", "http://127.0.0.1:9/other/a.bin"], directory: target)
+        )
+        try await store.close()
+
+        #expect(queued.downloads.map(\.file) == [target + "/a (2).bin", target + "/a (3).bin"])
+        #expect(FileManager.default.contents(atPath: target + "/a.bin.part") == kept)
+    }
 }

@@ -634,9 +634,12 @@ package actor DownloadQueue: Service {
         for text in params.urls {
             let url = try validatedURL(text)
             var name = params.name.map { FileNaming.sanitize($0) } ?? FileNaming.name(for: url)
+            // A leftover `<name>.part` (kept by `cancel` without delete_partial) also takes the name: the new
+            // download would resume into it or truncate it.
             name = FileNaming.unique(name) { candidate in
                 taken.contains(candidate) || records.isClaimed(directory + "/" + candidate, byOtherThan: nil)
                     || FileManager.default.fileExists(atPath: directory + "/" + candidate)
+                    || FileManager.default.fileExists(atPath: directory + "/" + candidate + ".part")
             }
             taken.insert(name)
             newRecords.append(
