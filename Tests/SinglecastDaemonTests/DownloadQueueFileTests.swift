@@ -143,4 +143,83 @@ import Glibc
         #expect(queued.downloads.map(\.file) == [target + "/a (2).bin", target + "/a (3).bin"])
         #expect(FileManager.default.contents(atPath: target + "/a.bin.part") == kept)
     }
+
+    @Test func pauseAndResumeWhileADownloadFinishesNeverRunItTwice() async throws {
+        let nginx = try NginxServer()
+        var urls: [String] = []
+        var sources: [String: Data] = [:]
+        for number in 0..<24 {
+            let data = Data((0..<262_144).map { UInt8(truncatingIfNeeded: $0 &+ number) })
+            urls.append(try nginx.serve(data, as: "f\(number).bin"))
+            sources["f\(number).bin"] = data
+        }
+        let home = try TemporaryDirectory(prefix: "singlecast-queue-test")
+        let engine = try HTTPEngine()
+        engine.start()
+        let store = try Store(path: home.file("singlecast.sqlite3"))
+        let logger = Logger(level: .error)
+        let events = EventBus(logger: logger)
+        let queue = DownloadQueue(
+            store: store,
+            engine: engine,
+            events: events,
+            logger: logger,
+            settings: QueueSettings(),
+            defaultDirectory: home.file("episodes"),
+            distrustUncheckpointedBytes: false
+        )
+        let (watcher, stream) = events.subscribe()
+        events.setTopics([.downloads], for: watcher)
+        let target = home.file("out")
+        let ids = try await queue.enqueue(EnqueueParams(urls: urls, directory: target)).downloads.map(\.id)
+        // Counts of download.completed and download.failed by id.
+        let counting = Task {
+            var seen: [String: Int] = [:]
+            for await line in stream {
+                guard let event = try? JSONSerialization.jsonObject(with: line) as? [String: Any],
+                    let method = event["method"] as? String,
+                    method == "download.completed" || method == "download.failed",
+                    let params = event["params"] as? [String: Any],
+                    let download = params["download"] as? [String: Any], let id = download["id"] as? Int
+                else { continue }
+                seen["\(method) \(id)", default: 0] += 1
+            }
+            return seen
+        }
+        let finished = try await whileRunning(queue) {
+            // A pause and a resume that land while a transfer syncs and renames its file must not start a second
+            // transfer of the same download.
+            try await eventually {
+                for id in ids.shuffled().prefix(4) {
+                    _ = try await queue.pause(SelectionParams(ids: [id]))
+                    _ = try await queue.resume(SelectionParams(ids: [id]))
+                }
+                try await Task.sleep(for: .milliseconds(2))
+                return try await ids.asyncAllSatisfy { try await queue.show($0).state == .completed }
+            }
+        }
+        events.remove(watcher)
+        let seen = await counting.value
+        await engine.stop()
+        try await store.close()
+
+        #expect(finished, "not every download completed")
+        for id in ids {
+            #expect(
+                seen["download.completed \(id)"] == 1,
+                "download \(id) completed \(seen["download.completed \(id)"] ?? 0) times"
+            )
+            #expect(seen["download.failed \(id)"] == nil, "download \(id) failed")
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: target).sorted()
+        #expect(names == sources.keys.sorted())
+        for name in names { #expect(FileManager.default.contents(atPath: target + "/" + name) == sources[name]) }
+    }
+}
+
+extension Array where Element: Sendable {
+    fileprivate func asyncAllSatisfy(_ predicate: (Element) async throws -> Bool) async rethrows -> Bool {
+        for element in self where try await !predicate(element) { return false }
+        return true
+    }
 }

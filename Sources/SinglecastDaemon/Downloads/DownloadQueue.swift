@@ -40,6 +40,10 @@ package actor DownloadQueue: Service {
 
     private var records = DownloadTable()
     private var transfers: [Int64: RunningTransfer] = [:]
+    /// Downloads whose transfer gave up its slot and is still syncing, renaming or recording its outcome. None of
+    /// them may start again until that ends: a pause and a resume meanwhile would run a second transfer of the
+    /// same download, and the two would rename one partial file.
+    private var finishing: Set<Int64> = []
     private let wakeups: AsyncStream<Void>
     private let wakeup: AsyncStream<Void>.Continuation
     private var timerAt: Int64?
@@ -148,8 +152,9 @@ package actor DownloadQueue: Service {
 
     /// Runs on every wake-up; the queue order is kept by ``DownloadTable`` rather than sorted each time.
     private func selectToStart() -> (start: [Int64], wakeAt: Int64?) {
-        let candidates = records.queued().map { entry in
-            QueueScheduler.Candidate(id: entry.id, host: entry.host, notBefore: entry.notBefore)
+        let candidates = records.queued().compactMap { entry in
+            finishing.contains(entry.id)
+                ? nil : QueueScheduler.Candidate(id: entry.id, host: entry.host, notBefore: entry.notBefore)
         }
         return settings.scheduler.select(
             candidates: candidates,
@@ -183,7 +188,9 @@ package actor DownloadQueue: Service {
     }
 
     private func beginTransfer(_ id: Int64) -> RunningTransfer? {
-        guard var record = records[id], record.state == .queued, transfers[id] == nil else { return nil }
+        guard var record = records[id], record.state == .queued, transfers[id] == nil, !finishing.contains(id) else {
+            return nil
+        }
         record.state = .active
         record.nextAttemptAt = nil
         records[id] = record
@@ -275,7 +282,13 @@ package actor DownloadQueue: Service {
         // The network part is over: the next download may start while this one syncs and commits, so that
         // durability costs latency per file, not throughput.
         releaseSlot(id, transfer)
+        finishing.insert(id)
         await finish(id, outcome, fd: fd)
+        finishing.remove(id)
+        // A cancel that came while finishing left the removal to this transfer (finish() concludes a cancel it
+        // sees, but one may arrive during its last commit).
+        if records[id]?.state == .cancelled { await concludeStopped(id) }
+        wakeup.yield()  // a resume meanwhile may start it again now
     }
 
     private func releaseSlot(_ id: Int64, _ transfer: RunningTransfer) {
@@ -762,6 +775,8 @@ package actor DownloadQueue: Service {
         for record in changed {
             if let transfer = transfers[record.id] {
                 transfer.stop.succeed()  // the transfer's end removes it
+            } else if finishing.contains(record.id) {
+                // The transfer's end removes it.
             } else {
                 await concludeStopped(record.id)
             }
