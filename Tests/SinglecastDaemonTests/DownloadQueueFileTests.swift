@@ -144,6 +144,27 @@ import Glibc
         #expect(FileManager.default.contents(atPath: target + "/a.bin.part") == kept)
     }
 
+    @Test func concurrentEnqueuesNeverChooseTheSameName() async throws {
+        let home = try TemporaryDirectory(prefix: "singlecast-queue-test")
+        let engine = try HTTPEngine()
+        let (queue, store) = try makeQueue(home, engine: engine)
+        let target = home.file("out")
+        // Each enqueue chooses its names, then waits for its commit; others run meanwhile.
+        let files = try await withThrowingTaskGroup(of: [String].self) { group in
+            for client in 0..<8 {
+                group.addTask {
+                    let urls = (0..<3).map { "http://127.0.0.1:9/\(client)-\($0)/episode.mp3" }
+                    return try await queue.enqueue(EnqueueParams(urls: urls, directory: target)).downloads.map(\.file)
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        try await store.close()
+
+        #expect(files.count == 24)
+        #expect(Set(files).count == 24, "two downloads share a file: \(files.sorted())")
+    }
+
     @Test func pauseAndResumeWhileADownloadFinishesNeverRunItTwice() async throws {
         let nginx = try NginxServer()
         var urls: [String] = []

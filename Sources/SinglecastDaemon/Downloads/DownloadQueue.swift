@@ -44,6 +44,9 @@ package actor DownloadQueue: Service {
     /// them may start again until that ends: a pause and a resume meanwhile would run a second transfer of the
     /// same download, and the two would rename one partial file.
     private var finishing: Set<Int64> = []
+    /// Paths chosen by enqueues that are waiting for their commit: the table learns of those downloads only after
+    /// it, and another enqueue runs on the actor meanwhile.
+    private var reservedPaths: Set<String> = []
     private let wakeups: AsyncStream<Void>
     private let wakeup: AsyncStream<Void>.Continuation
     private var timerAt: Int64?
@@ -650,7 +653,8 @@ package actor DownloadQueue: Service {
             // A leftover `<name>.part` (kept by `cancel` without delete_partial) also takes the name: the new
             // download would resume into it or truncate it.
             name = FileNaming.unique(name) { candidate in
-                taken.contains(candidate) || records.isClaimed(directory + "/" + candidate, byOtherThan: nil)
+                taken.contains(candidate) || reservedPaths.contains(directory + "/" + candidate)
+                    || records.isClaimed(directory + "/" + candidate, byOtherThan: nil)
                     || FileManager.default.fileExists(atPath: directory + "/" + candidate)
                     || FileManager.default.fileExists(atPath: directory + "/" + candidate + ".part")
             }
@@ -668,6 +672,9 @@ package actor DownloadQueue: Service {
                 )
             )
         }
+        let reserved = Set(newRecords.map(\.path))
+        reservedPaths.formUnion(reserved)
+        defer { reservedPaths.subtract(reserved) }  // by then the table has the new downloads
         let outcomes: [EnqueueOutcome]
         do {
             outcomes = try await store.enqueue(newRecords)
