@@ -140,11 +140,13 @@ struct DownloadTableTests {
         #expect(!table.isClaimed("/d/a (2).mp3", byOtherThan: nil))
     }
 
-    @Test func aCancelledDownloadKeepsItsNameUntilItLeavesTheTable() {
+    @Test func aCancelledDownloadClaimsItsPathUntilItLeavesTheTable() {
         var table = DownloadTable()
         table[1] = record(1, "a.mp3")
-        table[1]?.state = .cancelled  // its transfer is still stopping and may still write or delete a.mp3.part
+        // Cancelled while its transfer winds down: the partial file is still written, then perhaps deleted.
+        table[1]?.state = .cancelled
         #expect(table.isClaimed("/d/a.mp3", byOtherThan: nil))
+        #expect(!table.isClaimed("/d/a.mp3", byOtherThan: 1))
         table[1] = nil
         #expect(!table.isClaimed("/d/a.mp3", byOtherThan: nil))
     }

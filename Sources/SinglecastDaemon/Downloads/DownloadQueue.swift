@@ -40,6 +40,13 @@ package actor DownloadQueue: Service {
 
     private var records = DownloadTable()
     private var transfers: [Int64: RunningTransfer] = [:]
+    /// Downloads whose transfer gave up its slot and is still syncing, renaming or recording its outcome. None of
+    /// them may start again until that ends: a pause and a resume meanwhile would run a second transfer of the
+    /// same download, and the two would rename one partial file.
+    private var finishing: Set<Int64> = []
+    /// Paths chosen by enqueues that are waiting for their commit: the table learns of those downloads only after
+    /// it, and another enqueue runs on the actor meanwhile.
+    private var reservedPaths: Set<String> = []
     private let wakeups: AsyncStream<Void>
     private let wakeup: AsyncStream<Void>.Continuation
     private var timerAt: Int64?
@@ -148,8 +155,9 @@ package actor DownloadQueue: Service {
 
     /// Runs on every wake-up; the queue order is kept by ``DownloadTable`` rather than sorted each time.
     private func selectToStart() -> (start: [Int64], wakeAt: Int64?) {
-        let candidates = records.queued().map { entry in
-            QueueScheduler.Candidate(id: entry.id, host: entry.host, notBefore: entry.notBefore)
+        let candidates = records.queued().compactMap { entry in
+            finishing.contains(entry.id)
+                ? nil : QueueScheduler.Candidate(id: entry.id, host: entry.host, notBefore: entry.notBefore)
         }
         return settings.scheduler.select(
             candidates: candidates,
@@ -183,7 +191,9 @@ package actor DownloadQueue: Service {
     }
 
     private func beginTransfer(_ id: Int64) -> RunningTransfer? {
-        guard var record = records[id], record.state == .queued, transfers[id] == nil else { return nil }
+        guard var record = records[id], record.state == .queued, transfers[id] == nil, !finishing.contains(id) else {
+            return nil
+        }
         record.state = .active
         record.nextAttemptAt = nil
         records[id] = record
@@ -275,7 +285,13 @@ package actor DownloadQueue: Service {
         // The network part is over: the next download may start while this one syncs and commits, so that
         // durability costs latency per file, not throughput.
         releaseSlot(id, transfer)
+        finishing.insert(id)
         await finish(id, outcome, fd: fd)
+        finishing.remove(id)
+        // A cancel that came while finishing left the removal to this transfer (finish() concludes a cancel it
+        // sees, but one may arrive during its last commit).
+        if records[id]?.state == .cancelled { await concludeStopped(id) }
+        wakeup.yield()  // a resume meanwhile may start it again now
     }
 
     private func releaseSlot(_ id: Int64, _ transfer: RunningTransfer) {
@@ -633,14 +649,13 @@ package actor DownloadQueue: Service {
         for text in params.urls {
             let url = try validatedURL(text)
             var name = params.name.map { FileNaming.sanitize($0) } ?? FileNaming.name(for: url)
-            // Taken: a name in this request, one a download claims, an existing file, or an existing partial file,
-            // which no download claims, so it was kept by a cancel without delete_partial (or is another program's):
-            // a new download would truncate it and write its own bytes there.
+            // A leftover `<name>.part` (kept by `cancel` without delete_partial) also takes the name: the new
+            // download would resume into it or truncate it.
             name = FileNaming.unique(name) { candidate in
-                let path = directory + "/" + candidate
-                return taken.contains(candidate) || records.isClaimed(path, byOtherThan: nil)
-                    || FileManager.default.fileExists(atPath: path)
-                    || FileManager.default.fileExists(atPath: path + ".part")
+                taken.contains(candidate) || reservedPaths.contains(directory + "/" + candidate)
+                    || records.isClaimed(directory + "/" + candidate, byOtherThan: nil)
+                    || FileManager.default.fileExists(atPath: directory + "/" + candidate)
+                    || FileManager.default.fileExists(atPath: directory + "/" + candidate + ".part")
             }
             taken.insert(name)
             newRecords.append(
@@ -656,6 +671,9 @@ package actor DownloadQueue: Service {
                 )
             )
         }
+        let reserved = Set(newRecords.map(\.path))
+        reservedPaths.formUnion(reserved)
+        defer { reservedPaths.subtract(reserved) }  // by then the table has the new downloads
         let outcomes: [EnqueueOutcome]
         do {
             outcomes = try await store.enqueue(newRecords)
@@ -763,6 +781,8 @@ package actor DownloadQueue: Service {
         for record in changed {
             if let transfer = transfers[record.id] {
                 transfer.stop.succeed()  // the transfer's end removes it
+            } else if finishing.contains(record.id) {
+                // The transfer's end removes it.
             } else {
                 await concludeStopped(record.id)
             }

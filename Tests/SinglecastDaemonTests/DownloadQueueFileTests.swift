@@ -1,0 +1,246 @@
+import Foundation
+import SinglecastDaemon
+import SinglecastHTTP
+import SinglecastProtocol
+import SinglecastStore
+import SinglecastTestServers
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The download queue in-process, against a real nginx: which files a download writes, renames and leaves alone.
+@Suite struct DownloadQueueFileTests {
+    /// A queue over a fresh store in `home`, not yet running.
+    private func makeQueue(_ home: TemporaryDirectory, engine: HTTPEngine) throws -> (DownloadQueue, Store) {
+        let store = try Store(path: home.file("singlecast.sqlite3"))
+        let logger = Logger(level: .error)
+        let queue = DownloadQueue(
+            store: store,
+            engine: engine,
+            events: EventBus(logger: logger),
+            logger: logger,
+            settings: QueueSettings(),
+            defaultDirectory: home.file("episodes"),
+            distrustUncheckpointedBytes: false
+        )
+        return (queue, store)
+    }
+
+    /// Runs the queue's loop while `body` runs, then stops it.
+    private func whileRunning<T: Sendable>(
+        _ queue: DownloadQueue,
+        _ body: () async throws -> T
+    ) async throws -> T {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await queue.run() }
+            defer { queue.shutdown() }
+            return try await body()
+        }
+    }
+
+    /// Polls until `condition` holds or 30 s pass; returns whether it held.
+    private func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return try await condition()
+    }
+
+    /// Runs the queue's loop until `id` is completed or failed (or 30 s pass), then stops it.
+    private func runUntilDone(_ queue: DownloadQueue, _ id: Int64) async throws -> DownloadInfo {
+        try await whileRunning(queue) {
+            _ = try await eventually { [.completed, .failed].contains(try await queue.show(id).state) }
+            return try await queue.show(id)
+        }
+    }
+
+    @Test func aNameTakenWhileDownloadingMovesTheFileToTheNextFreeName() async throws {
+        let nginx = try NginxServer()
+        let data = Data((0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let url = try nginx.serve(data, as: "a.bin")
+        let home = try TemporaryDirectory(prefix: "singlecast-queue-test")
+        let engine = try HTTPEngine()
+        engine.start()
+        let (queue, store) = try makeQueue(home, engine: engine)
+        let target = home.file("out")
+        let queued = try await queue.enqueue(EnqueueParams(urls: [url], directory: target))
+        #expect(queued.downloads[0].file == target + "/a.bin")
+        // Another program puts a file under that name before the download completes.
+        let squatter = Data("someone else's file".utf8)
+        try squatter.write(to: URL(fileURLWithPath: target + "/a.bin"))
+
+        let done = try await runUntilDone(queue, queued.downloads[0].id)
+        await engine.stop()
+        try await store.close()
+
+        #expect(done.state == .completed, "\(done)")
+        #expect(done.file == target + "/a (2).bin")
+        #expect(FileManager.default.contents(atPath: target + "/a (2).bin") == data)
+        #expect(FileManager.default.contents(atPath: target + "/a.bin") == squatter)
+        let left = try FileManager.default.contentsOfDirectory(atPath: target).sorted()
+        #expect(left == ["a (2).bin", "a.bin"], "no partial file stays behind")
+    }
+
+    @Test func aCancelledDownloadStillStoppingKeepsItsNameFromNewOnes() async throws {
+        let faults = try FaultServer()
+        let nginx = try NginxServer()
+        let data = Data((0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let fast = try nginx.serve(data, as: "fast.bin")
+        let home = try TemporaryDirectory(prefix: "singlecast-queue-test")
+        let engine = try HTTPEngine()
+        engine.start()
+        let (queue, store) = try makeQueue(home, engine: engine)
+        let target = home.file("out")
+        let first = try await queue.enqueue(
+            EnqueueParams(urls: [faults.url("/slow/4194304/65536")], directory: target, name: "a.bin")
+        )
+        let second = try await whileRunning(queue) {
+            // Cancelled while its transfer writes a.bin.part, then a new download asks for the same name: the
+            // cancelled transfer's clean-up (deleting a.bin.part) must not hit the new download's file.
+            let growing = try await eventually {
+                FileManager.default.fileExists(atPath: target + "/a.bin.part")
+                    && (try? FileManager.default.attributesOfItem(atPath: target + "/a.bin.part")[.size] as? Int ?? 0)
+                        ?? 0 > 0
+            }
+            #expect(growing, "the slow download never started")
+            _ = try await queue.cancel(SelectionParams(ids: [first.downloads[0].id], deletePartial: true))
+            let second = try await queue.enqueue(EnqueueParams(urls: [fast], directory: target, name: "a.bin"))
+            let id = second.downloads[0].id
+            _ = try await eventually { [.completed, .failed].contains(try await queue.show(id).state) }
+            #expect(
+                try await eventually { (try? await queue.show(first.downloads[0].id)) == nil },
+                "the cancelled download is never removed"
+            )
+            return try await queue.show(id)
+        }
+        await engine.stop()
+        try await store.close()
+
+        #expect(second.state == .completed, "\(second)")
+        #expect(FileManager.default.contents(atPath: second.file) == data)
+        let left = try FileManager.default.contentsOfDirectory(atPath: target)
+        #expect(left == [(second.file as NSString).lastPathComponent], "the cancelled partial file is deleted")
+    }
+
+    @Test func aPartialFileKeptByCancelKeepsItsName() async throws {
+        let home = try TemporaryDirectory(prefix: "singlecast-queue-test")
+        let engine = try HTTPEngine()
+        let (queue, store) = try makeQueue(home, engine: engine)
+        let target = home.file("out")
+        try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
+        // What `cancel` without delete_partial leaves for the user: a new download must not resume into it.
+        let kept = Data("the first half of someone's episode".utf8)
+        try kept.write(to: URL(fileURLWithPath: target + "/a.bin.part"))
+        let queued = try await queue.enqueue(
+            EnqueueParams(urls: ["http://127.0.0.1:9/a.bin", "http://127.0.0.1:9/other/a.bin"], directory: target)
+        )
+        try await store.close()
+
+        #expect(queued.downloads.map(\.file) == [target + "/a (2).bin", target + "/a (3).bin"])
+        #expect(FileManager.default.contents(atPath: target + "/a.bin.part") == kept)
+    }
+
+    @Test func concurrentEnqueuesNeverChooseTheSameName() async throws {
+        let home = try TemporaryDirectory(prefix: "singlecast-queue-test")
+        let engine = try HTTPEngine()
+        let (queue, store) = try makeQueue(home, engine: engine)
+        let target = home.file("out")
+        // Each enqueue chooses its names, then waits for its commit; others run meanwhile.
+        let files = try await withThrowingTaskGroup(of: [String].self) { group in
+            for client in 0..<8 {
+                group.addTask {
+                    let urls = (0..<3).map { "http://127.0.0.1:9/\(client)-\($0)/episode.mp3" }
+                    return try await queue.enqueue(EnqueueParams(urls: urls, directory: target)).downloads.map(\.file)
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        try await store.close()
+
+        #expect(files.count == 24)
+        #expect(Set(files).count == 24, "two downloads share a file: \(files.sorted())")
+    }
+
+    @Test func pauseAndResumeWhileADownloadFinishesNeverRunItTwice() async throws {
+        let nginx = try NginxServer()
+        var urls: [String] = []
+        var sources: [String: Data] = [:]
+        for number in 0..<24 {
+            let data = Data((0..<262_144).map { UInt8(truncatingIfNeeded: $0 &+ number) })
+            urls.append(try nginx.serve(data, as: "f\(number).bin"))
+            sources["f\(number).bin"] = data
+        }
+        let home = try TemporaryDirectory(prefix: "singlecast-queue-test")
+        let engine = try HTTPEngine()
+        engine.start()
+        let store = try Store(path: home.file("singlecast.sqlite3"))
+        let logger = Logger(level: .error)
+        let events = EventBus(logger: logger)
+        let queue = DownloadQueue(
+            store: store,
+            engine: engine,
+            events: events,
+            logger: logger,
+            settings: QueueSettings(),
+            defaultDirectory: home.file("episodes"),
+            distrustUncheckpointedBytes: false
+        )
+        let (watcher, stream) = events.subscribe()
+        events.setTopics([.downloads], for: watcher)
+        let target = home.file("out")
+        let ids = try await queue.enqueue(EnqueueParams(urls: urls, directory: target)).downloads.map(\.id)
+        // Counts of download.completed and download.failed by id.
+        let counting = Task {
+            var seen: [String: Int] = [:]
+            for await line in stream {
+                guard let event = try? JSONSerialization.jsonObject(with: line) as? [String: Any],
+                    let method = event["method"] as? String,
+                    method == "download.completed" || method == "download.failed",
+                    let params = event["params"] as? [String: Any],
+                    let download = params["download"] as? [String: Any], let id = download["id"] as? Int
+                else { continue }
+                seen["\(method) \(id)", default: 0] += 1
+            }
+            return seen
+        }
+        let finished = try await whileRunning(queue) {
+            // A pause and a resume that land while a transfer syncs and renames its file must not start a second
+            // transfer of the same download.
+            try await eventually {
+                for id in ids.shuffled().prefix(4) {
+                    _ = try await queue.pause(SelectionParams(ids: [id]))
+                    _ = try await queue.resume(SelectionParams(ids: [id]))
+                }
+                try await Task.sleep(for: .milliseconds(2))
+                return try await ids.asyncAllSatisfy { try await queue.show($0).state == .completed }
+            }
+        }
+        events.remove(watcher)
+        let seen = await counting.value
+        await engine.stop()
+        try await store.close()
+
+        #expect(finished, "not every download completed")
+        for id in ids {
+            #expect(
+                seen["download.completed \(id)"] == 1,
+                "download \(id) completed \(seen["download.completed \(id)"] ?? 0) times"
+            )
+            #expect(seen["download.failed \(id)"] == nil, "download \(id) failed")
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: target).sorted()
+        #expect(names == sources.keys.sorted())
+        for name in names { #expect(FileManager.default.contents(atPath: target + "/" + name) == sources[name]) }
+    }
+}
+
+extension Array where Element: Sendable {
+    fileprivate func asyncAllSatisfy(_ predicate: (Element) async throws -> Bool) async rethrows -> Bool {
+        for element in self where try await !predicate(element) { return false }
+        return true
+    }
+}
