@@ -606,10 +606,17 @@ package actor DownloadQueue: Service {
                 parameter: "directory"
             )
         }
+        // A path is a C string to the kernel: "/a\0b" would silently mean "/a", and every file name there would
+        // look taken to the collision check, which then never ends.
+        for (name, value) in [("directory", directory), ("user", params.user), ("password", params.password)] {
+            if value?.utf8.contains(0) == true {
+                throw RPCError.invalidParams("'\(name)' must not contain NUL characters", parameter: name)
+            }
+        }
         for header in params.headers ?? [] {
             guard let colon = header.firstIndex(of: ":"),
                 !header[..<colon].trimmingCharacters(in: .whitespaces).isEmpty,
-                !header.contains("\n"), !header.contains("\r")
+                !header.contains("\n"), !header.contains("\r"), !header.utf8.contains(0)
             else {
                 throw RPCError.invalidParams(
                     "header '\(header)' is not of the form 'Name: value'",

@@ -1,0 +1,44 @@
+import Foundation
+import SinglecastDaemon
+import SinglecastProtocol
+import Testing
+
+/// Requests that once crashed, hung or misled the daemon, answered by the real router in process.
+@Suite struct HostileRequestTests {
+    private func error(_ answer: RPCIncoming) throws -> RPCError {
+        guard case .error(_, let error) = answer else { throw RPCErrorMismatch(answer: answer) }
+        return error
+    }
+
+    /// `"/dl\u0000x"` reached the kernel as `/dl`, which exists, so every candidate file name looked taken and the
+    /// queue actor looped forever looking for a free one.
+    @Test(.timeLimit(.minutes(1))) func aNULInTheDirectoryIsRefusedAtOnce() async throws {
+        try await InProcessRouter.with { daemon in try await nulInTheDirectory(daemon) }
+    }
+
+    private func nulInTheDirectory(_ daemon: InProcessRouter) async throws {
+        let directory = daemon.downloadDirectory + "\\u0000x"
+        let answer = try await daemon.answer(
+            #"{"jsonrpc":"2.0","id":1,"method":"enqueue","params":{"urls":["http://127.0.0.1:9/a"],"directory":"\#(directory)"}}"#
+        )
+        let refused = try error(answer)
+        #expect(refused.reason == "invalid_params")
+        #expect(refused.data?.details?["parameter"] == "directory")
+        #expect(refused.message.contains("NUL"))
+        for (parameter, params) in [
+            ("headers", #""headers":["X-Token: a\u0000b"]"#),
+            ("user", #""user":"a\u0000b","password":"p""#),
+            ("password", #""user":"u","password":"\u0000""#),
+        ] {
+            let line =
+                #"{"jsonrpc":"2.0","id":2,"method":"enqueue","params":{"urls":["http://127.0.0.1:9/b"],\#(params)}}"#
+            let refusal = try error(try await daemon.answer(line))
+            #expect(refusal.data?.details?["parameter"] == parameter, "\(line)")
+        }
+    }
+}
+
+struct RPCErrorMismatch: Error, CustomStringConvertible {
+    var answer: RPCIncoming
+    var description: String { "expected an error answer, got \(answer)" }
+}
