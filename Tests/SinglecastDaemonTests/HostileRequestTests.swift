@@ -36,6 +36,32 @@ import Testing
             #expect(refusal.data?.details?["parameter"] == parameter, "\(line)")
         }
     }
+
+    /// The directory used to be created before the URLs were checked, so a refused request still left it behind.
+    @Test func aRefusedEnqueueCreatesNoDirectory() async throws {
+        try await InProcessRouter.with { daemon in
+            for (index, url) in ["file:///etc/passwd", "ftp://127.0.0.1:9/x", "javascript:alert(1)", "http://"]
+                .enumerated()
+            {
+                let directory = daemon.root.file("data/outside-\(index)/../../escape-\(index)")
+                let line =
+                    #"{"jsonrpc":"2.0","id":1,"method":"enqueue","params":{"urls":["http://127.0.0.1:9/ok","\#(url)"],"directory":"\#(directory)"}}"#
+                let refused = try error(try await daemon.answer(line))
+                #expect(refused.reason == "invalid_params", "\(url)")
+                #expect(!FileManager.default.fileExists(atPath: daemon.root.file("data/outside-\(index)")))
+                #expect(!FileManager.default.fileExists(atPath: (directory as NSString).standardizingPath))
+            }
+            #expect(try await daemon.answer(#"{"jsonrpc":"2.0","id":2,"method":"downloads"}"#).isEmptyDownloadList)
+        }
+    }
+}
+
+extension RPCIncoming {
+    var isEmptyDownloadList: Bool {
+        guard case .result(_, let value) = self, let list = try? WireCoding.decode(DownloadsResult.self, from: value)
+        else { return false }
+        return list.downloads.isEmpty
+    }
 }
 
 struct RPCErrorMismatch: Error, CustomStringConvertible {

@@ -624,6 +624,8 @@ package actor DownloadQueue: Service {
                 )
             }
         }
+        // Every URL is checked before the directory is created: a refused request leaves nothing behind.
+        let urls = try params.urls.map(validatedURL)
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
@@ -635,8 +637,7 @@ package actor DownloadQueue: Service {
         let now = Self.now()
         var taken: Set<String> = []
         var newRecords: [DownloadRecord] = []
-        for text in params.urls {
-            let url = try validatedURL(text)
+        for url in urls {
             var name = params.name.map { FileNaming.sanitize($0) } ?? FileNaming.name(for: url)
             name = FileNaming.unique(name) { candidate in
                 taken.contains(candidate) || records.isClaimed(directory + "/" + candidate, byOtherThan: nil)
