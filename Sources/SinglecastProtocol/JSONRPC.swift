@@ -52,6 +52,17 @@ package struct RPCRequest: Sendable, Hashable {
             switch rawID {
             case .double(let number) where !number.isFinite:
                 return .failure(RPCErrorResponse(id: .null, error: .invalidRequest("\"id\" must be a finite number")))
+            case .double(let number) where number.magnitude >= 0x1p63:
+                // Read as a Double, 99999999999999999999999 would be answered as 1e+23: another id. JSON-RPC wants the
+                // very same id back, so a number the daemon cannot echo exactly is refused rather than changed.
+                return .failure(
+                    RPCErrorResponse(
+                        id: .null,
+                        error: .invalidRequest(
+                            "a number \"id\" must lie between -2^63 and 2^63-1, or it would not come back unchanged; use a string"
+                        )
+                    )
+                )
             case .null, .integer, .double, .string: id = rawID
             default:
                 return .failure(

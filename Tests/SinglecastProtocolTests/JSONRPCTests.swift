@@ -39,6 +39,26 @@ import Testing
         #expect(response.error.message.contains(fragment), "\(response.error.message)")
     }
 
+    /// Numbers beyond 64 bits were read as Doubles and answered changed (`99999999999999999999999` as `1e+23`).
+    @Test(arguments: [
+        "99999999999999999999999", "-9223372036854775809", "9223372036854775808", "1e300", "-1.5e19",
+    ])
+    func idsThatCannotComeBackUnchangedAreRefused(id: String) {
+        guard case .failure(let response) = parse(#"{"jsonrpc":"2.0","id":\#(id),"method":"ping"}"#) else {
+            Issue.record("accepted id \(id)")
+            return
+        }
+        #expect(response.error.code == RPCError.invalidRequestCode)
+        #expect(response.id == .null)
+    }
+
+    @Test func numberIDsWithinRangeAreKept() throws {
+        #expect(try parse(#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"ping"}"#).get().id == .integer(.min))
+        #expect(try parse(#"{"jsonrpc":"2.0","id":9223372036854775807,"method":"ping"}"#).get().id == .integer(.max))
+        #expect(try parse(#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#).get().id == .double(1.5))
+        #expect(try parse(#"{"jsonrpc":"2.0","id":-0.25e3,"method":"ping"}"#).get().id != nil)
+    }
+
     @Test func invalidUTF8IsAParseErrorThatSaysSo() {
         guard case .failure(let response) = RPCRequest.parse(line: [0x7B, 0xC3, 0x28, 0x7D]) else {
             Issue.record("accepted invalid UTF-8")
