@@ -54,6 +54,25 @@ import Testing
             #expect(try await daemon.answer(#"{"jsonrpc":"2.0","id":2,"method":"downloads"}"#).isEmptyDownloadList)
         }
     }
+
+    /// A number that does not fit an integer parameter was answered "'' has an invalid value", naming no parameter.
+    @Test func aNumberThatDoesNotFitNamesItsParameter() async throws {
+        try await InProcessRouter.with { daemon in
+            for (method, params, parameter) in [
+                ("enqueue", #"{"urls":["http://127.0.0.1:9/a"],"priority":1e300}"#, "priority"),
+                ("show", #"{"id":1.5}"#, "id"),
+                ("show", #"{"id":99999999999999999999999}"#, "id"),
+                ("pause", #"{"ids":[1,2.5]}"#, "ids"),
+                ("episodes", #"{"podcast":"x","limit":-1e30}"#, "limit"),
+            ] {
+                let line = #"{"jsonrpc":"2.0","id":7,"method":"\#(method)","params":\#(params)}"#
+                let refused = try error(try await daemon.answer(line))
+                #expect(refused.reason == "invalid_params", "\(line)")
+                #expect(refused.data?.details?["parameter"] == parameter, "\(line)")
+                #expect(refused.message.contains("'\(parameter)'"), "\(refused.message)")
+            }
+        }
+    }
 }
 
 extension RPCIncoming {
