@@ -73,6 +73,21 @@ import Testing
             }
         }
     }
+
+    /// Looking for a "did you mean" among the methods compared a 1 MB method name with each of them, quadratically:
+    /// 23 s of CPU on one of the daemon's two cooperative threads for a single request line.
+    @Test func aHugeUnknownMethodIsAnsweredAtOnce() async throws {
+        try await InProcessRouter.with { daemon in
+            let method = String(repeating: "pingx", count: 200_000)
+            let started = ContinuousClock.now
+            let refused = try error(try await daemon.answer(#"{"jsonrpc":"2.0","id":1,"method":"\#(method)"}"#))
+            #expect(ContinuousClock.now - started < .seconds(3))
+            #expect(refused.reason == "method_not_found")
+            #expect(!refused.message.contains("Did you mean"))
+            let typo = try error(try await daemon.answer(#"{"jsonrpc":"2.0","id":2,"method":"stauts"}"#))
+            #expect(typo.message.contains("Did you mean 'status'?"))
+        }
+    }
 }
 
 extension RPCIncoming {
