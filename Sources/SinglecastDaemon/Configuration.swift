@@ -45,6 +45,9 @@ package struct DaemonConfiguration: Hashable, Sendable {
     package var retryMaxDelay: Duration = .seconds(600)
     /// Global speed limit in bytes per second; `nil` = unlimited.
     package var speedLimit: Int?
+    /// The largest file a download may have, in bytes; a bigger one (announced or received) fails as `too_large`.
+    /// `nil` = no limit.
+    package var maxDownloadSize: Int?
     /// A program run after each completed download, with the file as its argument.
     package var onComplete: String?
     /// Podcasts: time between refreshes, file name template, largest feed, artwork cache size.
@@ -134,6 +137,17 @@ package struct DaemonConfiguration: Hashable, Sendable {
                 return "speed_limit must be a rate in bytes per second such as 2M or 500K, or off; got '\(value)'"
             }
             configuration.speedLimit = rate
+            return nil
+        },
+        Key(name: "max_download_size") { configuration, value in
+            if ["0", "off", "none", "unlimited"].contains(value.lowercased()) {
+                configuration.maxDownloadSize = nil
+                return nil
+            }
+            guard let bytes = parseByteCount(value), bytes > 0 else {
+                return "max_download_size must be a size such as 2G or 500M, or off; got '\(value)'"
+            }
+            configuration.maxDownloadSize = bytes
             return nil
         },
         Key(name: "on_complete") { configuration, value in
@@ -352,7 +366,12 @@ package func parseDuration(_ text: String) -> Duration? {
 
 /// The candidate within edit distance 2 of `word`, for "did you mean" hints.
 package func closestMatch(to word: String, among candidates: [String]) -> String? {
-    let scored = candidates.map { ($0, editDistance(word, $0)) }.filter { $0.1 <= 2 }
+    // The distance is at least the difference in length, so a word much longer than every candidate (a client's
+    // 1 MB method name) is never compared: the quadratic comparison took the daemon 23 s of CPU for one request.
+    let longest = candidates.map(\.count).max() ?? 0
+    let length = word.prefix(longest + 3).count
+    let scored = candidates.filter { abs($0.count - length) <= 2 }.map { ($0, editDistance(word, $0)) }
+        .filter { $0.1 <= 2 }
     return scored.min { $0.1 < $1.1 }?.0
 }
 

@@ -341,6 +341,7 @@ package enum Daemon {
         settings.maxFeedBytes = Int64(configuration.maxFeedSize)
         settings.artworkCacheBytes = Int64(configuration.artworkCacheSize)
         settings.transfer = queueSettings(configuration).transfer
+        settings.transfer.maxFileSize = nil  // max_download_size is for episodes; feeds have max_feed_size
         return settings
     }
 
@@ -358,6 +359,7 @@ package enum Daemon {
         settings.transfer.lowSpeedTime = configuration.lowSpeedTime
         settings.transfer.maxRedirects = configuration.maxRedirects
         settings.transfer.requireHTTPS = configuration.requireHTTPS
+        settings.transfer.maxFileSize = configuration.maxDownloadSize.map(Int64.init)
         settings.speedLimit = configuration.speedLimit.map { Int64($0) }
         settings.onComplete = configuration.onComplete
         return settings

@@ -165,7 +165,25 @@ package struct Router: Sendable {
             throw RPCError.invalidParams("'\(name)' must be of type \(Self.jsonType(expected))", parameter: name)
         } catch let DecodingError.dataCorrupted(context) {
             let name = context.codingPath.map(\.stringValue).joined(separator: ".")
-            throw RPCError.invalidParams("'\(name)' has an invalid value", parameter: name)
+            guard name.isEmpty else { throw RPCError.invalidParams("'\(name)' has an invalid value", parameter: name) }
+            // Foundation reports a number that does not fit its field (1.5 or 1e300 for an integer) without a coding
+            // path; every numeric parameter is an integer, so the first one holding another number is the culprit.
+            guard case .object(let fields)? = request.params,
+                let culprit = fields.keys.sorted().first(where: { Self.holdsNonInteger(fields[$0]) })
+            else {
+                throw RPCError.invalidParams("the parameters cannot be read", parameter: "params")
+            }
+            throw RPCError.invalidParams("'\(culprit)' must hold whole numbers within 64 bits", parameter: culprit)
+        }
+    }
+
+    /// Whether `value` is, or contains, a number that is not a 64-bit integer.
+    private static func holdsNonInteger(_ value: JSONValue?) -> Bool {
+        switch value {
+        case .double?: true
+        case .array(let items)?: items.contains { holdsNonInteger($0) }
+        case .object(let fields)?: fields.values.contains { holdsNonInteger($0) }
+        default: false
         }
     }
 

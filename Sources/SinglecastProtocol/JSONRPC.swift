@@ -32,6 +32,16 @@ package struct RPCRequest: Sendable, Hashable {
         guard String(validating: bytes, as: UTF8.self) != nil else {
             return .failure(RPCErrorResponse(id: .null, error: .parseError("the line is not valid UTF-8")))
         }
+        if Self.nestingExceeds(bytes, limit: maximumNesting) {
+            return .failure(
+                RPCErrorResponse(
+                    id: .null,
+                    error: .parseError(
+                        "the line nests arrays and objects more than \(maximumNesting) deep; requests need only a few levels"
+                    )
+                )
+            )
+        }
         let value: JSONValue
         do {
             value = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
@@ -52,6 +62,17 @@ package struct RPCRequest: Sendable, Hashable {
             switch rawID {
             case .double(let number) where !number.isFinite:
                 return .failure(RPCErrorResponse(id: .null, error: .invalidRequest("\"id\" must be a finite number")))
+            case .double(let number) where number.magnitude >= 0x1p63:
+                // Read as a Double, 99999999999999999999999 would be answered as 1e+23: another id. JSON-RPC wants the
+                // very same id back, so a number the daemon cannot echo exactly is refused rather than changed.
+                return .failure(
+                    RPCErrorResponse(
+                        id: .null,
+                        error: .invalidRequest(
+                            "a number \"id\" must lie between -2^63 and 2^63-1, or it would not come back unchanged; use a string"
+                        )
+                    )
+                )
             case .null, .integer, .double, .string: id = rawID
             default:
                 return .failure(
@@ -83,6 +104,39 @@ package struct RPCRequest: Sendable, Hashable {
             )
         }
         return .success(RPCRequest(id: id, method: method, params: params))
+    }
+
+    /// Arrays and objects nested deeper than this are refused before decoding. No request needs more than a few
+    /// levels, and decoding a ``JSONValue`` takes time that grows with about the cube of its depth: a 1 KB line
+    /// nesting 500 arrays cost 4 s of CPU (debug build), so a client could stall the daemon with a few of them.
+    package static let maximumNesting = 64
+
+    /// Whether `bytes` open more than `limit` arrays or objects at once, counting outside strings only; one pass.
+    static func nestingExceeds(_ bytes: [UInt8], limit: Int) -> Bool {
+        var depth = 0
+        var inString = false
+        var escaped = false
+        for byte in bytes {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+                if depth > limit { return true }
+            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+            default: break
+            }
+        }
+        return false
     }
 
     /// Encodes the request as one protocol line, terminator included.

@@ -41,6 +41,14 @@ import Testing
         #expect(configuration.shutdownTimeout == .milliseconds(1500))
     }
 
+    @Test func maxDownloadSizeIsOffByDefault() throws {
+        #expect(DaemonConfiguration().maxDownloadSize == nil)
+        #expect(try parse("max_download_size = 2G").maxDownloadSize == 2 << 30)
+        #expect(try parse("max_download_size = off").maxDownloadSize == nil)
+        #expect(try parse("max_download_size = 0").maxDownloadSize == nil)
+        #expect(error("max_download_size = -1")?.contains("max_download_size must be a size") == true)
+    }
+
     @Test(arguments: [
         ("log_level = info\nbogus = 1\n", "/etc/sc.conf:2: unknown key 'bogus'; known keys: log_level"),
         ("max_client = 3", "/etc/sc.conf:1: unknown key 'max_client'; did you mean 'max_clients'?"),

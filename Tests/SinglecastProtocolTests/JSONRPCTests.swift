@@ -28,7 +28,7 @@ import Testing
         (#"{"jsonrpc":"2.0","id":1}"#, -32600, "\"method\" must be a string"),
         (#"{"jsonrpc":"2.0","id":[1],"method":"ping"}"#, -32600, "\"id\" must be a string, a number or null"),
         (#"{"jsonrpc":"2.0","id":1,"method":"ping","params":"x"}"#, -32600, "\"params\" must be an object or an array"),
-        (String(repeating: "[", count: 100_000), -32700, "not valid JSON"),
+        (String(repeating: "[", count: 100_000), -32700, "nests arrays and objects more than 64 deep"),
     ])
     func malformedRequests(line: String, code: Int, fragment: String) {
         guard case .failure(let response) = parse(line) else {
@@ -37,6 +37,48 @@ import Testing
         }
         #expect(response.error.code == code)
         #expect(response.error.message.contains(fragment), "\(response.error.message)")
+    }
+
+    /// Numbers beyond 64 bits were read as Doubles and answered changed (`99999999999999999999999` as `1e+23`).
+    @Test(arguments: [
+        "99999999999999999999999", "-9223372036854775809", "9223372036854775808", "1e300", "-1.5e19",
+    ])
+    func idsThatCannotComeBackUnchangedAreRefused(id: String) {
+        guard case .failure(let response) = parse(#"{"jsonrpc":"2.0","id":\#(id),"method":"ping"}"#) else {
+            Issue.record("accepted id \(id)")
+            return
+        }
+        #expect(response.error.code == RPCError.invalidRequestCode)
+        #expect(response.id == .null)
+    }
+
+    @Test func numberIDsWithinRangeAreKept() throws {
+        #expect(try parse(#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"ping"}"#).get().id == .integer(.min))
+        #expect(try parse(#"{"jsonrpc":"2.0","id":9223372036854775807,"method":"ping"}"#).get().id == .integer(.max))
+        #expect(try parse(#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#).get().id == .double(1.5))
+        #expect(try parse(#"{"jsonrpc":"2.0","id":-0.25e3,"method":"ping"}"#).get().id != nil)
+    }
+
+    /// Decoding 500 nested arrays inside a 1 KB request took 4 s of CPU; deep nesting is refused before decoding.
+    @Test func deepNestingIsRefusedWithoutDecoding() throws {
+        for depth in [65, 500, 100_000] {
+            let nested = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+            let started = ContinuousClock.now
+            guard
+                case .failure(let response) = parse(#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[\#(nested)]}"#)
+            else {
+                Issue.record("accepted \(depth) levels")
+                continue
+            }
+            #expect(ContinuousClock.now - started < .seconds(1))
+            #expect(response.error.code == RPCError.parseErrorCode)
+            #expect(response.error.message.contains("more than 64 deep"))
+        }
+        // Within the limit, and brackets inside strings do not count.
+        let fine = String(repeating: "[", count: 62) + String(repeating: "]", count: 62)
+        #expect(try parse(#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[\#(fine)]}"#).get().id == .integer(1))
+        let quoted = String(repeating: "[{", count: 1_000) + #"\"]"#
+        #expect(try parse(#"{"jsonrpc":"2.0","id":2,"method":"ping","params":["\#(quoted)"]}"#).get().id == .integer(2))
     }
 
     @Test func invalidUTF8IsAParseErrorThatSaysSo() {

@@ -624,10 +624,17 @@ package actor DownloadQueue: Service {
                 parameter: "directory"
             )
         }
+        // A path is a C string to the kernel: "/a\0b" would silently mean "/a", and every file name there would
+        // look taken to the collision check, which then never ends.
+        for (name, value) in [("directory", directory), ("user", params.user), ("password", params.password)] {
+            if value?.utf8.contains(0) == true {
+                throw RPCError.invalidParams("'\(name)' must not contain NUL characters", parameter: name)
+            }
+        }
         for header in params.headers ?? [] {
             guard let colon = header.firstIndex(of: ":"),
                 !header[..<colon].trimmingCharacters(in: .whitespaces).isEmpty,
-                !header.contains("\n"), !header.contains("\r")
+                !header.contains("\n"), !header.contains("\r"), !header.utf8.contains(0)
             else {
                 throw RPCError.invalidParams(
                     "header '\(header)' is not of the form 'Name: value'",
@@ -635,6 +642,8 @@ package actor DownloadQueue: Service {
                 )
             }
         }
+        // Every URL is checked before the directory is created: a refused request leaves nothing behind.
+        let urls = try params.urls.map(validatedURL)
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
@@ -646,8 +655,7 @@ package actor DownloadQueue: Service {
         let now = Self.now()
         var taken: Set<String> = []
         var newRecords: [DownloadRecord] = []
-        for text in params.urls {
-            let url = try validatedURL(text)
+        for url in urls {
             var name = params.name.map { FileNaming.sanitize($0) } ?? FileNaming.name(for: url)
             // A leftover `<name>.part` (kept by `cancel` without delete_partial) also takes the name: the new
             // download would resume into it or truncate it.

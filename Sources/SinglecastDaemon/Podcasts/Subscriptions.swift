@@ -566,10 +566,10 @@ package actor Subscriptions: Service {
         switch AutoDownload(podcast.autoDownload) ?? .off {
         case .off: break
         case .allNew:
-            if !initial { wanted = inserted.filter { $0.enclosureURL != nil }.map(\.id) }
+            if !initial { wanted = inserted.filter { Self.isDownloadable($0.enclosureURL) }.map(\.id) }
         case .latest(let count):
             let latest = try await store.episodes(of: id, limit: count)
-            wanted = latest.filter { $0.downloadID == nil && $0.enclosureURL != nil }.map(\.id)
+            wanted = latest.filter { $0.downloadID == nil && Self.isDownloadable($0.enclosureURL) }.map(\.id)
         }
         let queued = try await enqueueEpisodes(wanted, priority: nil).downloads.map(\.id)
         if let keep = podcast.keep { try await applyKeep(id, keep: keep) }
@@ -607,18 +607,25 @@ package actor Subscriptions: Service {
                 details: ["id": String(missing)]
             )
         }
+        // Every episode is checked before any is queued, so a refused request queues nothing.
+        if let episode = found.first(where: { podcasts[$0.podcastID] != nil && !Self.isDownloadable($0.enclosureURL) })
+        {
+            let what =
+                episode.enclosureURL.map { "its enclosure '\($0)' is not an http or https URL" }
+                ?? "it has no enclosure"
+            throw RPCError(
+                code: RPCError.invalidParamsCode,
+                message: "Invalid params: episode \(episode.id) ('\(episode.title)') has nothing to download: \(what).",
+                reason: "no_enclosure",
+                details: ["id": String(episode.id)]
+            )
+        }
         var entries: [EnqueueResult.Entry] = []
         var links: [(episode: Int64, download: Int64?)] = []
         for episode in found {
-            guard let podcast = podcasts[episode.podcastID] else { continue }
-            guard let text = episode.enclosureURL, let url = URL(string: text) else {
-                throw RPCError(
-                    code: RPCError.invalidParamsCode,
-                    message: "Invalid params: episode \(episode.id) ('\(episode.title)') has no enclosure to download.",
-                    reason: "no_enclosure",
-                    details: ["id": String(episode.id)]
-                )
-            }
+            guard let podcast = podcasts[episode.podcastID], let text = episode.enclosureURL,
+                let url = URL(string: text)
+            else { continue }
             if let existing = episode.downloadID, let info = await queue.infos([existing])[existing] {
                 entries.append(EnqueueResult.Entry(id: info.id, url: info.url, existing: true, file: info.file))
                 continue
@@ -942,6 +949,16 @@ package actor Subscriptions: Service {
     /// Codes of feed failures (JSON-RPC's implementation-defined range).
     package static let feedUnreachableCode = -32020
     package static let feedInvalidCode = -32021
+
+    /// Whether an enclosure can be downloaded: an http or https URL with a host. A feed may name anything
+    /// (`file:///etc/passwd`, `javascript:`); such an episode is skipped by the auto-download policies, so it cannot
+    /// hold up the others.
+    private static func isDownloadable(_ enclosure: String?) -> Bool {
+        guard let enclosure, let url = URL(string: enclosure), let scheme = url.scheme?.lowercased() else {
+            return false
+        }
+        return (scheme == "http" || scheme == "https") && url.host?.isEmpty == false
+    }
 
     private static func sameHost(_ left: String, _ right: String) -> Bool {
         URL(string: left)?.host?.lowercased() == URL(string: right)?.host?.lowercased()

@@ -32,6 +32,9 @@ Paths:
   /conditional/<size>            like /file, but 304 when If-None-Match matches its ETag (or is *), or, without
                                  If-None-Match, when If-Modified-Since is not before its Last-Modified.
   /gone                          410 Gone.
+  /endless-headers               200 followed by header lines without end (1 KiB each) until the client leaves.
+  /endless-body                  200 without Content-Length, ended by closing, whose body never ends until the
+                                 client leaves.
 """
 
 import argparse
@@ -299,6 +302,25 @@ class FaultHandler(http.server.BaseHTTPRequestHandler):
                 self.serve_file(size, etag)
         elif kind == "gone":
             self.simple(410, b"this feed is gone for good\n")
+        elif kind == "endless-headers":
+            self.close_connection = True
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: audio/mpeg\r\n")
+            filler = b"x" * 1000
+            number = 0
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                number += 1
+                self.wfile.write(b"X-Filler-%d: %s\r\n" % (number, filler))
+        elif kind == "endless-body":
+            self.send_response(200)
+            self.send_header("Content-Type", "audio/mpeg")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            data = content_pattern(0)
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                self.wfile.write(data[:CHUNK])
         else:
             self.simple(404, b"no such test path\n")
 
