@@ -1,5 +1,6 @@
 #include "cposix.h"
 
+#include <malloc.h>
 #include <stddef.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -23,4 +24,8 @@ int cposix_accept(int listener) {
 
 int cposix_memfd(const char *name) {
     return memfd_create(name, MFD_CLOEXEC);
+}
+
+int cposix_trim_heap(void) {
+    return malloc_trim(0);
 }

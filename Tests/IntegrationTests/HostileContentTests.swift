@@ -121,7 +121,7 @@ import Glibc
             ("../../.bashrc", site.url("/m/a.mp3")),
             ("/etc/passwd", site.url("/m/b.mp3")),
             (long, site.url("/m/c.mp3")),
-            ("nul\u{1}byte/../..", site.url("/m/d.mp3")),
+            ("nul\u{0}byte/../..", site.url("/m/d.mp3")),
             ("..", site.url("/m/%2e%2e%2f%2e%2e%2f.bashrc")),
             ("dots", site.url("/../../../.bashrc")),
             ("absolute", "/m/e.mp3"),

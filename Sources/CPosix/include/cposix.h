@@ -14,3 +14,9 @@ int cposix_accept(int listener);
 /// memfd_create(2) with MFD_CLOEXEC: an anonymous in-memory file, for bodies fetched into memory. Declared only
 /// with _GNU_SOURCE.
 int cposix_memfd(const char *name);
+
+/// malloc_trim(0): gives the free memory in every malloc arena back to the system, as far as it can. glibc keeps
+/// freed memory for reuse, and its arenas never shrink on their own below their highest used chunk.
+///
+/// Returns 1 when memory was released, 0 otherwise.
+int cposix_trim_heap(void);
