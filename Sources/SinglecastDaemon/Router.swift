@@ -29,7 +29,7 @@ package struct Router: Sendable {
             context.countRequest()
             return WireCoding.errorLine(response)
         }
-        let outcome: Result<JSONValue, RPCError>
+        let outcome: Result<EncodedJSON, RPCError>
         do {
             outcome = .success(try await handle(request, connection: connection))
         } catch let error as RPCError {
@@ -43,7 +43,7 @@ package struct Router: Sendable {
         switch outcome {
         case .success(let result):
             do {
-                return try WireCoding.resultLine(id: id, result: result)
+                return try WireCoding.resultLine(id: id, encoded: result)
             } catch {
                 return WireCoding.errorLine(RPCErrorResponse(id: id, error: .internalError("cannot encode the result")))
             }
@@ -52,7 +52,7 @@ package struct Router: Sendable {
         }
     }
 
-    private func handle(_ request: RPCRequest, connection: some ConnectionControl) async throws -> JSONValue {
+    private func handle(_ request: RPCRequest, connection: some ConnectionControl) async throws -> EncodedJSON {
         guard let method = Method(rawValue: request.method) else {
             let suggestion = closestMatch(to: request.method, among: Method.allCases.map(\.rawValue))
             throw RPCError.methodNotFound(request.method, suggestion: suggestion)
@@ -60,79 +60,79 @@ package struct Router: Sendable {
         switch method {
         case .ping:
             try expectNoParams(request)
-            return try WireCoding.value(of: PingResult())
+            return try WireCoding.encoded(PingResult())
         case .version:
             try expectNoParams(request)
-            return try WireCoding.value(of: versionResult())
+            return try WireCoding.encoded(versionResult())
         case .status:
             try expectNoParams(request)
-            return try WireCoding.value(of: await context.status())
+            return try WireCoding.encoded(await context.status())
         case .watch:
             let topics = try watchTopics(request.params)
             connection.watch(topics)
-            return try WireCoding.value(of: WatchResult(topics: topics.sorted { $0.rawValue < $1.rawValue }))
+            return try WireCoding.encoded(WatchResult(topics: topics.sorted { $0.rawValue < $1.rawValue }))
         case .unwatch:
             try expectNoParams(request)
             connection.watch([])
-            return try WireCoding.value(of: WatchResult(topics: []))
+            return try WireCoding.encoded(WatchResult(topics: []))
         case .enqueue:
             let params = try params(EnqueueParams.self, request)
             if params.episodes?.isEmpty == false {
-                return try WireCoding.value(of: await context.podcasts.enqueue(params))
+                return try WireCoding.encoded(await context.podcasts.enqueue(params))
             }
-            return try WireCoding.value(of: await context.queue.enqueue(params))
+            return try WireCoding.encoded(await context.queue.enqueue(params))
         case .downloads:
             let params = try request.params == nil ? DownloadsParams() : params(DownloadsParams.self, request)
-            return try WireCoding.value(of: await context.queue.list(state: params.state))
+            return try WireCoding.encoded(await context.queue.list(state: params.state))
         case .show:
-            return try WireCoding.value(of: await context.queue.show(try params(ShowParams.self, request).id))
+            return try WireCoding.encoded(await context.queue.show(try params(ShowParams.self, request).id))
         case .pause:
-            return try WireCoding.value(of: await context.queue.pause(try params(SelectionParams.self, request)))
+            return try WireCoding.encoded(await context.queue.pause(try params(SelectionParams.self, request)))
         case .resume:
-            return try WireCoding.value(of: await context.queue.resume(try params(SelectionParams.self, request)))
+            return try WireCoding.encoded(await context.queue.resume(try params(SelectionParams.self, request)))
         case .retry:
-            return try WireCoding.value(of: await context.queue.retry(try params(SelectionParams.self, request)))
+            return try WireCoding.encoded(await context.queue.retry(try params(SelectionParams.self, request)))
         case .cancel:
-            return try WireCoding.value(of: await context.queue.cancel(try params(SelectionParams.self, request)))
+            return try WireCoding.encoded(await context.queue.cancel(try params(SelectionParams.self, request)))
         case .move:
-            return try WireCoding.value(of: await context.queue.move(try params(MoveParams.self, request)))
+            return try WireCoding.encoded(await context.queue.move(try params(MoveParams.self, request)))
         case .clear:
-            return try WireCoding.value(of: await context.queue.clear(try params(ClearParams.self, request)))
+            return try WireCoding.encoded(await context.queue.clear(try params(ClearParams.self, request)))
         case .limit:
             let params = try request.params == nil ? nil : params(LimitParams.self, request)
-            return try WireCoding.value(of: await context.queue.limit(params))
+            return try WireCoding.encoded(await context.queue.limit(params))
         case .subscribe:
-            return try WireCoding.value(of: await context.podcasts.subscribe(try params(SubscribeParams.self, request)))
+            return try WireCoding.encoded(await context.podcasts.subscribe(try params(SubscribeParams.self, request)))
         case .unsubscribe:
-            return try WireCoding.value(
-                of: await context.podcasts.unsubscribe(try params(UnsubscribeParams.self, request))
+            return try WireCoding.encoded(
+                await context.podcasts.unsubscribe(try params(UnsubscribeParams.self, request))
             )
         case .podcasts:
             try expectNoParams(request)
-            return try WireCoding.value(of: await context.podcasts.list())
+            return try WireCoding.encoded(await context.podcasts.list())
         case .episodes:
-            return try WireCoding.value(of: await context.podcasts.episodes(try params(EpisodesParams.self, request)))
+            return try WireCoding.encoded(await context.podcasts.episodes(try params(EpisodesParams.self, request)))
         case .refresh:
             let params = try request.params == nil ? RefreshParams() : params(RefreshParams.self, request)
-            return try WireCoding.value(of: await context.podcasts.refresh(params))
+            return try WireCoding.encoded(await context.podcasts.refresh(params))
         case .set:
-            return try WireCoding.value(of: await context.podcasts.set(try params(SetPodcastParams.self, request)))
+            return try WireCoding.encoded(await context.podcasts.set(try params(SetPodcastParams.self, request)))
         case .download:
-            return try WireCoding.value(
-                of: await context.podcasts.downloadLatest(try params(DownloadLatestParams.self, request))
+            return try WireCoding.encoded(
+                await context.podcasts.downloadLatest(try params(DownloadLatestParams.self, request))
             )
         case .import:
-            return try WireCoding.value(of: await context.podcasts.importOPML(try params(ImportParams.self, request)))
+            return try WireCoding.encoded(await context.podcasts.importOPML(try params(ImportParams.self, request)))
         case .export:
             try expectNoParams(request)
-            return try WireCoding.value(of: await context.podcasts.exportOPML())
+            return try WireCoding.encoded(await context.podcasts.exportOPML())
         case .search:
-            return try WireCoding.value(of: await context.directory.search(try params(SearchParams.self, request)))
+            return try WireCoding.encoded(await context.directory.search(try params(SearchParams.self, request)))
         case .lookup:
-            return try WireCoding.value(of: await context.directory.lookup(try params(LookupParams.self, request)))
+            return try WireCoding.encoded(await context.directory.lookup(try params(LookupParams.self, request)))
         case .top:
             let params = try request.params == nil ? TopParams() : params(TopParams.self, request)
-            return try WireCoding.value(of: await context.directory.top(params))
+            return try WireCoding.encoded(await context.directory.top(params))
         }
     }
 

@@ -112,6 +112,37 @@ import Testing
         #expect(String(decoding: request, as: UTF8.self) == #"{"id":3,"jsonrpc":"2.0","method":"status"}"# + "\n")
     }
 
+    @Test(arguments: [JSONValue.integer(7), .string("a/b \u{e9}\""), .null])
+    func aResultEncodedBeforehandMakesTheSameLine(id: JSONValue) throws {
+        let result = DownloadsResult(downloads: [
+            DownloadInfo(
+                id: 41,
+                url: "https://cdn.example.com/é/ep 1.mp3?x=1&y=2",
+                finalURL: nil,
+                file: "/home/ada/episodes/ep \"1\".mp3",
+                state: .active,
+                pauseReason: nil,
+                priority: -2,
+                position: 3,
+                bytesDone: 1 << 40,
+                bytesTotal: nil,
+                speed: 1234.5,
+                etaSeconds: 0.25,
+                attempts: 1,
+                lastError: DownloadErrorInfo(code: "network", message: "reset", httpStatus: nil),
+                nextRetryAt: nil,
+                addedAt: "2026-11-29T13:40:00Z",
+                completedAt: nil,
+                headerNames: ["Authorization"],
+                hasCredentials: true
+            )
+        ])
+        #expect(
+            try WireCoding.resultLine(id: id, encoded: WireCoding.encoded(result))
+                == WireCoding.resultLine(id: id, result: result)
+        )
+    }
+
     @Test func incomingMessagesAreClassified() throws {
         guard
             case .result(let id, let value) = try RPCIncoming.parse(
