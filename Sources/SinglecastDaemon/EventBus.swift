@@ -59,6 +59,9 @@ package final class EventBus: Sendable {
 
     /// Encodes the event once and queues it for every subscriber of `topic`.
     package func publish(_ topic: EventTopic, method: String, params: some Encodable) {
+        // Most of the time nobody watches: an enqueue of 10,000 downloads spent a third of its time encoding
+        // `download.added` events for no one.
+        guard state.withLock({ $0.subscribers.values.contains { $0.topics.contains(topic) } }) else { return }
         let line: Data
         do {
             line = try WireCoding.notificationLine(method: method, params: params)
