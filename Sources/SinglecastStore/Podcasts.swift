@@ -318,10 +318,13 @@ extension Store {
         -> [EpisodeRecord]
     {
         try withConnection("listing episodes") { connection throws(SQLiteError) in
+            // Undated episodes come last: SQLite sorts NULL below every value, so last in DESC order. Spelling that
+            // out as `published_at IS NULL` first kept the index episodes_by_date from giving the order, and every
+            // `episodes --limit 50` sorted all of the podcast's episodes.
             try connection.query(
                 """
                 SELECT \(episodeColumns) FROM episodes WHERE podcast_id = ? \(onlyNew ? "AND is_new = 1" : "")
-                ORDER BY published_at IS NULL, published_at DESC, feed_order, id LIMIT ?
+                ORDER BY published_at DESC, feed_order, id LIMIT ?
                 """,
                 [.integer(podcastID), .integer(Int64(limit ?? -1))]
             ).map(EpisodeRecord.init(row:))

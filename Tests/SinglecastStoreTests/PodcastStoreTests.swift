@@ -43,4 +43,25 @@ struct PodcastStoreTests {
             #expect(try await store.podcasts().isEmpty)
         }
     }
+
+    @Test("episodes are listed newest first, undated ones last, then in feed order; ids keep the order asked")
+    func episodeOrder() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/s.db")
+            let (podcast, _) = try await store.insertPodcast(
+                PodcastRecord(feedURL: "https://feeds.example.com/a", subscribedAt: 1)
+            )
+            var feed = [episode("undated-1"), episode("old", day: 1), episode("undated-2"), episode("new", day: 5)]
+            feed += [episode("tie-a", day: 3), episode("tie-b", day: 3)]
+            for index in feed.indices { feed[index].feedOrder = index }
+            let stored = try await store.applyRefresh(podcast, episodes: feed)
+            let listed = try await store.episodes(of: podcast.id)
+            #expect(listed.map(\.identity) == ["new", "tie-a", "tie-b", "old", "undated-1", "undated-2"])
+            #expect(try await store.episodes(of: podcast.id, limit: 2).map(\.identity) == ["new", "tie-a"])
+
+            let ids = stored.map(\.id)
+            let asked = [ids[3], ids[0], 9_999, ids[3]]
+            #expect(try await store.episodes(ids: asked).map(\.identity) == ["new", "undated-1", "new"])
+        }
+    }
 }
