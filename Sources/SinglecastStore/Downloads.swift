@@ -155,23 +155,31 @@ extension Store {
         try withConnection("queueing downloads") { connection throws(SQLiteError) in
             try connection.transaction { () throws(SQLiteError) -> [EnqueueOutcome] in
                 var position = try connection.scalar("SELECT COALESCE(MAX(position), 0) FROM downloads")?.int64 ?? 0
-                var outcomes: [EnqueueOutcome] = []
-                for var record in records {
-                    let existing = try connection.query(
-                        "SELECT \(downloadColumns) FROM downloads WHERE url = ? AND state NOT IN ('completed', 'cancelled')",
-                        [.text(record.url)]
-                    )
-                    if let row = existing.first {
-                        outcomes.append(EnqueueOutcome(record: DownloadRecord(row: row), existing: true))
-                        continue
+                // Two statements prepared once for the whole batch, not twice per download.
+                let live =
+                    "SELECT \(downloadColumns) FROM downloads WHERE url = ? AND state NOT IN ('completed', 'cancelled')"
+                return try connection.withReusableStatement(live) { (find) throws(SQLiteError) in
+                    try connection.withReusableStatement(insertDownloadSQL) { (insert) throws(SQLiteError) in
+                        var outcomes: [EnqueueOutcome] = []
+                        for var record in records {
+                            try find.bind([.text(record.url)])
+                            let existing = try find.step() ? find.row() : nil
+                            find.reset()
+                            if let existing {
+                                outcomes.append(EnqueueOutcome(record: DownloadRecord(row: existing), existing: true))
+                                continue
+                            }
+                            position += 1
+                            record.position = position
+                            try insert.bind(record.columnValues)
+                            while try insert.step() {}
+                            insert.reset()
+                            record.id = connection.lastInsertRowID
+                            outcomes.append(EnqueueOutcome(record: record, existing: false))
+                        }
+                        return outcomes
                     }
-                    position += 1
-                    record.position = position
-                    try connection.execute(insertDownloadSQL, record.columnValues)
-                    record.id = connection.lastInsertRowID
-                    outcomes.append(EnqueueOutcome(record: record, existing: false))
                 }
-                return outcomes
             }
         }
     }
@@ -200,8 +208,12 @@ extension Store {
         guard !records.isEmpty else { return }
         try withConnection("saving downloads") { connection throws(SQLiteError) in
             try connection.transaction(durability) { () throws(SQLiteError) in
-                for record in records {
-                    try connection.execute(updateDownloadSQL, record.columnValues + [.integer(record.id)])
+                try connection.withReusableStatement(updateDownloadSQL) { (update) throws(SQLiteError) in
+                    for record in records {
+                        try update.bind(record.columnValues + [.integer(record.id)])
+                        while try update.step() {}
+                        update.reset()
+                    }
                 }
             }
         }
@@ -212,7 +224,14 @@ extension Store {
         guard !ids.isEmpty else { return }
         try withConnection("removing downloads") { connection throws(SQLiteError) in
             try connection.transaction { () throws(SQLiteError) in
-                for id in ids { try connection.execute("DELETE FROM downloads WHERE id = ?", [.integer(id)]) }
+                try connection.withReusableStatement("DELETE FROM downloads WHERE id = ?") {
+                    (delete) throws(SQLiteError) in
+                    for id in ids {
+                        try delete.bind([.integer(id)])
+                        while try delete.step() {}
+                        delete.reset()
+                    }
+                }
             }
         }
     }
