@@ -32,6 +32,20 @@ import Testing
         #expect(name.hasSuffix(".mp3"))
     }
 
+    @Test func plainNamesComeBackAsTheyAre() {
+        for plain in ["Episode 12: The Return (part 1).mp3", "2026-11-27 Friday.m4a", "a_b", "x"] {
+            #expect(FileNaming.sanitize(plain) == plain)
+        }
+        #expect(FileNaming.sanitize(" padded ") == "padded")
+        #expect(FileNaming.sanitize("___") == "download")
+        #expect(FileNaming.sanitize("___", fallback: "show") == "show")
+        #expect(FileNaming.sanitize("..x") == "x")
+        #expect(FileNaming.sanitize("tab\there") == "tab_here")
+        #expect(
+            FileNaming.sanitize(String(repeating: "a", count: 300) + ".mp3").utf8.count == FileNaming.maximumLength - 12
+        )
+    }
+
     @Test func collisionsGetANumber() {
         let taken: Set = ["a.mp3", "a (2).mp3", "noext"]
         #expect(FileNaming.unique("a.mp3") { taken.contains($0) } == "a (3).mp3")

@@ -147,6 +147,29 @@ import Glibc
         #expect(FileManager.default.contents(atPath: target + "/a.bin.part") == kept)
     }
 
+    @Test func oneBatchQueuesFilesIntoSeveralDirectories() async throws {
+        let home = try TemporaryDirectory(prefix: "singlecast-queue-test")
+        let engine = try HTTPEngine()
+        let (queue, store) = try makeQueue(home, engine: engine)
+        let (a, b) = (home.file("a"), home.file("b/c"))
+        let result = try await queue.enqueue([
+            DownloadRequest(url: "http://127.0.0.1:9/1/e.mp3", directory: a, name: "Episode.mp3"),
+            DownloadRequest(url: "http://127.0.0.1:9/2/e.mp3", directory: b, name: "Episode.mp3"),
+            DownloadRequest(url: "http://127.0.0.1:9/3/e.mp3", directory: a, name: "Episode.mp3"),
+            DownloadRequest(url: "http://127.0.0.1:9/1/e.mp3", directory: b),
+        ])
+        try await store.close()
+
+        #expect(
+            result.downloads.map(\.file) == [
+                a + "/Episode.mp3", b + "/Episode.mp3", a + "/Episode (2).mp3", a + "/Episode.mp3",
+            ]
+        )
+        #expect(result.downloads.map(\.existing) == [false, false, false, true], "a URL queued twice is one download")
+        #expect(Set(result.downloads.map(\.id)).count == 3)
+        #expect(FileManager.default.fileExists(atPath: b))
+    }
+
     @Test func concurrentEnqueuesNeverChooseTheSameName() async throws {
         let home = try TemporaryDirectory(prefix: "singlecast-queue-test")
         let engine = try HTTPEngine()

@@ -8,6 +8,37 @@ import Synchronization
 import Glibc
 #endif
 
+/// One file for ``DownloadQueue/enqueue(_:)-([DownloadRequest])``: where it comes from and where it goes.
+package struct DownloadRequest: Sendable, Hashable {
+    package var url: String
+    /// An absolute directory, created when missing.
+    package var directory: String
+    /// The file name (sanitized); `nil` takes it from the URL.
+    package var name: String?
+    package var headers: [String]
+    package var user: String?
+    package var password: String?
+    package var priority: Int
+
+    package init(
+        url: String,
+        directory: String,
+        name: String? = nil,
+        headers: [String] = [],
+        user: String? = nil,
+        password: String? = nil,
+        priority: Int = 0
+    ) {
+        self.url = url
+        self.directory = directory
+        self.name = name
+        self.headers = headers
+        self.user = user
+        self.password = password
+        self.priority = priority
+    }
+}
+
 /// Settings of the queue that a reload may change.
 package struct QueueSettings: Sendable, Hashable {
     package var scheduler = QueueScheduler()
@@ -642,40 +673,70 @@ package actor DownloadQueue: Service {
                 )
             }
         }
-        // Every URL is checked before the directory is created: a refused request leaves nothing behind.
-        let urls = try params.urls.map(validatedURL)
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw RPCError.invalidParams(
-                "cannot create the directory '\(directory)': \(error.localizedDescription)",
-                parameter: "directory"
-            )
+        return try await enqueue(
+            params.urls.map { url in
+                DownloadRequest(
+                    url: url,
+                    directory: directory,
+                    name: params.name,
+                    headers: params.headers ?? [],
+                    user: params.user,
+                    password: params.password,
+                    priority: params.priority ?? 0
+                )
+            }
+        )
+    }
+
+    /// Queues files that may go to different directories (a podcast's episodes to its folders) in one transaction;
+    /// committed before it returns.
+    ///
+    /// - Returns: One entry per request, in their order.
+    package func enqueue(_ requests: [DownloadRequest]) async throws -> EnqueueResult {
+        // Every URL is checked before a directory is created: a refused request leaves nothing behind.
+        let urls = try requests.map { try validatedURL($0.url) }
+        for directory in Set(requests.map(\.directory)) {
+            guard directory.hasPrefix("/"), !directory.utf8.contains(0) else {
+                throw RPCError.invalidParams(
+                    "'directory' must be an absolute path without NUL characters, got '\(directory)'",
+                    parameter: "directory"
+                )
+            }
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw RPCError.invalidParams(
+                    "cannot create the directory '\(directory)': \(error.localizedDescription)",
+                    parameter: "directory"
+                )
+            }
         }
         let now = Self.now()
         var taken: Set<String> = []
         var newRecords: [DownloadRecord] = []
-        for url in urls {
-            var name = params.name.map { FileNaming.sanitize($0) } ?? FileNaming.name(for: url)
+        for (request, url) in zip(requests, urls) {
+            let directory = request.directory
+            var name = request.name.map { FileNaming.sanitize($0) } ?? FileNaming.name(for: url)
             // A leftover `<name>.part` (kept by `cancel` without delete_partial) also takes the name: the new
             // download would resume into it or truncate it.
             name = FileNaming.unique(name) { candidate in
-                taken.contains(candidate) || reservedPaths.contains(directory + "/" + candidate)
-                    || records.isClaimed(directory + "/" + candidate, byOtherThan: nil)
-                    || FileManager.default.fileExists(atPath: directory + "/" + candidate)
-                    || FileManager.default.fileExists(atPath: directory + "/" + candidate + ".part")
+                let path = directory + "/" + candidate
+                return taken.contains(path) || reservedPaths.contains(path)
+                    || records.isClaimed(path, byOtherThan: nil)
+                    || FileManager.default.fileExists(atPath: path)
+                    || FileManager.default.fileExists(atPath: path + ".part")
             }
-            taken.insert(name)
+            taken.insert(directory + "/" + name)
             newRecords.append(
                 DownloadRecord(
                     url: url.absoluteString,
                     directory: directory,
                     fileName: name,
-                    priority: params.priority ?? 0,
+                    priority: request.priority,
                     addedAt: now,
-                    headers: params.headers ?? [],
-                    authUser: params.user,
-                    authPassword: params.password
+                    headers: request.headers,
+                    authUser: request.user,
+                    authPassword: request.password
                 )
             )
         }

@@ -16,6 +16,7 @@ package enum FileNaming {
     /// Makes `name` safe: no `/`, no NUL or control characters, no leading dots (no hidden files, no `..`),
     /// at most 255 bytes including room for suffixes, extension kept when shortened.
     package static func sanitize(_ name: String, fallback: String? = nil) -> String {
+        if isPlainAndSafe(name) { return name }  // what the rest would return, without Foundation's string calls
         var cleaned = String(
             String.UnicodeScalarView(
                 name.unicodeScalars.map { scalar -> Unicode.Scalar in
@@ -32,6 +33,22 @@ package enum FileNaming {
             return sanitize(fallback)
         }
         return truncate(cleaned, to: maximumLength - reserved)
+    }
+
+    /// Printable ASCII without `/` or `\\`, not starting with a dot or a space, not ending with a space, not only
+    /// underscores, and short enough: a name ``sanitize(_:fallback:)`` leaves as it is. Most episode titles are
+    /// such names, and an enqueue of 10,000 episodes sanitizes 20,000 of them.
+    private static func isPlainAndSafe(_ name: String) -> Bool {
+        let bytes = name.utf8
+        guard let first = bytes.first, let last = bytes.last, bytes.count <= maximumLength - reserved,
+            first != UInt8(ascii: "."), first != UInt8(ascii: " "), last != UInt8(ascii: " ")
+        else { return false }
+        var onlyUnderscores = true
+        for byte in bytes {
+            guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "/"), byte != UInt8(ascii: "\\") else { return false }
+            if byte != UInt8(ascii: "_") { onlyUnderscores = false }
+        }
+        return !onlyUnderscores
     }
 
     /// `base (2).ext`, `base (3).ext`, … — the first of `name` and those that `isTaken` says is free.

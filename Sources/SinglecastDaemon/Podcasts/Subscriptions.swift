@@ -599,7 +599,8 @@ package actor Subscriptions: Service {
         } catch {
             throw RPCError.internalError("cannot read the episodes: \(error)")
         }
-        if let missing = ids.first(where: { id in !found.contains { $0.id == id } }) {
+        let foundIDs = Set(found.map(\.id))
+        if let missing = ids.first(where: { !foundIDs.contains($0) }) {
             throw RPCError(
                 code: RPCError.invalidParamsCode,
                 message: "Invalid params: there is no episode \(missing); 'singlecastctl episodes PODCAST' lists them.",
@@ -620,14 +621,18 @@ package actor Subscriptions: Service {
                 details: ["id": String(episode.id)]
             )
         }
-        var entries: [EnqueueResult.Entry] = []
-        var links: [(episode: Int64, download: Int64?)] = []
+        // Every new download goes to the queue in one request, so ten thousand episodes cost one transaction.
+        let existing = await queue.infos(found.compactMap(\.downloadID))
+        var requests: [DownloadRequest] = []
+        var slots: [(episode: Int64, existing: EnqueueResult.Entry?)] = []
         for episode in found {
             guard let podcast = podcasts[episode.podcastID], let text = episode.enclosureURL,
                 let url = URL(string: text)
             else { continue }
-            if let existing = episode.downloadID, let info = await queue.infos([existing])[existing] {
-                entries.append(EnqueueResult.Entry(id: info.id, url: info.url, existing: true, file: info.file))
+            if let info = episode.downloadID.flatMap({ existing[$0] }) {
+                slots.append(
+                    (episode.id, EnqueueResult.Entry(id: info.id, url: info.url, existing: true, file: info.file))
+                )
                 continue
             }
             let place = settings.naming.place(
@@ -643,20 +648,29 @@ package actor Subscriptions: Service {
                     id: episode.id
                 )
             )
-            let directory = ([downloadDirectory] + place.folders).joined(separator: "/")
-            let result = try await queue.enqueue(
-                EnqueueParams(
-                    urls: [text],
-                    directory: directory,
+            let sameHost = Self.sameHost(text, podcast.feedURL)
+            requests.append(
+                DownloadRequest(
+                    url: text,
+                    directory: ([downloadDirectory] + place.folders).joined(separator: "/"),
                     name: place.fileName,
-                    user: podcast.authUser.flatMap { _ in Self.sameHost(text, podcast.feedURL) ? podcast.authUser : nil
-                    },
-                    password: Self.sameHost(text, podcast.feedURL) ? podcast.authPassword : nil,
-                    priority: priority
+                    user: sameHost ? podcast.authUser : nil,
+                    password: sameHost ? podcast.authPassword : nil,
+                    priority: priority ?? 0
                 )
             )
-            entries += result.downloads
-            if let download = result.downloads.first { links.append((episode.id, download.id)) }
+            slots.append((episode.id, nil))
+        }
+        var queued = requests.isEmpty ? [] : try await queue.enqueue(requests).downloads[...]
+        var entries: [EnqueueResult.Entry] = []
+        var links: [(episode: Int64, download: Int64?)] = []
+        for slot in slots {
+            if let entry = slot.existing {
+                entries.append(entry)
+            } else if let entry = queued.popFirst() {
+                entries.append(entry)
+                links.append((slot.episode, entry.id))
+            }
         }
         do {
             try await store.setEpisodeDownloads(links)
