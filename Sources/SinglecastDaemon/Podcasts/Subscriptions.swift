@@ -35,6 +35,11 @@ package actor Subscriptions: Service {
     private var settings: PodcastSettings
 
     private var podcasts: [Int64: PodcastRecord] = [:]
+    /// Episode totals by podcast as the last count found them (a scan of every episode, tens of milliseconds with
+    /// 100,000), or `nil` once a write may have changed them.
+    private var episodeCounts: [Int64: EpisodeCounts]?
+    /// Raised before and after every write to the episodes, so that a count that ran alongside one is not kept.
+    private var episodeWrites = 0
     private var refreshing: [Int64: Task<RefreshResult.Entry, Never>] = [:]
     private let wakeups: AsyncStream<Void>
     private let wakeup: AsyncStream<Void>.Continuation
@@ -178,6 +183,8 @@ package actor Subscriptions: Service {
         let before = await queue.infos(downloads)
         let unfinished = before.values.filter { $0.state != .completed }.map(\.id).sorted()
         let deleted = try await queue.discard(downloads, deleteFiles: params.deleteFiles ?? false)
+        episodesWritten()
+        defer { episodesWritten() }
         do {
             try await store.deletePodcast(podcast.id)
         } catch {
@@ -552,6 +559,8 @@ package actor Subscriptions: Service {
             episodes.append(record)
         }
         podcasts[id] = podcast
+        episodesWritten()
+        defer { episodesWritten() }
         let inserted = try await store.applyRefresh(podcast, episodes: episodes)
         return (inserted, moved)
     }
@@ -584,6 +593,8 @@ package actor Subscriptions: Service {
         let surplus = completed.dropFirst(keep)
         guard !surplus.isEmpty else { return }
         let deleted = try await queue.discard(surplus.compactMap(\.downloadID), deleteFiles: true)
+        episodesWritten()
+        defer { episodesWritten() }
         try await store.setEpisodeDownloads(surplus.map { ($0.id, nil) })
         logger.info(
             "kept the newest \(keep) episodes of \(podcasts[id]?.title ?? "?"): deleted \(deleted.count) file(s)"
@@ -672,6 +683,8 @@ package actor Subscriptions: Service {
                 links.append((slot.episode, entry.id))
             }
         }
+        episodesWritten()
+        defer { episodesWritten() }
         do {
             try await store.setEpisodeDownloads(links)
         } catch {
@@ -800,11 +813,22 @@ package actor Subscriptions: Service {
     }
 
     private func counts() async throws -> [Int64: EpisodeCounts] {
+        if let episodeCounts { return episodeCounts }
+        let writes = episodeWrites
         do {
-            return try await store.episodeCounts()
+            let counts = try await store.episodeCounts()
+            // Kept only when no write began or ended meanwhile; otherwise the next caller counts again.
+            if writes == episodeWrites { episodeCounts = counts }
+            return counts
         } catch {
             throw RPCError.internalError("cannot count the episodes: \(error)")
         }
+    }
+
+    /// Forgets the episode counts; called around every write to the episodes.
+    private func episodesWritten() {
+        episodeWrites += 1
+        episodeCounts = nil
     }
 
     private func info(_ podcast: PodcastRecord) async throws -> PodcastInfo {
