@@ -847,15 +847,27 @@ package actor DownloadQueue: Service {
             $0.state = .cancelled
             $0.deletePartial = selection.deletePartial ?? false
         }
+        var idle: [DownloadRecord] = []
         for record in changed {
             if let transfer = transfers[record.id] {
                 transfer.stop.succeed()  // the transfer's end removes it
             } else if finishing.contains(record.id) {
                 // The transfer's end removes it.
             } else {
-                await concludeStopped(record.id)
+                idle.append(record)
             }
         }
+        // Those without a transfer go at once, in one transaction rather than one each.
+        for record in idle {
+            if record.deletePartial { unlink(record.partialPath) }
+            records[record.id] = nil
+        }
+        do {
+            try await store.deleteDownloads(idle.map(\.id))
+        } catch {
+            logger.error("cannot remove \(idle.count) cancelled download(s): \(error)")
+        }
+        for record in idle { publish(.removed, record) }
         return ChangedResult(changed: changed.map(\.id))
     }
 

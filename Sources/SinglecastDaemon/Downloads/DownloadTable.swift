@@ -22,6 +22,9 @@ package struct DownloadTable {
     private var hosts: [Int64: String] = [:]
     /// Queued downloads in start order; `nil` when a change may have reordered them.
     private var queueOrder: [QueuedEntry]?
+    /// Downloads that left the queue since ``queueOrder`` was last read; taken out of it all at once then, since
+    /// removing each one as it left made `pause --all` of 10,000 downloads quadratic.
+    private var departed: Set<Int64> = []
 
     package init() {}
 
@@ -44,8 +47,8 @@ package struct DownloadTable {
                 {
                     queueOrder = nil
                 }
-            } else if wasQueued {
-                queueOrder?.removeAll { $0.id == id }
+            } else if wasQueued, queueOrder != nil {
+                departed.insert(id)
             }
             if let newValue {
                 if old?.url != newValue.url { hosts[id] = Self.host(of: newValue.url) }
@@ -68,7 +71,15 @@ package struct DownloadTable {
 
     /// Queued downloads by priority (high first), then position, then id.
     package mutating func queued() -> [QueuedEntry] {
-        if let queueOrder { return queueOrder }
+        if var order = queueOrder {
+            if !departed.isEmpty {
+                order.removeAll { departed.contains($0.id) }
+                departed = []
+                queueOrder = order
+            }
+            return order
+        }
+        departed = []
         var entries: [QueuedEntry] = []
         for record in byID.values where record.state == .queued {
             entries.append(
