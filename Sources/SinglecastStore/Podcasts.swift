@@ -357,11 +357,13 @@ extension Store {
         guard !links.isEmpty else { return }
         try withConnection("linking episodes to downloads") { connection throws(SQLiteError) in
             try connection.transaction { () throws(SQLiteError) in
-                for link in links {
-                    try connection.execute(
-                        "UPDATE episodes SET download_id = ?, is_new = 0 WHERE id = ?",
-                        [SQLiteValue(link.download), .integer(link.episode)]
-                    )
+                let sql = "UPDATE episodes SET download_id = ?, is_new = 0 WHERE id = ?"
+                try connection.withReusableStatement(sql) { (update) throws(SQLiteError) in
+                    for link in links {
+                        try update.bind([SQLiteValue(link.download), .integer(link.episode)])
+                        while try update.step() {}
+                        update.reset()
+                    }
                 }
             }
         }

@@ -213,6 +213,14 @@ struct EpisodeNamingTests {
         #expect(place.fileName == "2026-11-18 Hello: World.mp3")
     }
 
+    @Test func datesAreUTCDays() {
+        var late = episode(title: "t")
+        late.published = Date(timeIntervalSince1970: 86_399)  // 1970-01-01 23:59:59 UTC, the next day east of it
+        #expect(EpisodeNaming(template: "{date}").place(late).fileName == "1970-01-01")
+        late.published = nil
+        #expect(EpisodeNaming(template: "{date} {guid}").place(late).fileName == "undated g_1")
+    }
+
     @Test func feedValuesNeverAddFoldersOrEscape() {
         let naming = EpisodeNaming(template: "{podcast}/{season}x{episode} {title}.{ext}")
         let place = naming.place(episode(title: "../../.bashrc", podcast: "../../etc"))
