@@ -318,8 +318,10 @@ package final class HTTPEngine: Sendable {
             loop.perform()
             // > curl_multi_poll [...] waits until activity is detected on at least one of the handles or
             // > timeout_ms has passed [...] This function can be woken up by calling curl_multi_wakeup
-            // libcurl shortens the wait to its own next timeout (low-speed checks, speed-limit pauses).
-            if curl_multi_poll(multi, nil, 0, 1000, nil) != CURLM_OK {
+            // libcurl shortens the wait to its own next timeout (low-speed checks, speed-limit pauses), and every
+            // command wakes the thread, so the timeout is only a safety net: with nothing to transfer, an idle
+            // daemon need not wake once a second for it.
+            if curl_multi_poll(multi, nil, 0, loop.isIdle ? 60_000 : 1000, nil) != CURLM_OK {
                 usleep(10_000)  // e.g. CURLM_UNRECOVERABLE_POLL: never spin
             }
         }
@@ -341,6 +343,8 @@ package final class HTTPEngine: Sendable {
 private final class EngineLoop {
     private let multi: UnsafeMutableRawPointer
     private var active: [Int: TransferContext] = [:]
+    /// No transfer is on the multi handle.
+    var isIdle: Bool { active.isEmpty }
     private var speedLimit: Int64?
     private let forget: (Int) -> Void
 
