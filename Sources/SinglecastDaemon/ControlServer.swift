@@ -25,6 +25,8 @@ package final class ControlServer: Service {
 
     /// Bytes of request lines read since the heap was last trimmed (``trimHeapAfterBursts()``).
     private let bytesSinceTrim = Atomic<Int>(0)
+    private let burstStarts: AsyncStream<Void>
+    private let burstStarted: AsyncStream<Void>.Continuation
 
     private struct State {
         var shuttingDown = false
@@ -40,6 +42,7 @@ package final class ControlServer: Service {
         self.reactor = reactor
         self.router = Router(context: context)
         self.context = context
+        (burstStarts, burstStarted) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     package func run() async throws {
@@ -67,17 +70,28 @@ package final class ControlServer: Service {
     /// glibc keeps freed memory in its arenas for reuse: after 32 clients had sent a few 1 MB lines each, the daemon
     /// stayed at 320 MB, nearly all of it free. Once at least 1 MiB of requests went by and none arrived for two
     /// seconds (or 64 MiB went by without a pause), `malloc_trim` returns what it can; it takes milliseconds.
+    /// Between bursts it waits for ``noteRequestBytes(_:)`` instead of polling, so an idle daemon stays asleep.
     private func trimHeapAfterBursts() async {
-        var previous = 0
-        while (try? await Task.sleep(for: .seconds(2))) != nil {
-            let bytes = bytesSinceTrim.load(ordering: .relaxed)
-            let quiet = bytes == previous
-            previous = bytes
-            guard bytes >= 1 << 20, quiet || bytes >= 64 << 20 else { continue }
-            bytesSinceTrim.subtract(bytes, ordering: .relaxed)
-            previous = 0
-            cposix_trim_heap()
+        for await _ in burstStarts {
+            var previous = 0
+            while (try? await Task.sleep(for: .seconds(2))) != nil {
+                let bytes = bytesSinceTrim.load(ordering: .relaxed)
+                let quiet = bytes == previous
+                previous = bytes
+                guard quiet || bytes >= 64 << 20 else { continue }
+                let remaining = bytesSinceTrim.subtract(bytes, ordering: .relaxed).newValue
+                previous = remaining
+                if bytes >= 1 << 20 { cposix_trim_heap() }
+                // Bytes that arrived since the load keep this burst going: their sender saw a non-zero count and
+                // did not signal.
+                if quiet && remaining == 0 { break }
+            }
         }
+    }
+
+    /// Counts request bytes for ``trimHeapAfterBursts()``, waking it when a burst begins.
+    private func noteRequestBytes(_ count: Int) {
+        if bytesSinceTrim.add(count, ordering: .relaxed).oldValue == 0 { burstStarted.yield() }
     }
 
     /// Stops accepting and asks every connection to finish after its current request. Idempotent.
@@ -180,7 +194,7 @@ package final class ControlServer: Service {
             }
             switch inbox.events.removeFirst() {
             case .line(let line):
-                bytesSinceTrim.add(line.count, ordering: .relaxed)
+                noteRequestBytes(line.count)
                 if line.allSatisfy(LineFramer.isWhitespace) { continue }  // tolerate blank lines from humans
                 let response =
                     Router.supersedes(line)
@@ -189,7 +203,7 @@ package final class ControlServer: Service {
                 guard let response else { continue }
                 guard await connection.send(response) else { return }
             case .lineTooLong:
-                bytesSinceTrim.add(inbox.framer.maximumLineLength, ordering: .relaxed)
+                noteRequestBytes(inbox.framer.maximumLineLength)
                 let error = RPCError.requestTooLarge(limit: inbox.framer.maximumLineLength)
                 _ = await connection.send(WireCoding.errorLine(RPCErrorResponse(id: .null, error: error)))
                 return

@@ -194,9 +194,11 @@ package enum Daemon {
                 return .podcasts
             }
             group.addTask {
-                // STATUS= follows the queue; the notifier sends only changes.
-                while (try? await Task.sleep(for: .seconds(2))) != nil {
+                // STATUS= follows the queue's events, at most every 2 s; an idle daemon does not wake for it.
+                // The notifier sends only changes.
+                for await _ in queue.changes {
                     notifier.status(await context.summary())
+                    guard (try? await Task.sleep(for: .seconds(2))) != nil else { break }
                 }
                 return .statusLine
             }

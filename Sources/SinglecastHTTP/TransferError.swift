@@ -36,6 +36,9 @@ package struct TransferError: Error, Hashable, Sendable, CustomStringConvertible
         case tls
         /// The server broke the HTTP protocol.
         case protocolError = "protocol_error"
+        /// The response headers passed libcurl's limit (300 KB): the server is broken or hostile, and another
+        /// attempt would only receive them again.
+        case headersTooLarge = "headers_too_large"
         /// The request itself is unusable (a header with a line break, a negative offset, a closed descriptor).
         case invalidRequest = "invalid_request"
         /// libcurl could not be set up.
@@ -208,6 +211,11 @@ extension TransferError {
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             code = .network
             message = "The server name in \(url) could not be resolved (\(curl)). Check the network and DNS."
+        case CURLE_RECV_ERROR where failure.curlMessage.hasPrefix("Too large response headers"):
+            code = .headersTooLarge
+            message =
+                "The server for \(url) sent response headers without end (\(curl)). It is broken or hostile; "
+                + "the download is not retried. Tell the publisher."
         case CURLE_COULDNT_CONNECT:
             code = .network
             message = "Connecting to \(url) failed (\(curl)). The server may be down; \(resume.lowercasedFirst)"

@@ -230,7 +230,7 @@ package struct SelectionParams: Codable, Hashable, Sendable {
     package var ids: [Int64]?
     /// Every download the command applies to (not allowed together with `ids`).
     package var all: Bool?
-    /// `cancel` only: delete the partial `<file>.part` too; without it the partial file stays for the user.
+    /// `cancel` only: delete the partial `<file>.part` too; without it a non-empty partial file stays for the user.
     package var deletePartial: Bool?
 
     package init(ids: [Int64]? = nil, all: Bool? = nil, deletePartial: Bool? = nil) {
@@ -272,10 +272,19 @@ package struct MoveParams: Codable, Hashable, Sendable {
 package struct ClearParams: Codable, Hashable, Sendable {
     package var completed: Bool?
     package var failed: Bool?
+    /// Also delete the partial files of cleared failed downloads (empty ones are always deleted).
+    package var deletePartial: Bool?
 
-    package init(completed: Bool? = nil, failed: Bool? = nil) {
+    package init(completed: Bool? = nil, failed: Bool? = nil, deletePartial: Bool? = nil) {
         self.completed = completed
         self.failed = failed
+        self.deletePartial = deletePartial
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case completed
+        case failed
+        case deletePartial = "delete_partial"
     }
 }
 

@@ -179,6 +179,35 @@ import Glibc
         // retry queues it again with a fresh count.
         let retried = try client.result("retry", as: ChangedResult.self, params: "{\"ids\":[\(busy.downloads[0].id)]}")
         #expect(retried.changed == [busy.downloads[0].id])
+        #expect(try waitFor(client, busy.downloads[0].id) { $0.state == .failed }.attempts == 2)
+
+        // Clearing failed downloads removes their empty partial files; one holding bytes stays unless
+        // delete_partial is given. (/lie sends 1000 of a claimed 5000 bytes, and ignores Range.)
+        func partialFiles() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".part") }
+                .sorted()
+        }
+        func failedLie(_ n: Int) throws -> DownloadInfo {
+            let queued = try enqueue(
+                client,
+                EnqueueParams(urls: [server.url("/lie/1000/5000?n=\(n)")], directory: directory)
+            )
+            return try waitFor(client, queued.downloads[0].id) { $0.state == .failed }
+        }
+        let kept = try failedLie(1)
+        #expect(partialFiles().count == 3, "\(partialFiles())")
+        let cleared = try client.result("clear", as: ChangedResult.self, params: #"{"failed":true}"#)
+        #expect(cleared.changed == [missing.downloads[0].id, busy.downloads[0].id, kept.id])
+        #expect(partialFiles() == [(kept.file as NSString).lastPathComponent + ".part"])
+        let deleted = try failedLie(2)
+        #expect(partialFiles().count == 2)
+        let clearedAll = try client.result(
+            "clear",
+            as: ChangedResult.self,
+            params: #"{"failed":true,"delete_partial":true}"#
+        )
+        #expect(clearedAll.changed == [deleted.id])
+        #expect(partialFiles() == [(kept.file as NSString).lastPathComponent + ".part"])
         #expect(daemon.stop() == 0)
     }
 

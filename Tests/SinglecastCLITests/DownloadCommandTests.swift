@@ -345,6 +345,12 @@ import Testing
             stdout: "Cleared 1 download.\n"
         ),
         ChangeCase(
+            arguments: ["clear", "--failed", "--delete-partial"],
+            params: #"{"delete_partial":true,"failed":true}"#,
+            changed: [9],
+            stdout: "Cleared 1 download.\n"
+        ),
+        ChangeCase(
             arguments: ["clear", "--completed"],
             params: #"{"completed":true}"#,
             changed: [],

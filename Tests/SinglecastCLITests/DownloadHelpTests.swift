@@ -180,10 +180,11 @@ import Testing
         "clear": """
         OVERVIEW: Remove finished downloads from the list.
 
-        Only the entries go; the downloaded files stay on disk. Give --completed,
-        --failed or both.
+        Only the entries go; downloaded files stay on disk, and so do the partial files
+        of failed downloads unless --delete-partial is given (empty ones are always
+        removed). Give --completed, --failed or both.
 
-        USAGE: singlecastctl clear [--socket <path>] [--json] [--completed] [--failed]
+        USAGE: singlecastctl clear [--socket <path>] [--json] [--completed] [--failed] [--delete-partial]
 
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
@@ -191,6 +192,8 @@ import Testing
           --json                  Print machine-readable JSON instead of text.
           --completed             Remove completed downloads.
           --failed                Remove failed downloads.
+          --delete-partial        Also delete the partial files of the failed downloads
+                                  removed.
           --version               Show the version.
           -h, --help              Show help information.
 

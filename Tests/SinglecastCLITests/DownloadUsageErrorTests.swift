@@ -26,7 +26,7 @@ import Testing
     static let retry = usage("retry", "[<id> ...] [--all]")
     static let cancel = usage("cancel", "<id> ... [--delete-partial]")
     static let move = usage("move", "<id> [--top] [--bottom] [--before <id>]")
-    static let clear = usage("clear", "[--completed] [--failed]")
+    static let clear = usage("clear", "[--completed] [--failed] [--delete-partial]")
     static let limit = usage("limit", "[<rate>]")
 
     static let headerHelp = "Help:  --header <header>  Extra request header as 'Name: value'; repeat for several.\n"
@@ -173,6 +173,10 @@ import Testing
         ),
         // clear
         Case(arguments: ["clear"], stderr: "Error: Give --completed, --failed or both\n" + clear),
+        Case(
+            arguments: ["clear", "--completed", "--delete-partial"],
+            stderr: "Error: --delete-partial applies to --failed\n" + clear
+        ),
         // limit
         Case(
             arguments: ["limit", "fast"],

@@ -8,12 +8,13 @@ private enum CurlFailureMapping {
         code: Int32,
         url: String,
         location: String? = nil,
-        options: TransferOptions = TransferOptions()
+        options: TransferOptions = TransferOptions(),
+        message: String = "test"
     ) -> TransferError {
         TransferError(
             CurlFailure(
                 code: code,
-                curlMessage: "test",
+                curlMessage: message,
                 url: url,
                 redirectLocation: location,
                 bodyBytesReceived: 0,
@@ -34,6 +35,23 @@ private enum CurlFailureMapping {
     private static let sslConnectError: Int32 = 35
     private static let tooManyRedirects: Int32 = 47
     private static let peerFailedVerification: Int32 = 60
+    private static let receiveError: Int32 = 56
+
+    @Test func endlessHeadersAreToldApartFromABrokenConnection() {
+        let headers = CurlFailureMapping.map(
+            code: Self.receiveError,
+            url: "http://feeds.example/ep.mp3",
+            message: "Too large response headers: 307783 > 307200"
+        )
+        #expect(headers.code == .headersTooLarge)
+        #expect(headers.message.contains("headers without end"))
+        let reset = CurlFailureMapping.map(
+            code: Self.receiveError,
+            url: "http://feeds.example/ep.mp3",
+            message: "Recv failure: Connection reset by peer"
+        )
+        #expect(reset.code == .network)
+    }
 
     @Test func insecureRedirectIsToldApartFromOtherSchemes() throws {
         var options = TransferOptions()

@@ -59,10 +59,13 @@ package struct ClearCommand: CLICommand {
     package static let configuration = CommandConfiguration(
         commandName: "clear",
         abstract: "Remove finished downloads from the list.",
-        discussion: "Only the entries go; the downloaded files stay on disk. Give --completed, --failed or both.",
+        discussion:
+            "Only the entries go; downloaded files stay on disk, and so do the partial files of failed downloads "
+            + "unless --delete-partial is given (empty ones are always removed). Give --completed, --failed or both.",
         arguments: [
             .flag("completed", help: "Remove completed downloads."),
             .flag("failed", help: "Remove failed downloads."),
+            .flag("delete-partial", help: "Also delete the partial files of the failed downloads removed."),
         ]
     )
 
@@ -73,8 +76,14 @@ package struct ClearCommand: CLICommand {
         options = try GlobalOptions(arguments)
         let completed = arguments.flag("completed")
         let failed = arguments.flag("failed")
+        let deletePartial = arguments.flag("delete-partial")
         if !completed, !failed { throw UsageError.validation("Give --completed, --failed or both") }
-        params = ClearParams(completed: completed ? true : nil, failed: failed ? true : nil)
+        if deletePartial, !failed { throw UsageError.validation("--delete-partial applies to --failed") }
+        params = ClearParams(
+            completed: completed ? true : nil,
+            failed: failed ? true : nil,
+            deletePartial: deletePartial ? true : nil
+        )
     }
 
     package func run(_ context: CommandContext) async throws {

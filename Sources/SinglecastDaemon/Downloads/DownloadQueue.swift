@@ -80,6 +80,9 @@ package actor DownloadQueue: Service {
     private var reservedPaths: Set<String> = []
     private let wakeups: AsyncStream<Void>
     private let wakeup: AsyncStream<Void>.Continuation
+    /// Signals every published event, so the daemon's status line is rebuilt only when something changed.
+    package nonisolated let changes: AsyncStream<Void>
+    private let changed: AsyncStream<Void>.Continuation
     private var timerAt: Int64?
     /// Completions waiting for the next group commit, and whether one is running.
     private var completionBatch: [(record: DownloadRecord, done: CheckedContinuation<(any Error)?, Never>)] = []
@@ -114,6 +117,7 @@ package actor DownloadQueue: Service {
         self.defaultDirectory = defaultDirectory
         self.distrustUncheckpointedBytes = distrustUncheckpointedBytes
         (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        (changes, changed) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     // MARK: - Service
@@ -157,7 +161,7 @@ package actor DownloadQueue: Service {
         for var record in try await store.downloads() {
             switch record.state {
             case .cancelled:
-                if record.deletePartial { unlink(record.partialPath) }
+                Self.discardPartial(of: record)
                 removed.append(record.id)
                 continue
             case .active:
@@ -471,7 +475,8 @@ package actor DownloadQueue: Service {
             let decision: FailureDecision
             switch error.code {
             case .diskFull: decision = .pause(reason: "disk_full")
-            case .schemeNotAllowed, .insecureRedirect, .tooManyRedirects, .tooLarge, .invalidURL: decision = .fail
+            case .schemeNotAllowed, .insecureRedirect, .tooManyRedirects, .tooLarge, .headersTooLarge, .invalidURL:
+                decision = .fail
             case .rangeMismatch: decision = retryDecision(record, retryAfter: nil, immediately: true)
             default: decision = retryDecision(record, retryAfter: nil)
             }
@@ -529,7 +534,7 @@ package actor DownloadQueue: Service {
         guard var record = records[id] else { return }
         if record.state == .active { record.state = .queued }  // shutdown: resume at the next start
         if record.state == .cancelled {
-            if record.deletePartial { unlink(record.partialPath) }
+            Self.discardPartial(of: record)
             records[id] = nil
             do {
                 try await store.deleteDownloads([id])
@@ -859,7 +864,7 @@ package actor DownloadQueue: Service {
         }
         // Those without a transfer go at once, in one transaction rather than one each.
         for record in idle {
-            if record.deletePartial { unlink(record.partialPath) }
+            Self.discardPartial(of: record)
             records[record.id] = nil
         }
         do {
@@ -919,8 +924,12 @@ package actor DownloadQueue: Service {
         } catch {
             throw RPCError.internalError("the queue could not be saved: \(error)")
         }
-        for record in cleared {
+        for var record in cleared {
             records[record.id] = nil
+            if record.state == .failed {
+                record.deletePartial = params.deletePartial ?? false
+                Self.discardPartial(of: record)
+            }
             publish(.removed, record)
         }
         return ChangedResult(changed: cleared.map(\.id).sorted())
@@ -1051,6 +1060,7 @@ package actor DownloadQueue: Service {
     }
 
     private func publish(_ event: DownloadEvent, _ record: DownloadRecord) {
+        changed.yield()
         events.publish(.downloads, method: event.rawValue, params: DownloadEventParams(download: info(record)))
     }
 
@@ -1124,6 +1134,12 @@ package actor DownloadQueue: Service {
     private static func fileSize(_ path: String) -> Int64? {
         var info = stat()
         return stat(path, &info) == 0 ? Int64(info.st_size) : nil
+    }
+
+    /// Removes the partial file of a download being forgotten when asked to, or when it is empty (a 404 leaves
+    /// one): with the row gone nothing could resume it.
+    private static func discardPartial(of record: DownloadRecord) {
+        if record.deletePartial || fileSize(record.partialPath) == 0 { unlink(record.partialPath) }
     }
 
     private static func partialSize(_ record: DownloadRecord) -> Int64 {
