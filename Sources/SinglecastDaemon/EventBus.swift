@@ -57,11 +57,16 @@ package final class EventBus: Sendable {
         state.withLock { $0.subscribers.values.count(where: { !$0.topics.isEmpty }) }
     }
 
+    /// Whether any connection watches `topic`: events nobody receives need not be built.
+    package func isWatched(_ topic: EventTopic) -> Bool {
+        state.withLock { $0.subscribers.values.contains { $0.topics.contains(topic) } }
+    }
+
     /// Encodes the event once and queues it for every subscriber of `topic`.
     package func publish(_ topic: EventTopic, method: String, params: some Encodable) {
         // Most of the time nobody watches: an enqueue of 10,000 downloads spent a third of its time encoding
         // `download.added` events for no one.
-        guard state.withLock({ $0.subscribers.values.contains { $0.topics.contains(topic) } }) else { return }
+        guard isWatched(topic) else { return }
         let line: Data
         do {
             line = try WireCoding.notificationLine(method: method, params: params)

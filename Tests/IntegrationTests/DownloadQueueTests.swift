@@ -152,6 +152,29 @@ import Glibc
         #expect(daemon.stop() == 0)
     }
 
+    @Test func aLargeEnqueueAvoidsNamesTakenOnDisk() throws {
+        let server = try FaultServer()
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let directory = daemon.root.file("dl")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        // A file and a kept partial file take two names; 40 URLs make a batch that lists the directory once.
+        for taken in ["1000", "1001.part"] {
+            #expect(FileManager.default.createFile(atPath: directory + "/" + taken, contents: Data("mine".utf8)))
+        }
+        let urls = (1000..<1040).map { server.url("/file/\($0)") }
+        let queued = try enqueue(client, EnqueueParams(urls: urls, directory: directory)).downloads
+        let names = queued.map { ($0.file as NSString).lastPathComponent }
+        #expect(names[0] == "1000 (2)" && names[1] == "1001 (2)" && names[2] == "1002", "\(names.prefix(3))")
+        #expect(Set(names).count == 40)
+        for download in queued { try waitFor(client, download.id) { $0.state == .completed } }
+        #expect(FileManager.default.contents(atPath: directory + "/1000") == Data("mine".utf8))
+        #expect(FileManager.default.contents(atPath: directory + "/1001.part") == Data("mine".utf8))
+        #expect(FileManager.default.contents(atPath: directory + "/1001 (2)") == TestContent.data(size: 1001))
+        #expect(daemon.stop() == 0)
+    }
+
     @Test func permanentErrorsFailAtOnceAndTemporaryOnesAreRetried() throws {
         let server = try FaultServer()
         let daemon = DaemonProcess()

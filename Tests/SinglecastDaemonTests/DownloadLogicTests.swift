@@ -221,6 +221,23 @@ struct EpisodeNamingTests {
         #expect(EpisodeNaming(template: "{date} {guid}").place(late).fileName == "undated g_1")
     }
 
+    @Test func daysMatchTheGregorianCalendarInUTC() {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        var generator = SystemRandomNumberGenerator()
+        // Leap days, century years, the epoch's edges, dates before 1970, and random seconds from 1900 to 2100.
+        let fixed: [Double] = [
+            -1, 0, 951_782_400, 951_868_799, 4_107_542_399, 4_107_542_400, -2_208_988_800, 68_169_600,
+        ]
+        let random = (0..<2000).map { _ in Double(Int64.random(in: -2_208_988_800...4_102_444_800, using: &generator)) }
+        for seconds in fixed + random {
+            let date = Date(timeIntervalSince1970: seconds)
+            let parts = calendar.dateComponents([.year, .month, .day], from: date)
+            let expected = String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!)
+            #expect(EpisodeNaming.day(date) == expected, "\(seconds)")
+        }
+    }
+
     @Test func feedValuesNeverAddFoldersOrEscape() {
         let naming = EpisodeNaming(template: "{podcast}/{season}x{episode} {title}.{ext}")
         let place = naming.place(episode(title: "../../.bashrc", podcast: "../../etc"))

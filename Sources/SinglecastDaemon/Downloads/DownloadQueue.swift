@@ -719,16 +719,28 @@ package actor DownloadQueue: Service {
         let now = Self.now()
         var taken: Set<String> = []
         var newRecords: [DownloadRecord] = []
+        // A large batch lists each directory once instead of asking for two paths per download.
+        let listings: [String: Set<String>]? =
+            requests.count < 32
+            ? nil
+            : Dictionary(
+                uniqueKeysWithValues: Set(requests.map(\.directory)).map { directory in
+                    (directory, Set((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []))
+                }
+            )
         for (request, url) in zip(requests, urls) {
             let directory = request.directory
             var name = request.name.map { FileNaming.sanitize($0) } ?? FileNaming.name(for: url)
+            let listing = listings?[directory]
             // A leftover `<name>.part` (kept by `cancel` without delete_partial) also takes the name: the new
             // download would resume into it or truncate it.
             name = FileNaming.unique(name) { candidate in
                 let path = directory + "/" + candidate
-                return taken.contains(path) || reservedPaths.contains(path)
-                    || records.isClaimed(path, byOtherThan: nil)
-                    || FileManager.default.fileExists(atPath: path)
+                if taken.contains(path) || reservedPaths.contains(path) || records.isClaimed(path, byOtherThan: nil) {
+                    return true
+                }
+                if let listing { return listing.contains(candidate) || listing.contains(candidate + ".part") }
+                return FileManager.default.fileExists(atPath: path)
                     || FileManager.default.fileExists(atPath: path + ".part")
             }
             taken.insert(directory + "/" + name)
@@ -1061,6 +1073,8 @@ package actor DownloadQueue: Service {
 
     private func publish(_ event: DownloadEvent, _ record: DownloadRecord) {
         changed.yield()
+        // Building the event stats the partial file: not worth it for nobody.
+        guard events.isWatched(.downloads) else { return }
         events.publish(.downloads, method: event.rawValue, params: DownloadEventParams(download: info(record)))
     }
 

@@ -9,9 +9,31 @@ package struct EpisodeNaming: Sendable, Hashable {
     package static let defaultTemplate = "{podcast}/{date} {title}.{ext}"
     package static let placeholders = ["podcast", "title", "date", "ext", "season", "episode", "guid", "id"]
 
-    package var template: String
+    package let template: String
+    /// The template's path components, parsed once: an enqueue of 10,000 episodes names each of them.
+    private let components: [[Segment]]
 
-    package init(template: String = EpisodeNaming.defaultTemplate) { self.template = template }
+    private enum Segment: Sendable, Hashable {
+        case text(String)
+        case placeholder(String)
+    }
+
+    package init(template: String = EpisodeNaming.defaultTemplate) {
+        self.template = template
+        components = template.split(separator: "/", omittingEmptySubsequences: true).map(Self.segments)
+    }
+
+    private static func segments(_ part: Substring) -> [Segment] {
+        var segments: [Segment] = []
+        var rest = part
+        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+            if open > rest.startIndex { segments.append(.text(String(rest[..<open]))) }
+            segments.append(.placeholder(String(rest[rest.index(after: open)..<close])))
+            rest = rest[rest.index(after: close)...]
+        }
+        if !rest.isEmpty { segments.append(.text(String(rest))) }
+        return segments
+    }
 
     /// The facts a template may use.
     package struct Episode: Sendable {
@@ -73,53 +95,56 @@ package struct EpisodeNaming: Sendable, Hashable {
 
     /// The folders below the download directory and the file name for `episode`.
     package func place(_ episode: Episode) -> (folders: [String], fileName: String) {
-        let values: [String: String] = [
-            "podcast": episode.podcastTitle,
-            "title": episode.title,
-            "date": episode.published.map(Self.day) ?? "undated",
-            "ext": Self.fileExtension(url: episode.enclosureURL, type: episode.enclosureType),
-            "season": episode.season.map(String.init) ?? "",
-            "episode": episode.episode.map(String.init) ?? "",
-            "guid": episode.guid ?? "",
-            "id": String(episode.id),
-        ]
-        var components = template.split(separator: "/", omittingEmptySubsequences: true).map { part in
-            FileNaming.sanitize(Self.fill(String(part), values), fallback: "episode \(episode.id)")
+        var folders = components.map { segments in
+            var text = ""
+            for segment in segments {
+                switch segment {
+                case .text(let literal): text += literal
+                case .placeholder(let name):
+                    // A feed's value never adds a folder.
+                    let value = Self.value(of: name, for: episode)
+                    text += value.contains("/") ? value.replacingOccurrences(of: "/", with: "_") : value
+                }
+            }
+            return FileNaming.sanitize(text, fallback: "episode \(episode.id)")
         }
-        let fileName = components.popLast() ?? "episode \(episode.id)"
-        return (components, fileName)
+        let fileName = folders.popLast() ?? "episode \(episode.id)"
+        return (folders, fileName)
     }
 
-    private static func fill(_ part: String, _ values: [String: String]) -> String {
-        var result = ""
-        var rest = part[...]
-        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
-            result += rest[..<open]
-            let name = String(rest[rest.index(after: open)..<close])
-            // A feed's value never adds a folder.
-            let value = values[name] ?? ""
-            result += value.contains("/") ? value.replacingOccurrences(of: "/", with: "_") : value
-            rest = rest[rest.index(after: close)...]
+    private static func value(of placeholder: String, for episode: Episode) -> String {
+        switch placeholder {
+        case "podcast": episode.podcastTitle
+        case "title": episode.title
+        case "date": episode.published.map(day) ?? "undated"
+        case "ext": fileExtension(url: episode.enclosureURL, type: episode.enclosureType)
+        case "season": episode.season.map(String.init) ?? ""
+        case "episode": episode.episode.map(String.init) ?? ""
+        case "guid": episode.guid ?? ""
+        case "id": String(episode.id)
+        default: ""
         }
-        result += rest
-        return result
     }
 
-    /// One calendar for every episode: making a calendar, a time zone and a formatted string per episode was a
-    /// tenth of an enqueue of 10,000 episodes.
-    private static let utcCalendar: Calendar = {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        return calendar
-    }()
-
-    private static func day(_ date: Date) -> String {
-        let components = utcCalendar.dateComponents([.year, .month, .day], from: date)
-        func padded(_ value: Int?, _ width: Int) -> String {
-            let digits = String(value ?? 0)
+    /// `2024-03-07`, the UTC day of `date`, by arithmetic: a calendar per episode was a tenth of an enqueue of
+    /// 10,000 episodes, and even a shared one cost microseconds each.
+    package static func day(_ date: Date) -> String {
+        // Days since 1970-01-01 to a civil date (the proleptic Gregorian calendar), after Howard Hinnant's
+        // `civil_from_days`.
+        let days = Int((date.timeIntervalSince1970 / 86_400).rounded(.down)) + 719_468
+        let era = (days >= 0 ? days : days - 146_096) / 146_097
+        let dayOfEra = days - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func padded(_ value: Int, _ width: Int) -> String {
+            let digits = String(value)
             return String(repeating: "0", count: max(0, width - digits.count)) + digits
         }
-        return padded(components.year, 4) + "-" + padded(components.month, 2) + "-" + padded(components.day, 2)
+        return padded(year, 4) + "-" + padded(month, 2) + "-" + padded(day, 2)
     }
 
     /// The enclosure's extension (without the query string), else one for its MIME type, else `mp3`.
