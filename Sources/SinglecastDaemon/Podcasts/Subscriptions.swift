@@ -43,6 +43,8 @@ package actor Subscriptions: Service {
     private var refreshing: [Int64: Task<RefreshResult.Entry, Never>] = [:]
     private let wakeups: AsyncStream<Void>
     private let wakeup: AsyncStream<Void>.Continuation
+    /// When the sleeping child of ``run()`` wakes the loop, if one sleeps.
+    private var timerAt: Int64?
 
     package init(
         store: Store,
@@ -82,29 +84,44 @@ package actor Subscriptions: Service {
     /// Refreshes every podcast whose time has come, a few at a time, then sleeps until the next one is due.
     package func run() async throws {
         wakeup.yield()
-        for await _ in wakeups {
-            let now = Self.now()
-            let due = podcasts.values.filter { !$0.gone && ($0.nextRefreshAt ?? 0) <= now }
-                .sorted { ($0.nextRefreshAt ?? 0) < ($1.nextRefreshAt ?? 0) }
-            await withTaskGroup(of: Void.self) { group in
-                var running = 0
-                for podcast in due {
-                    if running == 4 {
-                        await group.next()
-                        running -= 1
-                    }
-                    group.addTask { _ = await self.refreshAndApply(podcast.id) }
-                    running += 1
+        // One sleeping child at a time: a wake-up before it ends (a new subscription, a changed interval) only
+        // replaces it when the next refresh moved earlier, and shutdown cancels it.
+        await withDiscardingTaskGroup { group in
+            for await _ in wakeups {
+                await refreshDue()
+                if Task.isCancelled { break }
+                let next = podcasts.values.compactMap { $0.gone ? nil : $0.nextRefreshAt }.min()
+                let wakeAt = Self.now() + max(1000, min((next ?? Int64.max) - Self.now(), 60_000))
+                if timerAt.map({ wakeAt < $0 }) ?? true {
+                    timerAt = wakeAt
+                    group.addTask { await self.sleepUntil(wakeAt) }
                 }
             }
-            if Task.isCancelled { break }
-            let next = podcasts.values.compactMap { $0.gone ? nil : $0.nextRefreshAt }.min()
-            let delay = max(1000, min((next ?? Int64.max) - Self.now(), 60_000))
-            Task { [wakeup] in
-                try? await Task.sleep(for: .milliseconds(delay))
-                wakeup.yield()
+            group.cancelAll()
+        }
+    }
+
+    private func refreshDue() async {
+        let now = Self.now()
+        let due = podcasts.values.filter { !$0.gone && ($0.nextRefreshAt ?? 0) <= now }
+            .sorted { ($0.nextRefreshAt ?? 0) < ($1.nextRefreshAt ?? 0) }
+        await withTaskGroup(of: Void.self) { group in
+            var running = 0
+            for podcast in due {
+                if running == 4 {
+                    await group.next()
+                    running -= 1
+                }
+                group.addTask { _ = await self.refreshAndApply(podcast.id) }
+                running += 1
             }
         }
+    }
+
+    private func sleepUntil(_ at: Int64) async {
+        try? await Task.sleep(for: .milliseconds(max(0, at - Self.now())))
+        if timerAt == at { timerAt = nil }
+        wakeup.yield()
     }
 
     package nonisolated func shutdown() { wakeup.finish() }
@@ -404,15 +421,16 @@ package actor Subscriptions: Service {
     }
 
     private func performRefresh(_ id: Int64) async -> RefreshResult.Entry {
-        guard let podcast = podcasts[id] else {
-            return RefreshResult.Entry(
+        func unsubscribed(_ error: String) -> RefreshResult.Entry {
+            RefreshResult.Entry(
                 podcast: Self.placeholderInfo(id),
                 outcome: "failed",
                 newEpisodes: 0,
                 queued: [],
-                error: "unsubscribed"
+                error: error
             )
         }
+        guard let podcast = podcasts[id] else { return unsubscribed("unsubscribed") }
         let fetched: Fetched
         do {
             fetched = try await fetchFeed(podcast, conditional: true)
@@ -420,15 +438,7 @@ package actor Subscriptions: Service {
             fetched = .failed(reason: "feed_unreachable", message: String(describing: error))
         }
         let now = Self.now()
-        guard var current = podcasts[id] else {
-            return RefreshResult.Entry(
-                podcast: Self.placeholderInfo(id),
-                outcome: "failed",
-                newEpisodes: 0,
-                queued: [],
-                error: "unsubscribed during the refresh"
-            )
-        }
+        guard var current = podcasts[id] else { return unsubscribed("unsubscribed during the refresh") }
         current.refreshedAt = now
         current.nextRefreshAt = now + jitteredInterval()
         var outcome = "updated"
