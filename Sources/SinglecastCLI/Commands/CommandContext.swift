@@ -68,6 +68,22 @@ package struct CommandContext: Sendable {
         }
     }
 
+    /// What most commands do: call `method`, then print its result as it came (`--json`) or decoded and rendered.
+    package func callAndPrint<Result: Decodable>(
+        _ method: SinglecastProtocol.Method,
+        params: JSONValue? = nil,
+        options: GlobalOptions,
+        as type: Result.Type,
+        render: (Result) throws -> String
+    ) async throws {
+        let (result, _) = try await call(method, params: params, options: options)
+        if options.json {
+            try printJSON(result)
+            return
+        }
+        stdout.write(try render(decode(type, from: result, method: method)))
+    }
+
     /// Prints `value` as one line of compact JSON with sorted keys, the same encoding as the wire.
     package func printJSON(_ value: some Encodable) throws {
         let data = try WireCoding.encoder().encode(value)

@@ -33,12 +33,12 @@ package struct SearchCommand: CLICommand {
     }
 
     package func run(_ context: CommandContext) async throws {
-        let (result, _) = try await context.call(.search, params: try WireCoding.value(of: params), options: options)
-        if options.json {
-            try context.printJSON(result)
-            return
-        }
-        context.stdout.write(Self.render(try context.decode(SearchResult.self, from: result, method: .search)))
+        try await context.callAndPrint(
+            .search,
+            params: try WireCoding.value(of: params),
+            options: options,
+            as: SearchResult.self
+        ) { Self.render($0) }
     }
 
     /// The table of podcasts, or `No podcasts found for 'term'.`
@@ -88,13 +88,9 @@ package struct LookupCommand: CLICommand {
 
     package func run(_ context: CommandContext) async throws {
         let params = try WireCoding.value(of: LookupParams(id: id))
-        let (result, _) = try await context.call(.lookup, params: params, options: options)
-        if options.json {
-            try context.printJSON(result)
-            return
+        try await context.callAndPrint(.lookup, params: params, options: options, as: LookupResult.self) { found in
+            Self.render(found.podcast, style: context.style)
         }
-        let found = try context.decode(LookupResult.self, from: result, method: .lookup)
-        context.stdout.write(Self.render(found.podcast, style: context.style))
     }
 
     /// The key/value table; rows Apple gave no value for are left out.
@@ -140,12 +136,12 @@ package struct TopCommand: CLICommand {
     }
 
     package func run(_ context: CommandContext) async throws {
-        let (result, _) = try await context.call(.top, params: try WireCoding.value(of: params), options: options)
-        if options.json {
-            try context.printJSON(result)
-            return
-        }
-        context.stdout.write(Self.render(try context.decode(TopResult.self, from: result, method: .top)))
+        try await context.callAndPrint(
+            .top,
+            params: try WireCoding.value(of: params),
+            options: options,
+            as: TopResult.self
+        ) { Self.render($0) }
     }
 
     /// The chart as a table, or `The US chart is empty.`

@@ -36,13 +36,9 @@ package struct DownloadsCommand: CLICommand {
 
     package func run(_ context: CommandContext) async throws {
         let params = try WireCoding.value(of: DownloadsParams(state: state))
-        let (result, _) = try await context.call(.downloads, params: params, options: options)
-        if options.json {
-            try context.printJSON(result)
-            return
+        try await context.callAndPrint(.downloads, params: params, options: options, as: DownloadsResult.self) { list in
+            Self.render(list.downloads, state: state, now: Date(), style: context.style)
         }
-        let list = try context.decode(DownloadsResult.self, from: result, method: .downloads)
-        context.stdout.write(Self.render(list.downloads, state: state, now: Date(), style: context.style))
     }
 
     /// The table, or `No downloads.` (`No failed downloads.` with a state filter).
@@ -90,13 +86,9 @@ package struct ShowCommand: CLICommand {
 
     package func run(_ context: CommandContext) async throws {
         let params = try WireCoding.value(of: ShowParams(id: id))
-        let (result, _) = try await context.call(.show, params: params, options: options)
-        if options.json {
-            try context.printJSON(result)
-            return
+        try await context.callAndPrint(.show, params: params, options: options, as: DownloadInfo.self) { download in
+            Self.render(download, now: Date(), style: context.style)
         }
-        let download = try context.decode(DownloadInfo.self, from: result, method: .show)
-        context.stdout.write(Self.render(download, now: Date(), style: context.style))
     }
 
     /// The key/value table; rows that do not apply (speed of a paused download, no error) are left out.

@@ -156,13 +156,12 @@ package struct EnqueueCommand: CLICommand {
             priority: priority,
             episodes: episodes.isEmpty ? nil : episodes
         )
-        let (result, _) = try await context.call(.enqueue, params: try WireCoding.value(of: params), options: options)
-        if options.json {
-            try context.printJSON(result)
-            return
-        }
-        let enqueued = try context.decode(EnqueueResult.self, from: result, method: .enqueue)
-        context.stdout.write(Self.render(enqueued))
+        try await context.callAndPrint(
+            .enqueue,
+            params: try WireCoding.value(of: params),
+            options: options,
+            as: EnqueueResult.self
+        ) { enqueued in Self.render(enqueued) }
     }
 
     /// `Queued 12  https://…  → /path/file.mp3` or `Already queued 7  https://…`, one line per URL.

@@ -24,13 +24,9 @@ package struct PodcastsCommand: CLICommand {
     }
 
     package func run(_ context: CommandContext) async throws {
-        let (result, _) = try await context.call(.podcasts, options: options)
-        if options.json {
-            try context.printJSON(result)
-            return
+        try await context.callAndPrint(.podcasts, options: options, as: PodcastsResult.self) { list in
+            Self.render(list.podcasts, style: context.style)
         }
-        let list = try context.decode(PodcastsResult.self, from: result, method: .podcasts)
-        context.stdout.write(Self.render(list.podcasts, style: context.style))
     }
 
     /// The table, then one line per podcast with a problem; `No podcasts.` with a hint when there are none.
@@ -108,13 +104,12 @@ package struct EpisodesCommand: CLICommand {
     }
 
     package func run(_ context: CommandContext) async throws {
-        let (result, _) = try await context.call(.episodes, params: try WireCoding.value(of: params), options: options)
-        if options.json {
-            try context.printJSON(result)
-            return
-        }
-        let list = try context.decode(EpisodesResult.self, from: result, method: .episodes)
-        context.stdout.write(Self.render(list, onlyNew: params.new == true, style: context.style))
+        try await context.callAndPrint(
+            .episodes,
+            params: try WireCoding.value(of: params),
+            options: options,
+            as: EpisodesResult.self
+        ) { list in Self.render(list, onlyNew: params.new == true, style: context.style) }
     }
 
     /// `3  The Daily: 120 episodes, 2 new`, a blank line and the table (or `No new episodes.`).
@@ -248,17 +243,12 @@ package struct DownloadLatestCommand: CLICommand {
     }
 
     package func run(_ context: CommandContext) async throws {
-        let (result, _) = try await context.call(
+        try await context.callAndPrint(
             .download,
             params: try WireCoding.value(of: params),
-            options: options
-        )
-        if options.json {
-            try context.printJSON(result)
-            return
-        }
-        let queued = try context.decode(EnqueueResult.self, from: result, method: .download)
-        context.stdout.write(Self.render(queued))
+            options: options,
+            as: EnqueueResult.self
+        ) { Self.render($0) }
     }
 
     /// The lines of `enqueue`, or `The podcast has no episodes to download.`.

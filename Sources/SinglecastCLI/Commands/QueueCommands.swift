@@ -36,13 +36,12 @@ package struct MoveCommand: CLICommand {
     }
 
     package func run(_ context: CommandContext) async throws {
-        let (result, _) = try await context.call(.move, params: try WireCoding.value(of: params), options: options)
-        if options.json {
-            try context.printJSON(result)
-            return
-        }
-        let changed = try context.decode(ChangedResult.self, from: result, method: .move)
-        context.stdout.write(Self.render(changed, params: params))
+        try await context.callAndPrint(
+            .move,
+            params: try WireCoding.value(of: params),
+            options: options,
+            as: ChangedResult.self
+        ) { changed in Self.render(changed, params: params) }
     }
 
     /// `Moved 3 to the top.`, `Moved 3 before 5.` or `Nothing to move.` when it was already there.
@@ -87,13 +86,12 @@ package struct ClearCommand: CLICommand {
     }
 
     package func run(_ context: CommandContext) async throws {
-        let (result, _) = try await context.call(.clear, params: try WireCoding.value(of: params), options: options)
-        if options.json {
-            try context.printJSON(result)
-            return
-        }
-        let changed = try context.decode(ChangedResult.self, from: result, method: .clear)
-        context.stdout.write(Self.render(changed))
+        try await context.callAndPrint(
+            .clear,
+            params: try WireCoding.value(of: params),
+            options: options,
+            as: ChangedResult.self
+        ) { changed in Self.render(changed) }
     }
 
     /// `Cleared 5 downloads.` or `Nothing to clear.`.
@@ -176,13 +174,9 @@ package struct LimitCommand: CLICommand {
             case .bytesPerSecond(let bytes): try WireCoding.value(of: LimitParams(rate: bytes))
             }
         }
-        let (result, _) = try await context.call(.limit, params: params, options: options)
-        if options.json {
-            try context.printJSON(result)
-            return
+        try await context.callAndPrint(.limit, params: params, options: options, as: LimitParams.self) { limit in
+            "Speed limit: \(Self.describe(limit.rate))\n"
         }
-        let limit = try context.decode(LimitParams.self, from: result, method: .limit)
-        context.stdout.write("Speed limit: \(Self.describe(limit.rate))\n")
     }
 
     /// `2.0 MB/s`, or `none` for `nil` and 0.

@@ -63,17 +63,12 @@ extension SelectionCommand {
     }
 
     package func run(_ context: CommandContext) async throws {
-        let (result, _) = try await context.call(
+        try await context.callAndPrint(
             Self.method,
             params: try WireCoding.value(of: selection),
-            options: options
-        )
-        if options.json {
-            try context.printJSON(result)
-            return
-        }
-        let changed = try context.decode(ChangedResult.self, from: result, method: Self.method)
-        context.stdout.write(Self.render(changed))
+            options: options,
+            as: ChangedResult.self
+        ) { Self.render($0) }
     }
 
     /// `Paused 3, 4.` or `Nothing to pause.`.

@@ -301,13 +301,12 @@ package struct SetCommand: CLICommand {
     }
 
     package func run(_ context: CommandContext) async throws {
-        let (result, _) = try await context.call(.set, params: try WireCoding.value(of: params), options: options)
-        if options.json {
-            try context.printJSON(result)
-            return
-        }
-        let changed = try context.decode(PodcastResult.self, from: result, method: .set)
-        context.stdout.write(Self.render(changed.podcast))
+        try await context.callAndPrint(
+            .set,
+            params: try WireCoding.value(of: params),
+            options: options,
+            as: PodcastResult.self
+        ) { changed in Self.render(changed.podcast) }
     }
 
     /// `Set 3  The Daily: auto-download latest:3, keep 5`.
