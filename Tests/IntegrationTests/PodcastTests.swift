@@ -213,6 +213,19 @@ import Glibc
         let badPolicy = try error(client, "set", #"{"podcast":"Mover","auto_download":"latest:5","keep":2}"#)
         #expect(badPolicy.reason == "invalid_params" && badPolicy.message.contains("keep"))
 
+        // A feed that turns 410 at a refresh is retired: it keeps its episodes and is no longer refreshed.
+        let doomedURL = faults.url("/gone-after/1/doomed?url=\(feedURL)")
+        let doomed = try call(client, "subscribe", #"{"url":"\#(doomedURL)"}"#, as: SubscribeResult.self)
+        #expect(doomed.podcast.feedURL == doomedURL, "a temporary redirect keeps the URL")
+        let retired = try call(client, "refresh", "{\"podcast\":\"\(doomed.podcast.id)\"}", as: RefreshResult.self)
+        #expect(retired.refreshed.first?.outcome == "gone", "\(retired)")
+        let kept = try call(client, "podcasts", nil, as: PodcastsResult.self).podcasts.first {
+            $0.id == doomed.podcast.id
+        }
+        #expect(kept?.gone == true && kept?.nextRefreshAt == nil, "\(String(describing: kept))")
+        #expect(kept?.episodes == doomed.podcast.episodes && kept?.lastError?.contains("410") == true)
+        _ = try call(client, "unsubscribe", "{\"podcast\":\"\(doomed.podcast.id)\"}", as: UnsubscribeResult.self)
+
         // The podcast survives a restart, and a broken refresh keeps its episodes.
         #expect(daemon.stop() == 0)
         let again = DaemonProcess(root: daemon.root)

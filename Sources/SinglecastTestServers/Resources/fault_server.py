@@ -32,6 +32,7 @@ Paths:
   /conditional/<size>            like /file, but 304 when If-None-Match matches its ETag (or is *), or, without
                                  If-None-Match, when If-Modified-Since is not before its Last-Modified.
   /gone                          410 Gone.
+  /gone-after/<n>/<tag>?url=<url>  302 to <url> for the first <n> requests of this path, 410 Gone after them.
   /endless-headers               200 followed by header lines without end (1 KiB each) until the client leaves.
   /endless-body                  200 without Content-Length, ended by closing, whose body never ends until the
                                  client leaves.
@@ -100,6 +101,7 @@ class FaultHandler(http.server.BaseHTTPRequestHandler):
     server_version = "singlecast-fault-server"
     counter = 0
     counter_lock = threading.Lock()
+    requests_by_path = {}
 
     def log_message(self, format, *args):  # quiet: tests read outcomes, not logs
         pass
@@ -302,6 +304,14 @@ class FaultHandler(http.server.BaseHTTPRequestHandler):
                 self.serve_file(size, etag)
         elif kind == "gone":
             self.simple(410, b"this feed is gone for good\n")
+        elif kind == "gone-after":
+            with FaultHandler.counter_lock:
+                seen = FaultHandler.requests_by_path.get(self.path, 0)
+                FaultHandler.requests_by_path[self.path] = seen + 1
+            if seen < int(parts[1]):
+                self.simple(302, b"still here\n", [("Location", query["url"][0])])
+            else:
+                self.simple(410, b"this feed is gone for good\n")
         elif kind == "endless-headers":
             self.close_connection = True
             self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: audio/mpeg\r\n")
