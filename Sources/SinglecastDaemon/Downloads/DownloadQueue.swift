@@ -341,8 +341,8 @@ package actor DownloadQueue: Service {
         var lastCheckpointBytes = lastBytes
         var lastCheckpoint = ContinuousClock.now
         var lastPublished: Int64 = -1
-        while !Task.isCancelled {
-            try? await Task.sleep(for: .milliseconds(250))
+        // Cancelled when the transfer ends: a last checkpoint then would only delay the completion by a sync.
+        while (try? await Task.sleep(for: .milliseconds(250))) != nil {
             let (bytes, total) = transfer.progress.withLock { $0 }
             let instant = Double(max(0, bytes - lastBytes)) * 4
             transfer.rate.withLock { $0 = $0 == 0 ? instant : $0 * 0.7 + instant * 0.3 }
