@@ -1,5 +1,6 @@
 #include "cposix.h"
 
+#include <fcntl.h>
 #include <malloc.h>
 #include <stddef.h>
 #include <sys/mman.h>
@@ -28,4 +29,8 @@ int cposix_memfd(const char *name) {
 
 int cposix_trim_heap(void) {
     return malloc_trim(0);
+}
+
+int cposix_start_writeback(int fd, off_t offset, off_t count) {
+    return sync_file_range(fd, offset, count, SYNC_FILE_RANGE_WRITE);
 }

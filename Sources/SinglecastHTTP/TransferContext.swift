@@ -1,4 +1,5 @@
 import CCurl
+import CPosix
 
 #if canImport(Glibc)
 import Glibc
@@ -21,6 +22,8 @@ final class TransferContext {
     /// A failed write or truncate, and how much of the file was valid at that moment.
     private var writeFailure: (error: TransferError, bytesInFile: Int64)?
     private var lastProgressNanoseconds: UInt64 = 0
+    /// Where the next write-behind starts (see ``startWriteback(from:through:)``); -1 before the first write.
+    private var writebackOffset: Int64 = -1
     private var finished = false
 
     /// The easy handle, for adding it to and removing it from the multi handle.
@@ -264,10 +267,25 @@ final class TransferContext {
                 }
                 written += result
             }
+            startWriteback(from: offset, through: offset + Int64(count))
             reportProgress(force: false)
             return count
         }
     }
+
+    /// Write-behind: after every 8 MiB written, asks the kernel to start writing those pages to disk, without waiting.
+    ///
+    /// Otherwise the page cache holds what arrived until a checkpoint's or the completion's fsync, and the disk
+    /// idles in between: a 256 MiB download took 1.6 times as long as writing and syncing the same bytes without
+    /// any network. Failures are ignored: this only schedules work the later fsync would do anyway.
+    private func startWriteback(from start: Int64, through end: Int64) {
+        if writebackOffset < 0 || start < writebackOffset { writebackOffset = start }  // the first write, or a restart
+        guard end - writebackOffset >= Self.writebackChunk else { return }
+        _ = cposix_start_writeback(request.fileDescriptor, off_t(writebackOffset), off_t(end - writebackOffset))
+        writebackOffset = end
+    }
+
+    private static let writebackChunk: Int64 = 8 << 20
 
     /// Truncates the file to zero bytes; records the failure and returns `false` when that fails.
     private func truncate() -> Bool {
