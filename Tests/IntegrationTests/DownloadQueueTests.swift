@@ -341,6 +341,21 @@ import Glibc
         #expect(moved.changed == [ids[2]])
         let queued = try client.result("downloads", as: DownloadsResult.self, params: #"{"state":"queued"}"#)
         #expect(queued.downloads.map(\.id) == [ids[2], ids[1]])
+        // Extreme priorities sort without overflow: the highest first, the lowest last.
+        let extremes = try [Int.min, Int.max].map { priority in
+            let url = server.url("/slow/200000/50000?priority=\(priority)")
+            return try enqueue(client, EnqueueParams(urls: [url], directory: directory, priority: priority)).downloads[
+                0
+            ].id
+        }
+        let listed = try client.result("downloads", as: DownloadsResult.self).downloads.map(\.id)
+        #expect(listed == [ids[0], extremes[1], ids[2], ids[1], extremes[0]])
+        let removed = try client.result(
+            "cancel",
+            as: ChangedResult.self,
+            params: "{\"ids\":[\(extremes[0]),\(extremes[1])],\"delete_partial\":true}"
+        )
+        #expect(removed.changed.sorted() == extremes.sorted())
 
         let limited = try client.result("limit", as: LimitParams.self, params: #"{"rate":1048576}"#)
         #expect(limited.rate == 1_048_576)

@@ -203,15 +203,15 @@ package actor DownloadQueue: Service {
 
     /// Active first, then queued by priority (high first) and position, then the rest by id.
     private func orderedRecords() -> [DownloadRecord] {
-        records.values.sorted { left, right in
-            let (l, r) = (Self.rank(left.state), Self.rank(right.state))
-            if l != r { return l < r }
-            if left.state == .queued || left.state == .active || left.state == .paused {
-                if left.priority != right.priority { return left.priority > right.priority }
-                if left.position != right.position { return left.position < right.position }
-            }
-            return left.id < right.id
+        // Small keys are sorted, not the records: moving whole records around was a tenth of a `downloads` call.
+        typealias Key = (rank: Int, priority: Int, position: Int64, id: Int64)
+        let keys: [Key] = records.values.map { record in
+            let rank = Self.rank(record.state)
+            // Only unfinished downloads are ordered by priority (high first: `~` reverses the order and, unlike a
+            // minus, cannot overflow) and position; the rest by id.
+            return rank <= 2 ? (rank, ~record.priority, record.position, record.id) : (rank, 0, 0, record.id)
         }
+        return keys.sorted { $0 < $1 }.compactMap { records[$0.id] }
     }
 
     private static func rank(_ state: DownloadRecord.State) -> Int {
