@@ -136,6 +136,8 @@ private let episodeColumns = """
     enclosure_length, season, episode_number, chapters_url, transcript_url, integrity, first_seen_at, feed_order,
     is_new, download_id
     """
+/// The same columns in the same order, with an empty description.
+private let episodeColumnsWithoutDescription = episodeColumns.replacing(", description,", with: ", '' AS description,")
 private let episodeWritable = writableNames(episodeColumns)
 private let insertEpisodeSQL = """
     INSERT INTO episodes (\(episodeWritable.joined(separator: ", "))) \
@@ -332,8 +334,10 @@ extension Store {
     }
 
     /// Episodes by id, in the order asked; unknown ids are left out.
-    package func episodes(ids: [Int64]) throws(StoreError) -> [EpisodeRecord] {
-        try withConnection("reading episodes") { connection throws(SQLiteError) in
+    package func episodes(ids: [Int64], includingDescriptions: Bool = true) throws(StoreError) -> [EpisodeRecord] {
+        // Show notes can be kilobytes each, and an enqueue of 10,000 episodes needs none of them.
+        let columns = includingDescriptions ? episodeColumns : episodeColumnsWithoutDescription
+        return try withConnection("reading episodes") { connection throws(SQLiteError) in
             // 500 ids per statement rather than one statement per id: an enqueue of 10,000 episodes reads them all.
             let unique = Array(Set(ids))
             var byID: [Int64: EpisodeRecord] = [:]
@@ -341,7 +345,7 @@ extension Store {
                 let chunk = unique[start..<min(start + 500, unique.count)]
                 let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
                 for row in try connection.query(
-                    "SELECT \(episodeColumns) FROM episodes WHERE id IN (\(placeholders))",
+                    "SELECT \(columns) FROM episodes WHERE id IN (\(placeholders))",
                     chunk.map { .integer($0) }
                 ) {
                     let record = EpisodeRecord(row: row)

@@ -53,7 +53,11 @@ struct PodcastStoreTests {
             )
             var feed = [episode("undated-1"), episode("old", day: 1), episode("undated-2"), episode("new", day: 5)]
             feed += [episode("tie-a", day: 3), episode("tie-b", day: 3)]
-            for index in feed.indices { feed[index].feedOrder = index }
+            for index in feed.indices {
+                feed[index].feedOrder = index
+                feed[index].description = "Show notes of \(feed[index].identity)"
+                feed[index].link = "https://example.com/\(feed[index].identity)"
+            }
             let stored = try await store.applyRefresh(podcast, episodes: feed)
             let listed = try await store.episodes(of: podcast.id)
             #expect(listed.map(\.identity) == ["new", "tie-a", "tie-b", "old", "undated-1", "undated-2"])
@@ -61,7 +65,15 @@ struct PodcastStoreTests {
 
             let ids = stored.map(\.id)
             let asked = [ids[3], ids[0], 9_999, ids[3]]
-            #expect(try await store.episodes(ids: asked).map(\.identity) == ["new", "undated-1", "new"])
+            let full = try await store.episodes(ids: asked)
+            #expect(full.map(\.identity) == ["new", "undated-1", "new"])
+            #expect(full[0].description == "Show notes of new")
+            // Without descriptions, everything else is the same.
+            let slim = try await store.episodes(ids: asked, includingDescriptions: false)
+            #expect(slim.allSatisfy { $0.description.isEmpty })
+            var described = slim
+            for index in described.indices { described[index].description = full[index].description }
+            #expect(described == full)
         }
     }
 }

@@ -616,7 +616,7 @@ package actor Subscriptions: Service {
         guard !ids.isEmpty else { return EnqueueResult(downloads: []) }
         let found: [EpisodeRecord]
         do {
-            found = try await store.episodes(ids: ids)
+            found = try await store.episodes(ids: ids, includingDescriptions: false)
         } catch {
             throw RPCError.internalError("cannot read the episodes: \(error)")
         }
