@@ -173,7 +173,8 @@ package enum FeedDate {
         return era * 146097 + dayOfEra - 719468
     }
 
-    private static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
+    /// The proleptic Gregorian date `days` days after 1970-01-01 (H. Hinnant's `civil_from_days`).
+    package static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
         let z = days + 719468
         let era = (z >= 0 ? z : z - 146096) / 146097
         let dayOfEra = z - era * 146097

@@ -1,4 +1,5 @@
 import Foundation
+import SinglecastFeeds
 
 /// Where an episode's file goes: the configured template (`name_template`, default
 /// `{podcast}/{date} {title}.{ext}`) filled in and every path component sanitized.
@@ -129,17 +130,7 @@ package struct EpisodeNaming: Sendable, Hashable {
     /// `2024-03-07`, the UTC day of `date`, by arithmetic: a calendar per episode was a tenth of an enqueue of
     /// 10,000 episodes, and even a shared one cost microseconds each.
     package static func day(_ date: Date) -> String {
-        // Days since 1970-01-01 to a civil date (the proleptic Gregorian calendar), after Howard Hinnant's
-        // `civil_from_days`.
-        let days = Int((date.timeIntervalSince1970 / 86_400).rounded(.down)) + 719_468
-        let era = (days >= 0 ? days : days - 146_096) / 146_097
-        let dayOfEra = days - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let (year, month, day) = FeedDate.civil(fromDays: Int((date.timeIntervalSince1970 / 86_400).rounded(.down)))
         func padded(_ value: Int, _ width: Int) -> String {
             let digits = String(value)
             return String(repeating: "0", count: max(0, width - digits.count)) + digits
