@@ -17,25 +17,30 @@ let package = Package(
         // Glibc declarations Swift cannot see without _GNU_SOURCE (struct ucred).
         .target(name: "CPosix", cSettings: [.define("_GNU_SOURCE")]),
 
-        .target(name: "SinglecastProtocol"),
-        .target(name: "SinglecastStore", dependencies: ["CSQLite"]),
+        // Text and thread helpers the daemon's modules share in place of Foundation's NSString layer: they
+        // import FoundationEssentials only, which keeps ICU and CoreFoundation out of singlecastd.
+        .target(name: "SinglecastSupport", dependencies: ["CPosix"]),
+        .target(name: "SinglecastProtocol", dependencies: ["SinglecastSupport"]),
+        .target(name: "SinglecastStore", dependencies: ["CSQLite", "SinglecastSupport"]),
         .target(
             name: "SinglecastDaemon",
             dependencies: [
-                "SinglecastProtocol", "SinglecastStore", "SinglecastHTTP", "SinglecastFeeds", "CSystemd", "CCurl", "CPosix",
+                "SinglecastProtocol", "SinglecastStore", "SinglecastHTTP", "SinglecastFeeds", "SinglecastSupport",
+                "CSystemd", "CCurl", "CPosix",
             ]
         ),
         .target(name: "SinglecastCLI", dependencies: ["SinglecastProtocol"]),
-        .target(name: "SinglecastHTTP", dependencies: ["CCurl", "CPosix"]),
+        .target(name: "SinglecastHTTP", dependencies: ["CCurl", "CPosix", "SinglecastSupport"]),
         // Loopback peers (nginx, a python3 fault server) that test targets share.
         .target(name: "SinglecastTestServers", resources: [.copy("Resources")]),
         .executableTarget(name: "singlecastd", dependencies: ["SinglecastDaemon"]),
         .executableTarget(name: "singlecastctl", dependencies: ["SinglecastCLI"]),
-        // Pure feed and OPML parsing (a byte-level XML reader of its own); Foundation only.
-        .target(name: "SinglecastFeeds"),
+        // Pure feed and OPML parsing (a byte-level XML reader of its own); FoundationEssentials only.
+        .target(name: "SinglecastFeeds", dependencies: ["SinglecastSupport"]),
         // Developer tool: parse a feed file and print JSON (also podcastparser's shape, for scripts/conformance).
         .executableTarget(name: "singlecast-feed", dependencies: ["SinglecastFeeds"]),
 
+        .testTarget(name: "SinglecastSupportTests", dependencies: ["SinglecastSupport"]),
         .testTarget(name: "SinglecastProtocolTests", dependencies: ["SinglecastProtocol"]),
         .testTarget(name: "SinglecastStoreTests", dependencies: ["SinglecastStore"]),
         .testTarget(

@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 
@@ -33,4 +35,11 @@ int cposix_trim_heap(void) {
 
 int cposix_start_writeback(int fd, off_t offset, off_t count) {
     return sync_file_range(fd, offset, count, SYNC_FILE_RANGE_WRITE);
+}
+
+int cposix_name_current_thread(const char *name) {
+    char truncated[16];
+    strncpy(truncated, name, sizeof truncated - 1);
+    truncated[sizeof truncated - 1] = '\0';
+    return pthread_setname_np(pthread_self(), truncated);
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import SinglecastSupport
 
 /// A problem in the configuration file, reported as `file:line: what is wrong`.
 package struct ConfigurationError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -215,8 +216,8 @@ package struct DaemonConfiguration: Hashable, Sendable {
     ) -> Key {
         Key(name: name) { configuration, value in
             // A chart template's {country} and {limit} are not valid URL characters until they are filled in.
-            let filled = value.replacingOccurrences(of: "{country}", with: "us").replacingOccurrences(
-                of: "{limit}",
+            let filled = value.replacing("{country}", with: "us").replacing(
+                "{limit}",
                 with: "1"
             )
             let scheme = URLComponents(string: filled)?.scheme?.lowercased()
@@ -273,9 +274,12 @@ package struct DaemonConfiguration: Hashable, Sendable {
     ) throws(ConfigurationError) -> DaemonConfiguration {
         var configuration = DaemonConfiguration()
         var seen: [String: Int] = [:]
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        for (index, rawLine) in text.split(
+            omittingEmptySubsequences: false,
+            whereSeparator: { $0 == "\n" || $0 == "\r\n" }
+        ).enumerated() {
             let lineNumber = index + 1
-            let line = rawLine.trimmingCharacters(in: .whitespaces.union(CharacterSet(charactersIn: "\r")))
+            let line = rawLine.trimmingWhitespace()
             if line.isEmpty || line.hasPrefix("#") { continue }
             func fail(_ message: String) -> ConfigurationError {
                 ConfigurationError(path: path, line: lineNumber, message: message)
@@ -283,8 +287,8 @@ package struct DaemonConfiguration: Hashable, Sendable {
             guard let equals = line.firstIndex(of: "=") else {
                 throw fail("expected 'key = value', found '\(line)'")
             }
-            let name = line[..<equals].trimmingCharacters(in: .whitespaces)
-            var value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            let name = line[..<equals].trimmingWhitespace()
+            var value = line[line.index(after: equals)...].trimmingWhitespace()
             guard let key = keys.first(where: { $0.name == name }) else {
                 var message = "unknown key '\(name)'"
                 if let suggestion = closestMatch(to: name, among: keyNames) {
@@ -323,7 +327,7 @@ package struct DaemonConfiguration: Hashable, Sendable {
             throw ConfigurationError(
                 path: path,
                 line: nil,
-                message: "cannot read the file: \(error.localizedDescription)"
+                message: "cannot read the file: \(describeFileError(error))"
             )
         }
         guard let text = String(data: data, encoding: .utf8) else {
@@ -343,7 +347,7 @@ package struct DaemonConfiguration: Hashable, Sendable {
 
 /// `64K`, `1M`, `1MiB`, `2G`, `65536`: binary multiples, as sizes of buffers and files usually are.
 package func parseByteCount(_ text: String) -> Int? {
-    let lowered = text.lowercased().replacingOccurrences(of: "ib", with: "").replacingOccurrences(of: "b", with: "")
+    let lowered = text.lowercased().replacing("ib", with: "").replacing("b", with: "")
     let multipliers: [Character: Int] = ["k": 1 << 10, "m": 1 << 20, "g": 1 << 30]
     if let last = lowered.last, let multiplier = multipliers[last] {
         guard let number = Int(lowered.dropLast()), number >= 0 else { return nil }

@@ -1,5 +1,5 @@
 import CPosix
-import Foundation
+import FoundationEssentials
 import SinglecastProtocol
 import Synchronization
 

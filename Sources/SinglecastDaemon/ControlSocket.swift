@@ -1,8 +1,9 @@
 import CSystemd
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc
+import SinglecastSupport
 #endif
 
 /// Why the control socket could not be set up; the message says what to do about it.
@@ -69,7 +70,7 @@ package struct ControlSocket: Sendable {
                     "socket path '\(path)' is longer than the 107 bytes a Unix socket address allows; choose a shorter socket_path"
             )
         }
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = parentDirectory(of: path)
         try prepareDirectory(directory, isPrivate: privateDirectory, logger: logger)
         try removeStaleSocket(at: path, logger: logger)
 
@@ -124,11 +125,11 @@ package struct ControlSocket: Sendable {
             }
             do {
                 try FileManager.default.createDirectory(
-                    atPath: (directory as NSString).deletingLastPathComponent,
+                    atPath: parentDirectory(of: directory),
                     withIntermediateDirectories: true
                 )
             } catch {
-                throw ControlSocketError(message: "cannot create '\(directory)': \(error.localizedDescription)")
+                throw ControlSocketError(message: "cannot create '\(directory)': \(describeFileError(error))")
             }
             guard mkdir(directory, 0o700) == 0 || errno == EEXIST, lstat(directory, &info) == 0 else {
                 throw ControlSocketError(message: "cannot create '\(directory)': \(String(cString: strerror(errno)))")

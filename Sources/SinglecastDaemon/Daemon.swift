@@ -1,10 +1,11 @@
-import Foundation
+import FoundationEssentials
 import SinglecastHTTP
 import SinglecastProtocol
 import SinglecastStore
 
 #if canImport(Glibc)
 import Glibc
+import SinglecastSupport
 #endif
 
 /// singlecastd: parses the command line, starts every part in order, serves until SIGTERM, stops in reverse.
@@ -26,12 +27,9 @@ package enum Daemon {
         do {
             options = try DaemonOptions.parse(arguments)
         } catch {
-            FileHandle.standardError.write(
-                Data(
-                    "Error: \(error)\nUsage: \(DaemonOptions.usage)\n  See 'singlecastd --help' for more information.\n"
-                        .utf8
-                )
-            )
+            var message =
+                "Error: \(error)\nUsage: \(DaemonOptions.usage)\n  See 'singlecastd --help' for more information.\n"
+            message.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
             return ExitCode.usage
         }
         switch options.action {
@@ -331,7 +329,7 @@ package enum Daemon {
                 attributes: mode.map { [.posixPermissions: $0] }
             )
         } catch {
-            throw DaemonStartError(message: "cannot create the \(purpose) '\(path)': \(error.localizedDescription)")
+            throw DaemonStartError(message: "cannot create the \(purpose) '\(path)': \(describeFileError(error))")
         }
     }
 
@@ -370,6 +368,6 @@ package enum Daemon {
     /// This boot's id, so a later start can tell a daemon crash from a machine crash.
     private static func bootID() -> String? {
         (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8))?
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+            .trimmingWhitespace()
     }
 }

@@ -1,7 +1,11 @@
-import Foundation
+import FoundationEssentials
 import SinglecastProtocol
 import SinglecastStore
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The daemon's shared state: what the router reads and what reloads change.
 package final class DaemonContext: Sendable {
@@ -139,6 +143,8 @@ package final class DaemonContext: Sendable {
             value /= 1000
             unit += 1
         }
-        return unit == 0 ? "\(Int(value)) B/s" : String(format: "%.1f", value) + " " + units[unit]
+        guard unit > 0 else { return "\(Int(value)) B/s" }
+        let tenths = Int((value * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10) \(units[unit])"
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SinglecastProtocol
 
 /// A wrong command line for singlecastd; printed with the usage and exit code 64.

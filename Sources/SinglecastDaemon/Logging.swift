@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)
@@ -59,7 +59,7 @@ package final class Logger: Sendable {
     package func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
         guard level.rawValue <= threshold.load(ordering: .relaxed) else { return }
         // One record per line: a message with newlines would otherwise become several journal entries.
-        let text = message().replacingOccurrences(of: "\n", with: " ⏎ ")
+        let text = message().replacing("\n", with: " ⏎ ")
         let line =
             journal
             ? "<\(level.rawValue)>\(text)\n"

@@ -1,9 +1,10 @@
 import CPosix
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)
 import Glibc
+import SinglecastSupport
 #endif
 
 /// Failure of the readiness reactor.
@@ -77,12 +78,10 @@ package final class Reactor: Sendable {
 
     /// Starts the loop thread.
     package func start() {
-        let thread = Thread { [self] in
+        startThread(name: "singlecast-reactor") { [self] in
             loop()
             finished.succeed()
         }
-        thread.name = "singlecast-reactor"
-        thread.start()
     }
 
     /// Suspends until `fd` is ready for `interest` (or has an error or hang-up, which the next I/O call reports).

@@ -1,5 +1,5 @@
 import CPosix
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,7 @@
 import CSystemd
-import Foundation
+import Dispatch
+import FoundationEssentials
+import SinglecastSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -115,7 +117,7 @@ package struct InstanceLock: Sendable {
             let code = errno
             var holder = ""
             if let text = try? String(contentsOfFile: path, encoding: .utf8),
-                let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
+                let pid = Int32(text.trimmingWhitespace())
             {
                 holder = " (pid \(pid))"
             }
@@ -123,7 +125,7 @@ package struct InstanceLock: Sendable {
             guard code == EWOULDBLOCK else {
                 throw DaemonStartError(message: "cannot lock '\(path)': \(String(cString: strerror(code)))")
             }
-            let directory = (path as NSString).deletingLastPathComponent
+            let directory = parentDirectory(of: path)
             throw DaemonStartError(
                 message:
                     "another singlecastd\(holder) is already running with the state directory \(directory); stop it first ('systemctl --user stop singlecastd') or pass another --state-dir"

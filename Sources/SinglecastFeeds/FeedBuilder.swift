@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Turns ``XMLReader`` events into a ``Feed``.
 ///

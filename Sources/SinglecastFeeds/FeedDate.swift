@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Dates as feeds write them: RFC 822/2822 (RSS) and ISO 8601 (Atom), with the usual mistakes.
 ///

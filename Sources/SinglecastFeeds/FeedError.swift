@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Why a feed or OPML document could not be read.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Reads RSS and Atom podcast feeds into ``Feed``.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A podcast feed as ``FeedParser`` reads it: RSS 2.0 (and 0.9x/1.0), Atom, the iTunes namespace and
 /// Podcasting 2.0.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One subscription of an OPML list.
 package struct OPMLOutline: Sendable, Hashable, Codable {

@@ -1,8 +1,9 @@
 import CPosix
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc
+import SinglecastSupport
 #endif
 
 /// One GET of a small resource (a feed, a directory's JSON, artwork) into memory.
@@ -148,7 +149,7 @@ package struct RedirectPlan: Sendable, Hashable {
                     + "probably in a redirect loop; check the URL in a browser."
             )
         }
-        let trimmed = location.trimmingCharacters(in: .whitespaces)
+        let trimmed = location.trimmingWhitespace()
         let next = URL(string: current).flatMap { URL(string: trimmed, relativeTo: $0) }?.absoluteString ?? ""
         let invalid = TransferError(
             code: .invalidURL,
@@ -190,7 +191,7 @@ package struct RedirectPlan: Sendable, Hashable {
         var headers = fetch.headers
         if !sameOrigin {
             headers.removeAll { line in
-                let name = line.prefix(while: { $0 != ":" }).trimmingCharacters(in: .whitespaces).lowercased()
+                let name = line.prefix(while: { $0 != ":" }).trimmingWhitespace().lowercased()
                 return name == "authorization" || name == "cookie"
             }
         }

@@ -1,6 +1,11 @@
 import CCurl
-import Foundation
+import FoundationEssentials
+import SinglecastSupport
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `curl_global_init` must run once per process before any other libcurl call; a global is initialised exactly once,
 /// thread-safely, on first use.
@@ -104,9 +109,7 @@ package final class HTTPEngine: Sendable {
             return true
         }
         guard shouldStart else { return }
-        let thread = Thread { [self] in run() }
-        thread.name = "singlecast-http"
-        thread.start()
+        startThread(name: "singlecast-http") { [self] in run() }
     }
 
     /// Cancels every transfer (each returns ``TransferOutcome/failed(_:response:bytesInFile:)`` with
@@ -243,14 +246,14 @@ package final class HTTPEngine: Sendable {
                     + "or turn off the HTTPS requirement."
             )
         }
-        if let bad = request.headers.first(where: { $0.contains("\r") || $0.contains("\n") || !$0.contains(":") }) {
+        if let bad = request.headers.first(where: { $0.containsLineBreak || !$0.contains(":") }) {
             return TransferError(
                 code: .invalidRequest,
                 message: "The request header \"\(bad.prefix(60))\" is not a single \"Name: value\" line; fix the "
                     + "header configuration."
             )
         }
-        if let validator = request.validator, validator.contains("\r") || validator.contains("\n") {
+        if let validator = request.validator, validator.containsLineBreak {
             return TransferError(
                 code: .invalidRequest,
                 message: "The stored validator for \(url) contains a line break; restart the download from byte 0."

@@ -252,7 +252,7 @@ func urlScheme(_ url: String) -> String? {
 
 /// The URL with any `user:password@` replaced by `***@`, so that messages and logs never carry credentials.
 package func redactedURL(_ url: String) -> String {
-    guard let schemeEnd = url.range(of: "://") else { return url }
+    guard let schemeEnd = url.firstRange(of: "://") else { return url }
     let authorityStart = schemeEnd.upperBound
     let authorityEnd = url[authorityStart...].firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? url.endIndex
     guard let at = url[authorityStart..<authorityEnd].lastIndex(of: "@") else { return url }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The version of the control protocol; raised when a method or event changes incompatibly.
 package enum ProtocolVersion {

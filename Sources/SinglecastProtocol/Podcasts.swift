@@ -1,3 +1,5 @@
+import SinglecastSupport
+
 /// What the daemon downloads by itself after each refresh of a podcast.
 ///
 /// On the wire a string: `off`, `all-new` (every episode that appears after subscribing) or `latest:N` (the
@@ -9,7 +11,7 @@ package enum AutoDownload: Hashable, Sendable, Codable, CustomStringConvertible 
 
     /// Parses `off`, `all-new`, `latest:N` (also `latest N`); `nil` for anything else.
     package init?(_ text: String) {
-        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let trimmed = text.trimmingWhitespace().lowercased()
         switch trimmed {
         case "off", "none": self = .off
         case "all-new", "all_new", "new": self = .allNew

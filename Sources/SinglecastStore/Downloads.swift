@@ -1,3 +1,5 @@
+import SinglecastSupport
+
 /// One row of the `downloads` table: everything needed to resume a download after any restart.
 package struct DownloadRecord: Sendable, Hashable {
     package enum State: String, Sendable, CaseIterable {
@@ -92,7 +94,7 @@ private let downloadColumns = """
 
 /// The columns after `id`, and the statements that write them; built once, not per save.
 private let writableColumns = downloadColumns.split(separator: ",").dropFirst()
-    .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+    .map { $0.trimmingWhitespace() }
 private let insertDownloadSQL = """
     INSERT INTO downloads (\(writableColumns.joined(separator: ", "))) \
     VALUES (\(Array(repeating: "?", count: writableColumns.count).joined(separator: ", ")))

@@ -1,3 +1,5 @@
+import SinglecastSupport
+
 /// One row of the `podcasts` table: a subscription and what the last refresh learnt.
 package struct PodcastRecord: Sendable, Hashable {
     package var id: Int64
@@ -149,7 +151,7 @@ private let updateEpisodeSQL = """
 
 /// The column names after `id`.
 private func writableNames(_ columns: String) -> [String] {
-    columns.split(separator: ",").dropFirst().map { String($0).trimmingCharacters(in: [" ", "\n"]) }
+    columns.split(separator: ",").dropFirst().map { String($0).trimmingWhitespace() }
 }
 
 extension PodcastRecord {

@@ -1,5 +1,9 @@
 internal import CSQLite
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One start of singlecastd, as recorded in the `runs` table.
 package struct RunRecord: Sendable, Hashable {

@@ -1,4 +1,9 @@
-import Foundation
+import FoundationEssentials
+import SinglecastSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A store failure with a stable ``code``, a message that says what failed and how to fix it, and the path.
 ///
@@ -136,26 +141,21 @@ extension StoreError {
 
     /// Says why the open failed and what to do, preferring facts about the path over SQLite's generic text.
     private static func explainOpenFailure(path: String, error: SQLiteError) -> String {
-        let directory = Self.directory(of: path)
-        var isDirectory: ObjCBool = false
+        let directory = parentDirectory(of: path)
+        var isDirectory = false
         if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
             return "the directory \(directory) does not exist. Create it first (singlecastd creates the "
                 + "database file but not its directory), or point singlecastd at another path."
         }
-        if !isDirectory.boolValue {
+        if !isDirectory {
             return "\(directory) is not a directory. Point singlecastd at a path inside a directory."
         }
         let cause = error.systemErrno.map { Self.describe(errno: $0) } ?? error.message
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory {
             return "\(cause); the path is a directory. Point singlecastd at a file path."
         }
         return "\(cause). Check that the user running singlecastd can read and write the file and its "
             + "directory \(directory) (SQLite creates -wal and -shm files next to the database)."
-    }
-
-    private static func directory(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     /// "No such file or directory (errno 2, ENOENT)" style text.

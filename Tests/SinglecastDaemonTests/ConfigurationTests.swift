@@ -15,6 +15,16 @@ import Testing
         }
     }
 
+    @Test func windowsLineEndingsReadLikeUnixOnes() throws {
+        let unix = "log_level = debug\nmax_concurrent = 5\n\n# comment\nmax_per_host = 4\n"
+        let windows = unix.replacing("\n", with: "\r\n")
+        #expect(windows.utf8.count == unix.utf8.count + 5)
+        #expect(try parse(windows) == parse(unix))
+        #expect(try parse(windows).maxConcurrent == 5)
+        // Line numbers count CRLF as one line break.
+        #expect(error("log_level = debug\r\n\r\nbogus\r\n")?.contains(":3:") == true)
+    }
+
     @Test func emptyFileMeansDefaults() throws {
         #expect(try parse("") == DaemonConfiguration())
         #expect(try parse("# only comments\n\n   \n") == DaemonConfiguration())

@@ -73,6 +73,9 @@ import Testing
         // An HTTP-date: 2026-11-29 12:00:10 GMT, ten seconds after "now".
         let noon: Int64 = 1_795_953_600_000
         #expect(RetryPolicy.retryAfter("Sun, 29 Nov 2026 12:00:10 GMT", nowMilliseconds: noon) == noon + 10_000)
+        // The obsolete forms HTTP still allows: RFC 850 and asctime.
+        #expect(RetryPolicy.retryAfter("Sunday, 29-Nov-26 12:00:10 GMT", nowMilliseconds: noon) == noon + 10_000)
+        #expect(RetryPolicy.retryAfter("Sun Nov 29 12:00:10 2026", nowMilliseconds: noon) == noon + 10_000)
         // A date in the past means now.
         #expect(RetryPolicy.retryAfter("Sun, 29 Nov 2026 11:00:00 GMT", nowMilliseconds: noon) == noon)
     }

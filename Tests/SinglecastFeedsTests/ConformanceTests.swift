@@ -95,3 +95,40 @@ enum Conformance {
         #expect(usage.standardError.contains("See 'singlecast-feed --help'"))
     }
 }
+
+extension JSONValue {
+    /// Converts what `JSONSerialization` returns; `nil` for anything that is not JSON.
+    package init?(foundation value: Any) {
+        switch value {
+        case is NSNull:
+            self = .null
+        case let number as NSNumber:
+            let kind = String(cString: number.objCType)
+            if kind == "c" || kind == "B" {
+                self = .bool(number.boolValue)
+            } else if kind != "d" && kind != "f", let int = Int(exactly: number.int64Value) {
+                self = .int(int)
+            } else {
+                self = .double(number.doubleValue)
+            }
+        case let string as String:
+            self = .string(string)
+        case let array as [Any]:
+            var values: [JSONValue] = []
+            for element in array {
+                guard let value = JSONValue(foundation: element) else { return nil }
+                values.append(value)
+            }
+            self = .array(values)
+        case let dictionary as [String: Any]:
+            var values: [String: JSONValue] = [:]
+            for (key, element) in dictionary {
+                guard let value = JSONValue(foundation: element) else { return nil }
+                values[key] = value
+            }
+            self = .object(values)
+        default:
+            return nil
+        }
+    }
+}

@@ -26,3 +26,9 @@ int cposix_trim_heap(void);
 ///
 /// Returns 0, or -1 with errno set.
 int cposix_start_writeback(int fd, off_t offset, off_t count);
+
+/// pthread_setname_np(3) for the calling thread (declared only with _GNU_SOURCE): the name `ps -L`, `top -H` and
+/// core dumps show. Longer names are cut to the kernel's 15 bytes.
+///
+/// Returns 0 or an error number.
+int cposix_name_current_thread(const char *name);

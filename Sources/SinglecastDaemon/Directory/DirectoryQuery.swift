@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The URLs of the directory's endpoints, built from validated parts. Pure.
 package enum DirectoryQuery {
@@ -51,8 +51,8 @@ package enum DirectoryQuery {
     package static func chartURL(endpoint: String, country: String, limit: Int) -> String {
         let country = country.lowercased()
         if endpoint.contains("{country}") || endpoint.contains("{limit}") {
-            return endpoint.replacingOccurrences(of: "{country}", with: country)
-                .replacingOccurrences(of: "{limit}", with: String(limit))
+            return endpoint.replacing("{country}", with: country)
+                .replacing("{limit}", with: String(limit))
         }
         return "\(endpoint)/api/v2/\(country)/podcasts/top/\(limit)/podcasts.json"
     }

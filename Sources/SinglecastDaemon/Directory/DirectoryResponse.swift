@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import SinglecastProtocol
+import SinglecastSupport
 
 /// Turns the directory's JSON into protocol values. Pure.
 ///
@@ -236,6 +237,6 @@ private struct OneOrMany<Element: Decodable>: Decodable {
 }
 
 private func nonEmpty(_ text: String?) -> String? {
-    guard let text, !text.trimmingCharacters(in: .whitespaces).isEmpty else { return nil }
+    guard let text, !text.trimmingWhitespace().isEmpty else { return nil }
     return text
 }

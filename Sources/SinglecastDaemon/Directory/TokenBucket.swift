@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import SinglecastSupport
 
 /// A request rate: at most ``count`` requests per ``interval``.
 package struct RateLimit: Hashable, Sendable, CustomStringConvertible {
@@ -14,10 +15,10 @@ package struct RateLimit: Hashable, Sendable, CustomStringConvertible {
     /// Parses `20/min` (also `20/m`, `20/minute`), `5/s`, `300/h`, or a bare `20`, which means per minute.
     package init?(parsing text: String) {
         let parts = text.lowercased().split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count <= 2, let count = Int(parts[0].trimmingCharacters(in: .whitespaces)), count > 0 else {
+        guard parts.count <= 2, let count = Int(parts[0].trimmingWhitespace()), count > 0 else {
             return nil
         }
-        let unit = parts.count == 2 ? parts[1].trimmingCharacters(in: .whitespaces) : "min"
+        let unit = parts.count == 2 ? parts[1].trimmingWhitespace() : "min"
         switch unit {
         case "s", "sec", "second": self.init(count: count, interval: .seconds(1))
         case "m", "min", "minute": self.init(count: count, interval: .seconds(60))

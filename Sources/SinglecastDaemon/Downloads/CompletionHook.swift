@@ -1,8 +1,9 @@
-import Foundation
+import FoundationEssentials
 import SinglecastStore
 
 #if canImport(Glibc)
 import Glibc
+import SinglecastSupport
 #endif
 
 /// Runs the user's `on_complete` program after a download completed.
@@ -37,7 +38,7 @@ package enum CompletionHook {
         }
         let (id, child) = (record.id, pid)
         // Reaped on a thread of its own: the hook may run for a long time, and its exit status is only logged.
-        Thread.detachNewThread {
+        startThread(name: "singlecast-hook") {
             var status: Int32 = 0
             while waitpid(child, &status, 0) < 0 && errno == EINTR {}
             let exited = status & 0x7f == 0

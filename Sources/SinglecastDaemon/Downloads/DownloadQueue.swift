@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SinglecastHTTP
 import SinglecastProtocol
 import SinglecastStore
@@ -6,6 +6,7 @@ import Synchronization
 
 #if canImport(Glibc)
 import Glibc
+import SinglecastSupport
 #endif
 
 /// One file for ``DownloadQueue/enqueue(_:)-([DownloadRequest])``: where it comes from and where it goes.
@@ -669,8 +670,8 @@ package actor DownloadQueue: Service {
         }
         for header in params.headers ?? [] {
             guard let colon = header.firstIndex(of: ":"),
-                !header[..<colon].trimmingCharacters(in: .whitespaces).isEmpty,
-                !header.contains("\n"), !header.contains("\r"), !header.utf8.contains(0)
+                !header[..<colon].trimmingWhitespace().isEmpty,
+                !header.containsLineBreak, !header.utf8.contains(0)
             else {
                 throw RPCError.invalidParams(
                     "header '\(header)' is not of the form 'Name: value'",
@@ -711,7 +712,7 @@ package actor DownloadQueue: Service {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             } catch {
                 throw RPCError.invalidParams(
-                    "cannot create the directory '\(directory)': \(error.localizedDescription)",
+                    "cannot create the directory '\(directory)': \(describeFileError(error))",
                     parameter: "directory"
                 )
             }
@@ -1109,7 +1110,7 @@ package actor DownloadQueue: Service {
             addedAt: Self.iso8601(record.addedAt),
             completedAt: record.completedAt.map { Self.iso8601($0) },
             headerNames: record.headers.compactMap {
-                $0.split(separator: ":").first.map { $0.trimmingCharacters(in: .whitespaces) }
+                $0.split(separator: ":").first.map { $0.trimmingWhitespace() }
             },
             hasCredentials: record.authUser != nil
         )

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SinglecastStore
 
 /// The queue's downloads in memory, with the indexes the scheduler asks for on every completion.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import SinglecastSupport
 
 /// Turns URLs and user-given names into safe file names inside the download directory.
 package enum FileNaming {
@@ -10,7 +11,7 @@ package enum FileNaming {
     /// A file name for `url`: its last path component, percent-decoded, without the query, sanitized.
     package static func name(for url: URL) -> String {
         let component = url.path(percentEncoded: true).split(separator: "/").last.map(String.init) ?? ""
-        return sanitize(component.removingPercentEncoding ?? component, fallback: url.host.map { "\($0) download" })
+        return sanitize(component.percentDecoded() ?? component, fallback: url.host.map { "\($0) download" })
     }
 
     /// Makes `name` safe: no `/`, no NUL or control characters, no leading dots (no hidden files, no `..`),
@@ -25,9 +26,9 @@ package enum FileNaming {
                     return scalar
                 }
             )
-        ).trimmingCharacters(in: .whitespaces)
+        ).trimmingWhitespace()
         while cleaned.hasPrefix(".") { cleaned.removeFirst() }
-        cleaned = cleaned.trimmingCharacters(in: .whitespaces)
+        cleaned = cleaned.trimmingWhitespace()
         if cleaned.isEmpty || cleaned.allSatisfy({ $0 == "_" }) {
             guard let fallback else { return "download" }
             return sanitize(fallback)

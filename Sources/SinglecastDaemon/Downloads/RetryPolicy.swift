@@ -1,4 +1,10 @@
-import Foundation
+import FoundationEssentials
+import SinglecastFeeds
+import SinglecastSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What to do after a transfer ended without a complete file.
 package enum FailureDecision: Equatable, Sendable {
@@ -31,19 +37,12 @@ package struct RetryPolicy: Sendable, Hashable {
 
     /// Parses `Retry-After`: delta-seconds or an HTTP-date; `nil` when absent or unreadable.
     package static func retryAfter(_ header: String?, nowMilliseconds: Int64) -> Int64? {
-        guard let header = header?.trimmingCharacters(in: .whitespaces), !header.isEmpty else { return nil }
+        guard let header = header?.trimmingWhitespace(), !header.isEmpty else { return nil }
         if let seconds = Int64(header), seconds >= 0 { return nowMilliseconds + min(seconds, 86_400) * 1000 }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
-            formatter.dateFormat = format
-            if let date = formatter.date(from: header) {
-                let at = Int64(date.timeIntervalSince1970 * 1000)
-                return min(max(at, nowMilliseconds), nowMilliseconds + 86_400_000)
-            }
-        }
-        return nil
+        // The three HTTP-date forms (IMF-fixdate, RFC 850, asctime) are RFC 822 dates as feeds write them.
+        guard let date = FeedDate.parseRFC822(header) else { return nil }
+        let at = Int64(date.timeIntervalSince1970 * 1000)
+        return min(max(at, nowMilliseconds), nowMilliseconds + 86_400_000)
     }
 
     /// Whether an HTTP status is worth retrying: 408, 429 and 5xx are; other 4xx mean the request is wrong.

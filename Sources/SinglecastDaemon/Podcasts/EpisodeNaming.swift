@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import SinglecastFeeds
+import SinglecastSupport
 
 /// Where an episode's file goes: the configured template (`name_template`, default
 /// `{podcast}/{date} {title}.{ext}`) filled in and every path component sanitized.
@@ -77,7 +78,7 @@ package struct EpisodeNaming: Sendable, Hashable {
     package static func problem(in template: String) -> String? {
         if template.hasPrefix("/") { return "it must be relative to the download directory" }
         if template.hasSuffix("/")
-            || template.split(separator: "/").last.map({ $0.trimmingCharacters(in: .whitespaces).isEmpty }) ?? true
+            || template.split(separator: "/").last.map({ $0.trimmingWhitespace().isEmpty }) ?? true
         {
             return "it must end with a file name"
         }
@@ -104,7 +105,7 @@ package struct EpisodeNaming: Sendable, Hashable {
                 case .placeholder(let name):
                     // A feed's value never adds a folder.
                     let value = Self.value(of: name, for: episode)
-                    text += value.contains("/") ? value.replacingOccurrences(of: "/", with: "_") : value
+                    text += value.contains("/") ? value.replacing("/", with: "_") : value
                 }
             }
             return FileNaming.sanitize(text, fallback: "episode \(episode.id)")
@@ -144,7 +145,7 @@ package struct EpisodeNaming: Sendable, Hashable {
         if !fromPath.isEmpty, fromPath.count <= 5, fromPath.allSatisfy({ $0.isLetter || $0.isNumber }) {
             return fromPath
         }
-        switch type?.lowercased().split(separator: ";").first?.trimmingCharacters(in: .whitespaces) {
+        switch type?.lowercased().split(separator: ";").first?.trimmingWhitespace() {
         case "audio/mpeg", "audio/mp3": return "mp3"
         case "audio/mp4", "audio/x-m4a", "audio/m4a", "audio/aac": return "m4a"
         case "video/mp4": return "mp4"

@@ -1,8 +1,13 @@
-import Foundation
+import FoundationEssentials
 import SinglecastFeeds
 import SinglecastHTTP
 import SinglecastProtocol
 import SinglecastStore
+import SinglecastSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Settings of the podcast side that a reload may change.
 package struct PodcastSettings: Sendable, Hashable {
@@ -736,7 +741,7 @@ package actor Subscriptions: Service {
             try FileManager.default.createDirectory(atPath: artworkDirectory, withIntermediateDirectories: true)
             try result.body.write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
-            logger.warning("cannot write artwork \(path): \(error.localizedDescription)")
+            logger.warning("cannot write artwork \(path): \(describeFileError(error))")
             return
         }
         if let old = podcast.artworkPath, old != path { unlink(old) }
@@ -759,7 +764,7 @@ package actor Subscriptions: Service {
             let path = artworkDirectory + "/" + name
             guard let attributes = try? manager.attributesOfItem(atPath: path) else { return nil }
             return (
-                path, (attributes[.size] as? NSNumber)?.int64Value ?? 0,
+                path, (attributes[.size] as? Int).map(Int64.init) ?? 0,
                 attributes[.modificationDate] as? Date ?? .distantPast
             )
         }
@@ -777,7 +782,7 @@ package actor Subscriptions: Service {
     // MARK: - Helpers
 
     private func resolve(_ selector: String) throws -> PodcastRecord {
-        let trimmed = selector.trimmingCharacters(in: .whitespaces)
+        let trimmed = selector.trimmingWhitespace()
         if let id = Int64(trimmed), let podcast = podcasts[id] { return podcast }
         let lowered = trimmed.lowercased()
         let all = podcasts.values.sorted { $0.id < $1.id }
@@ -932,7 +937,7 @@ package actor Subscriptions: Service {
 
     /// Validates a feed URL and moves credentials written into it (`https://user:pass@host/…`) out of it.
     package static func feedURL(_ text: String) throws -> (url: String, user: String?, password: String?) {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = text.trimmingWhitespace()
         guard var components = URLComponents(string: trimmed), let scheme = components.scheme?.lowercased(),
             scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
         else {
@@ -941,8 +946,8 @@ package actor Subscriptions: Service {
                 parameter: "url"
             )
         }
-        let user = components.user?.removingPercentEncoding ?? components.user
-        let password = components.password?.removingPercentEncoding ?? components.password
+        let user = components.user?.percentDecoded() ?? components.user
+        let password = components.password?.percentDecoded() ?? components.password
         components.user = nil
         components.password = nil
         components.scheme = scheme
@@ -1013,7 +1018,7 @@ package actor Subscriptions: Service {
     }
 
     private static func imageExtension(_ contentType: String?, url: String) -> String {
-        switch contentType?.lowercased().split(separator: ";").first?.trimmingCharacters(in: .whitespaces) {
+        switch contentType?.lowercased().split(separator: ";").first?.trimmingWhitespace() {
         case "image/png": return "png"
         case "image/webp": return "webp"
         case "image/gif": return "gif"

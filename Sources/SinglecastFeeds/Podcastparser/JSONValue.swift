@@ -1,5 +1,3 @@
-import Foundation
-
 /// A JSON document, for output whose shape is fixed by someone else (podcastparser's dictionaries).
 package enum JSONValue: Sendable, Hashable {
     case null
@@ -15,41 +13,6 @@ package enum JSONValue: Sendable, Hashable {
         var out = ""
         write(to: &out, indent: indent, level: 0)
         return out
-    }
-
-    /// Converts what `JSONSerialization` returns; `nil` for anything that is not JSON.
-    package init?(foundation value: Any) {
-        switch value {
-        case is NSNull:
-            self = .null
-        case let number as NSNumber:
-            let kind = String(cString: number.objCType)
-            if kind == "c" || kind == "B" {
-                self = .bool(number.boolValue)
-            } else if kind != "d" && kind != "f", let int = Int(exactly: number.int64Value) {
-                self = .int(int)
-            } else {
-                self = .double(number.doubleValue)
-            }
-        case let string as String:
-            self = .string(string)
-        case let array as [Any]:
-            var values: [JSONValue] = []
-            for element in array {
-                guard let value = JSONValue(foundation: element) else { return nil }
-                values.append(value)
-            }
-            self = .array(values)
-        case let dictionary as [String: Any]:
-            var values: [String: JSONValue] = [:]
-            for (key, element) in dictionary {
-                guard let value = JSONValue(foundation: element) else { return nil }
-                values[key] = value
-            }
-            self = .object(values)
-        default:
-            return nil
-        }
     }
 
     /// Deep equality where `3600` equals `3600.0`, as Python's `==` sees JSON numbers.

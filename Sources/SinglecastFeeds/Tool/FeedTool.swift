@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The `singlecast-feed` developer tool: parse a feed or OPML file and print JSON.
 ///
@@ -89,7 +93,7 @@ package enum FeedTool {
         do {
             data =
                 file == "-"
-                ? FileHandle.standardInput.readDataToEndOfFile()
+                ? try standardInput()
                 : try Data(contentsOf: URL(fileURLWithPath: file), options: .alwaysMapped)
         } catch {
             return deliver(
@@ -139,4 +143,25 @@ package enum FeedTool {
             )
         }
     }
+
+    /// Everything on standard input, for `-`.
+    private static func standardInput() throws(ToolReadError) -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = read(0, &buffer, buffer.count)
+            if count == 0 { return data }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw ToolReadError(code: errno)
+            }
+            data.append(buffer, count: count)
+        }
+    }
+}
+
+/// A failed read of standard input.
+struct ToolReadError: Error, CustomStringConvertible {
+    let code: Int32
+    var description: String { String(cString: strerror(code)) }
 }

@@ -1,4 +1,9 @@
-import Foundation
+import FoundationEssentials
+import SinglecastSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Turns a document's bytes into UTF-8 with `\n` line ends, the only form ``XMLReader`` reads.
 ///
@@ -107,12 +112,12 @@ enum DocumentBytes {
         guard head.starts(with: Array("<?xml".utf8)) else { return nil }
         guard let end = head.firstIndex(of: 0x3E) else { return nil }
         let declaration = String(decoding: head[..<end], as: UTF8.self)
-        guard let key = declaration.range(of: "encoding") else { return nil }
+        guard let key = declaration.firstRange(of: "encoding") else { return nil }
         var rest = declaration[key.upperBound...].drop(while: { $0 == " " || $0 == "=" || $0 == "\t" })
         guard let quote = rest.first, quote == "\"" || quote == "'" else { return nil }
         rest = rest.dropFirst()
         guard let close = rest.firstIndex(of: quote) else { return nil }
-        return rest[..<close].trimmingCharacters(in: .whitespaces).lowercased()
+        return rest[..<close].trimmingWhitespace().lowercased()
     }
 
     private static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {

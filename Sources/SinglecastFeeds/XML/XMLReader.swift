@@ -1,4 +1,9 @@
-import Foundation
+import FoundationEssentials
+import SinglecastSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Namespaces the feed and OPML readers know, resolved from `xmlns` declarations.
 ///
@@ -25,9 +30,9 @@ enum XMLNamespace: UInt8, Sendable {
     /// Matching ignores case and a trailing slash: feeds spell the iTunes URI with `/dtds/` and `/DTDs/`,
     /// and Media RSS with and without the final `/`.
     init(uri: String) {
-        var key = uri.trimmingCharacters(in: .whitespaces).lowercased()
+        var key = uri.trimmingWhitespace().lowercased()
         if key.hasSuffix("/") { key.removeLast() }
-        if let schemeEnd = key.range(of: "://") { key = String(key[schemeEnd.upperBound...]) }
+        if let schemeEnd = key.firstRange(of: "://") { key = String(key[schemeEnd.upperBound...]) }
         switch key {
         case "www.w3.org/2005/atom": self = .atom
         case "www.itunes.com/dtds/podcast-1.0.dtd": self = .itunes

@@ -1,0 +1,65 @@
+// Text helpers that Foundation's NSString layer provided. The daemon's modules use FoundationEssentials
+// only, which leaves out that layer (and ICU, CoreFoundation and their start-up cost); these are all the
+// daemon needs of it.
+
+extension StringProtocol {
+    /// The text without leading and trailing white space: spaces, tabs, line breaks, and the zero-width space
+    /// that Foundation's `whitespacesAndNewlines` also counts.
+    package func trimmingWhitespace() -> String {
+        let scalars = unicodeScalars
+        func isSpace(_ scalar: Unicode.Scalar) -> Bool { scalar.properties.isWhitespace || scalar == "\u{200B}" }
+        guard let first = scalars.firstIndex(where: { !isSpace($0) }),
+            let last = scalars.lastIndex(where: { !isSpace($0) })
+        else { return "" }
+        return String(String.UnicodeScalarView(scalars[first...last]))
+    }
+
+    /// Whether the text holds a CR or LF anywhere. Checked on bytes: `"\r\n"` is a single `Character`, which
+    /// `contains("\n")` on a `String` does not find.
+    package var containsLineBreak: Bool {
+        utf8.contains { $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") }
+    }
+
+    /// Decodes `%XX` escapes as UTF-8, like `removingPercentEncoding`: `nil` when a `%` is not followed by
+    /// two hex digits or the decoded bytes are not UTF-8.
+    package func percentDecoded() -> String? {
+        let utf8 = Array(self.utf8)
+        guard utf8.contains(UInt8(ascii: "%")) else { return String(self) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count)
+        var index = 0
+        while index < utf8.count {
+            let byte = utf8[index]
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                index += 1
+                continue
+            }
+            guard index + 2 < utf8.count, let high = hexValue(utf8[index + 1]), let low = hexValue(utf8[index + 2])
+            else { return nil }
+            bytes.append(high << 4 | low)
+            index += 3
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+}
+
+private func hexValue(_ byte: UInt8) -> UInt8? {
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+    default: nil
+    }
+}
+
+/// The directory a path is in: `"/a/b"` → `"/a"`, `"/a"` → `"/"`, `"a"` → `"."`; trailing slashes are ignored.
+package func parentDirectory(of path: String) -> String {
+    var trimmed = Substring(path)
+    while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+    guard let slash = trimmed.lastIndex(of: "/") else { return "." }
+    if slash == trimmed.startIndex { return "/" }
+    var parent = trimmed[..<slash]
+    while parent.count > 1 && parent.hasSuffix("/") { parent = parent.dropLast() }
+    return String(parent)
+}
