@@ -1,4 +1,5 @@
 import FoundationEssentials
+import SinglecastSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -59,7 +60,7 @@ package final class Logger: Sendable {
     package func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
         guard level.rawValue <= threshold.load(ordering: .relaxed) else { return }
         // One record per line: a message with newlines would otherwise become several journal entries.
-        let text = message().replacing("\n", with: " ⏎ ")
+        let text = message().replacingLineFeeds(with: " ⏎ ")
         let line =
             journal
             ? "<\(level.rawValue)>\(text)\n"

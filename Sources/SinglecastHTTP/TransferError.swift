@@ -133,9 +133,7 @@ extension TransferError {
     /// Maps a libcurl failure to an error whose message says what failed and what to do.
     init(_ failure: CurlFailure) {
         let url = redactedURL(failure.url)
-        // libcurl's text says how long a failed connect took ("after 0 ms"); the same failure should read the
-        // same every time.
-        let curl = "curl: \(failure.curlMessage.replacing(#/ after \d+ ms/#, with: ""))"
+        let curl = "curl: \(failure.curlMessage.removingCurlTimings())"
         let resume =
             failure.bytesInFile > 0
             ? "The file holds \(failure.bytesInFile) valid bytes; the next attempt resumes from there."
@@ -261,4 +259,23 @@ package func redactedURL(_ url: String) -> String {
 
 extension String {
     fileprivate var lowercasedFirst: String { prefix(1).lowercased() + dropFirst() }
+
+    /// The text without every `" after <digits> ms"`: libcurl puts how long a failed connect took into its
+    /// messages, and the same failure should read the same every time.
+    fileprivate func removingCurlTimings() -> String {
+        var result = ""
+        var rest = Substring(self)
+        while let marker = rest.firstRange(of: " after ") {
+            let digits = rest[marker.upperBound...].prefix(while: { $0.isASCII && $0.isNumber })
+            let tail = rest[digits.endIndex...]
+            if !digits.isEmpty && tail.hasPrefix(" ms") {
+                result += rest[..<marker.lowerBound]
+                rest = tail.dropFirst(3)
+            } else {
+                result += rest[..<marker.upperBound]
+                rest = rest[marker.upperBound...]
+            }
+        }
+        return result + rest
+    }
 }

@@ -20,6 +20,21 @@ extension StringProtocol {
         utf8.contains { $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") }
     }
 
+    /// The text with every line feed replaced by `replacement`, the one in a CRLF pair included (the CR stays).
+    /// `replacing("\n", with:)` compares `Character`s and leaves `"\r\n"` alone.
+    package func replacingLineFeeds(with replacement: String) -> String {
+        guard utf8.contains(UInt8(ascii: "\n")) else { return String(self) }
+        var result = String.UnicodeScalarView()
+        for scalar in unicodeScalars {
+            if scalar == "\n" {
+                result.append(contentsOf: replacement.unicodeScalars)
+            } else {
+                result.append(scalar)
+            }
+        }
+        return String(result)
+    }
+
     /// Decodes `%XX` escapes as UTF-8, like `removingPercentEncoding`: `nil` when a `%` is not followed by
     /// two hex digits or the decoded bytes are not UTF-8.
     package func percentDecoded() -> String? {

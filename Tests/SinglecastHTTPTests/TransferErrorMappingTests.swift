@@ -37,6 +37,24 @@ private enum CurlFailureMapping {
     private static let peerFailedVerification: Int32 = 60
     private static let receiveError: Int32 = 56
 
+    @Test func curlTimingsAreLeftOutSoTheSameFailureReadsTheSame() {
+        let couldNotConnect: Int32 = 7
+        let messages = [
+            "Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server",
+            "Failed to connect to 127.0.0.1 port 9 after 1234 ms: Couldn't connect to server",
+        ].map { CurlFailureMapping.map(code: couldNotConnect, url: "http://127.0.0.1:9/a", message: $0).message }
+        #expect(messages[0] == messages[1])
+        #expect(messages[0].contains("curl: Failed to connect to 127.0.0.1 port 9: Couldn't connect to server"))
+        // Only "after <digits> ms" goes; other uses of "after" stay.
+        let other = CurlFailureMapping.map(
+            code: couldNotConnect,
+            url: "http://127.0.0.1:9/a",
+            message: "Connection died after 3 bytes after 5 ms"
+        )
+        #expect(other.message.contains("curl: Connection died after 3 bytes"))
+        #expect(!other.message.contains("5 ms"))
+    }
+
     @Test func endlessHeadersAreToldApartFromABrokenConnection() {
         let headers = CurlFailureMapping.map(
             code: Self.receiveError,

@@ -58,6 +58,12 @@ import Testing
         #expect(!"a\r\nb".contains(Character("\n")))
     }
 
+    @Test func replacesEveryLineFeed() {
+        #expect("one\ntwo\r\nthree".replacingLineFeeds(with: " ⏎ ") == "one ⏎ two\r ⏎ three")
+        #expect("no breaks".replacingLineFeeds(with: "x") == "no breaks")
+        #expect(!"a\r\nb".replacingLineFeeds(with: " ").utf8.contains(UInt8(ascii: "\n")))
+    }
+
     @Test(arguments: [
         ("/a/b", "/a"), ("/a/b/", "/a"), ("/a", "/"), ("/", "/"), ("a", "."), ("a/b", "a"), ("//a//b", "//a"),
     ])
