@@ -90,6 +90,13 @@ enum Conformance {
         #expect(failure.standardError.hasPrefix("Error: The document is an HTML page"))
         #expect(failure.standardError.contains("[not_a_feed]"))
 
+        let missing = FeedTool.run(arguments: ["/nonexistent/feed.xml"])
+        #expect(missing.status == 1)
+        #expect(
+            missing.standardError
+                == "Error: cannot read /nonexistent/feed.xml: No such file or directory (/nonexistent/feed.xml)\n"
+        )
+
         let usage = FeedTool.run(arguments: ["--bogus"])
         #expect(usage.status == 64)
         #expect(usage.standardError.contains("See 'singlecast-feed --help'"))

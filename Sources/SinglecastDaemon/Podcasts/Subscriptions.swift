@@ -758,21 +758,9 @@ package actor Subscriptions: Service {
     }
 
     private func trimArtworkCache() {
-        let manager = FileManager.default
-        guard let names = try? manager.contentsOfDirectory(atPath: artworkDirectory) else { return }
-        var files: [(path: String, size: Int64, modified: Date)] = names.compactMap { name in
-            let path = artworkDirectory + "/" + name
-            guard let attributes = try? manager.attributesOfItem(atPath: path) else { return nil }
-            return (
-                path, (attributes[.size] as? Int).map(Int64.init) ?? 0,
-                attributes[.modificationDate] as? Date ?? .distantPast
-            )
-        }
-        var total = files.reduce(0) { $0 + $1.size }
-        files.sort { $0.modified < $1.modified }
-        for file in files where total > settings.artworkCacheBytes {
+        let files = ArtworkCache.files(in: artworkDirectory)
+        for file in ArtworkCache.evictions(files, limit: settings.artworkCacheBytes) {
             unlink(file.path)
-            total -= file.size
             for (id, podcast) in podcasts where podcast.artworkPath == file.path {
                 podcasts[id]?.artworkPath = nil
             }

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import SinglecastSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -97,7 +98,11 @@ package enum FeedTool {
                 : try Data(contentsOf: URL(fileURLWithPath: file), options: .alwaysMapped)
         } catch {
             return deliver(
-                Outcome(standardOutput: Data(), standardError: "Error: cannot read \(file): \(error)\n", status: 1)
+                Outcome(
+                    standardOutput: Data(),
+                    standardError: "Error: cannot read \(file): \(describeFileError(error))\n",
+                    status: 1
+                )
             )
         }
         do throws(FeedError) {
