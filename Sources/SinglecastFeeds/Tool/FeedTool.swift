@@ -150,7 +150,7 @@ package enum FeedTool {
     }
 
     /// Everything on standard input, for `-`.
-    private static func standardInput() throws(ToolReadError) -> Data {
+    private static func standardInput() throws(POSIXError) -> Data {
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {
@@ -158,15 +158,9 @@ package enum FeedTool {
             if count == 0 { return data }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw ToolReadError(code: errno)
+                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
             }
             data.append(buffer, count: count)
         }
     }
-}
-
-/// A failed read of standard input.
-struct ToolReadError: Error, CustomStringConvertible {
-    let code: Int32
-    var description: String { String(cString: strerror(code)) }
 }
