@@ -103,9 +103,8 @@ package struct EpisodeNaming: Sendable, Hashable {
                 switch segment {
                 case .text(let literal): text += literal
                 case .placeholder(let name):
-                    // A feed's value never adds a folder.
-                    let value = Self.value(of: name, for: episode)
-                    text += value.contains("/") ? value.replacing("/", with: "_") : value
+                    // A feed's value never adds a folder: sanitize(_:) below turns its `/` into `_`.
+                    text += Self.value(of: name, for: episode)
                 }
             }
             return FileNaming.sanitize(text, fallback: "episode \(episode.id)")

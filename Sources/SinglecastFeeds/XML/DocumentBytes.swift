@@ -1,5 +1,4 @@
 import FoundationEssentials
-import SinglecastSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -117,7 +116,7 @@ enum DocumentBytes {
         guard let quote = rest.first, quote == "\"" || quote == "'" else { return nil }
         rest = rest.dropFirst()
         guard let close = rest.firstIndex(of: quote) else { return nil }
-        return rest[..<close].trimmingWhitespace().lowercased()
+        return String(rest[..<close]).trimmed.lowercased()
     }
 
     private static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import SinglecastSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -30,7 +29,7 @@ enum XMLNamespace: UInt8, Sendable {
     /// Matching ignores case and a trailing slash: feeds spell the iTunes URI with `/dtds/` and `/DTDs/`,
     /// and Media RSS with and without the final `/`.
     init(uri: String) {
-        var key = uri.trimmingWhitespace().lowercased()
+        var key = uri.trimmed.lowercased()
         if key.hasSuffix("/") { key.removeLast() }
         if let schemeEnd = key.firstRange(of: "://") { key = String(key[schemeEnd.upperBound...]) }
         switch key {
