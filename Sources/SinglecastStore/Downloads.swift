@@ -34,6 +34,12 @@ package struct DownloadRecord: Sendable, Hashable {
     package var authUser: String?
     package var authPassword: String?
     package var deletePartial: Bool
+    /// The partial file's name when it differs from `fileName + ".part"`: the final name changed at completion and
+    /// the rename has not happened yet.
+    package var partialName: String?
+    /// `false` once `clear --completed` took a completed download off the list; the row stays while an episode
+    /// still points at it.
+    package var listed: Bool
 
     package init(
         id: Int64 = 0,
@@ -71,12 +77,14 @@ package struct DownloadRecord: Sendable, Hashable {
         self.authUser = authUser
         self.authPassword = authPassword
         self.deletePartial = false
+        self.partialName = nil
+        self.listed = true
     }
 
     /// The final path of the file.
     package var path: String { directory + "/" + fileName }
     /// Where the bytes are while the download runs.
-    package var partialPath: String { path + ".part" }
+    package var partialPath: String { directory + "/" + (partialName ?? fileName + ".part") }
 }
 
 /// The result of inserting one download.
@@ -89,7 +97,7 @@ package struct EnqueueOutcome: Sendable, Hashable {
 private let downloadColumns = """
     id, url, final_url, directory, file_name, state, pause_reason, priority, position, bytes_done, bytes_total,
     etag, last_modified, attempts, error_code, error_message, error_http_status, next_attempt_at, added_at,
-    completed_at, headers, auth_user, auth_password, delete_partial
+    completed_at, headers, auth_user, auth_password, delete_partial, partial_name, listed
     """
 
 /// The columns after `id`, and the statements that write them; built once, not per save.
@@ -132,6 +140,8 @@ extension DownloadRecord {
         authUser = row[21].string
         authPassword = row[22].string
         deletePartial = (row[23].int64 ?? 0) != 0
+        partialName = row[24].string
+        listed = (row[25].int64 ?? 1) != 0
     }
 
     /// Values for every column after `id`, in ``downloadColumns`` order.
@@ -143,7 +153,7 @@ extension DownloadRecord {
             SQLiteValue(errorCode), SQLiteValue(errorMessage), SQLiteValue(errorHTTPStatus.map { Int64($0) }),
             SQLiteValue(nextAttemptAt), .integer(addedAt), SQLiteValue(completedAt),
             .text(headers.joined(separator: "\n")), SQLiteValue(authUser), SQLiteValue(authPassword),
-            .integer(deletePartial ? 1 : 0),
+            .integer(deletePartial ? 1 : 0), SQLiteValue(partialName), .integer(listed ? 1 : 0),
         ]
     }
 }
@@ -153,8 +163,15 @@ extension Store {
     ///
     /// A URL that already has a live download (anything but completed or cancelled) is not inserted again;
     /// that download is returned with `existing = true`. Either every record is committed or none is.
-    package func enqueue(_ records: [DownloadRecord]) throws(StoreError) -> [EnqueueOutcome] {
-        try withConnection("queueing downloads") { connection throws(SQLiteError) in
+    ///
+    /// - Parameter episodes: For each record, the episode to link to the download it gets (new or existing), in the
+    ///   same transaction: a crash cannot leave a queued episode unlinked, to be queued again as `name (2)`.
+    package func enqueue(
+        _ records: [DownloadRecord],
+        linking episodes: [Int64?] = []
+    ) throws(StoreError) -> [EnqueueOutcome] {
+        precondition(episodes.isEmpty || episodes.count == records.count, "one episode (or nil) per record")
+        return try withConnection("queueing downloads") { connection throws(SQLiteError) in
             try connection.transaction { () throws(SQLiteError) -> [EnqueueOutcome] in
                 var position = try connection.scalar("SELECT COALESCE(MAX(position), 0) FROM downloads")?.int64 ?? 0
                 // Two statements prepared once for the whole batch, not twice per download.
@@ -179,6 +196,10 @@ extension Store {
                             record.id = connection.lastInsertRowID
                             outcomes.append(EnqueueOutcome(record: record, existing: false))
                         }
+                        let links = zip(episodes, outcomes).compactMap { episode, outcome in
+                            episode.map { (episode: $0, download: Optional(outcome.record.id)) }
+                        }
+                        try Self.link(links, on: connection)
                         return outcomes
                     }
                 }
@@ -217,6 +238,40 @@ extension Store {
                         update.reset()
                     }
                 }
+            }
+        }
+    }
+
+    /// Takes downloads off the list (`clear`): a row an episode still points at stays, unlisted, so that the
+    /// episode keeps its file and its podcast's `keep` and `unsubscribe --delete-files` still cover it; the others
+    /// are deleted. One transaction.
+    ///
+    /// - Returns: The ids kept as unlisted rows.
+    package func clearDownloads(_ ids: [Int64]) throws(StoreError) -> Set<Int64> {
+        guard !ids.isEmpty else { return [] }
+        return try withConnection("clearing downloads") { connection throws(SQLiteError) in
+            try connection.transaction { () throws(SQLiteError) -> Set<Int64> in
+                var kept: Set<Int64> = []
+                let referenced = "SELECT 1 FROM episodes WHERE download_id = ? LIMIT 1"
+                try connection.withReusableStatement(referenced) { (find) throws(SQLiteError) in
+                    try connection.withReusableStatement("UPDATE downloads SET listed = 0 WHERE id = ?") {
+                        (unlist) throws(SQLiteError) in
+                        try connection.withReusableStatement("DELETE FROM downloads WHERE id = ?") {
+                            (delete) throws(SQLiteError) in
+                            for id in ids {
+                                try find.bind([.integer(id)])
+                                let isReferenced = try find.step()
+                                find.reset()
+                                let statement = isReferenced ? unlist : delete
+                                try statement.bind([.integer(id)])
+                                while try statement.step() {}
+                                statement.reset()
+                                if isReferenced { kept.insert(id) }
+                            }
+                        }
+                    }
+                }
+                return kept
             }
         }
     }

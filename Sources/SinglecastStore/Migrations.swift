@@ -189,6 +189,34 @@ package enum Migrations {
             );
             """
         ),
+        Migration(
+            5,
+            "partial names, listed downloads, podcast and episode ids never reused",
+            """
+            -- The partial file keeps the name it was created with when the final name changes at completion (a
+            -- file took the name meanwhile); NULL means file_name + '.part'. Without it a crash between recording
+            -- the new name and the rename sent the download to the new name's '.part', which may be another
+            -- download's kept partial file.
+            ALTER TABLE downloads ADD COLUMN partial_name TEXT NULL;
+            -- 'clear --completed' takes a completed download off the list; an episode may still point at it and
+            -- its file, so the row stays until nothing does.
+            ALTER TABLE downloads ADD COLUMN listed INTEGER NOT NULL DEFAULT 1;
+            -- Without AUTOINCREMENT a new row gets max(id) + 1, so unsubscribing the newest podcast freed its id
+            -- (and its episodes' ids) for the next subscription. The podcasts table cannot be rebuilt with
+            -- AUTOINCREMENT inside a migration's transaction: dropping it would cascade to the episodes. Inserts
+            -- take their id past this high-water mark instead, which the triggers raise on every delete.
+            CREATE TABLE id_high_water (name TEXT PRIMARY KEY, value INTEGER NOT NULL) STRICT;
+            INSERT INTO id_high_water (name, value) VALUES
+                ('podcasts', (SELECT COALESCE(MAX(id), 0) FROM podcasts)),
+                ('episodes', (SELECT COALESCE(MAX(id), 0) FROM episodes));
+            CREATE TRIGGER podcasts_high_water AFTER DELETE ON podcasts BEGIN
+                UPDATE id_high_water SET value = MAX(value, old.id) WHERE name = 'podcasts';
+            END;
+            CREATE TRIGGER episodes_high_water AFTER DELETE ON episodes BEGIN
+                UPDATE id_high_water SET value = MAX(value, old.id) WHERE name = 'episodes';
+            END;
+            """
+        ),
     ]
 
     /// The schema version a fully migrated database has.

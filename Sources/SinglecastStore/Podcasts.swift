@@ -126,8 +126,8 @@ private let podcastColumns = """
     """
 private let podcastWritable = writableNames(podcastColumns)
 private let insertPodcastSQL = """
-    INSERT INTO podcasts (\(podcastWritable.joined(separator: ", "))) \
-    VALUES (\(Array(repeating: "?", count: podcastWritable.count).joined(separator: ", ")))
+    INSERT INTO podcasts (id, \(podcastWritable.joined(separator: ", "))) \
+    VALUES (\(nextID("podcasts")), \(Array(repeating: "?", count: podcastWritable.count).joined(separator: ", ")))
     """
 private let updatePodcastSQL = """
     UPDATE podcasts SET \(podcastWritable.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?
@@ -142,12 +142,20 @@ private let episodeColumns = """
 private let episodeColumnsWithoutDescription = episodeColumns.replacing(", description,", with: ", '' AS description,")
 private let episodeWritable = writableNames(episodeColumns)
 private let insertEpisodeSQL = """
-    INSERT INTO episodes (\(episodeWritable.joined(separator: ", "))) \
-    VALUES (\(Array(repeating: "?", count: episodeWritable.count).joined(separator: ", ")))
+    INSERT INTO episodes (id, \(episodeWritable.joined(separator: ", "))) \
+    VALUES (\(nextID("episodes")), \(Array(repeating: "?", count: episodeWritable.count).joined(separator: ", ")))
     """
 private let updateEpisodeSQL = """
     UPDATE episodes SET \(episodeWritable.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?
     """
+
+/// An id past every row `table` has ever had (migration 5's `id_high_water`), so that no id is ever reused.
+private func nextID(_ table: String) -> String {
+    """
+    (SELECT MAX((SELECT COALESCE(MAX(id), 0) FROM \(table)), \
+    (SELECT COALESCE(MAX(value), 0) FROM id_high_water WHERE name = '\(table)')) + 1)
+    """
+}
 
 /// The column names after `id`.
 private func writableNames(_ columns: String) -> [String] {
@@ -362,16 +370,41 @@ extension Store {
     package func setEpisodeDownloads(_ links: [(episode: Int64, download: Int64?)]) throws(StoreError) {
         guard !links.isEmpty else { return }
         try withConnection("linking episodes to downloads") { connection throws(SQLiteError) in
-            try connection.transaction { () throws(SQLiteError) in
-                let sql = "UPDATE episodes SET download_id = ?, is_new = 0 WHERE id = ?"
-                try connection.withReusableStatement(sql) { (update) throws(SQLiteError) in
-                    for link in links {
-                        try update.bind([SQLiteValue(link.download), .integer(link.episode)])
-                        while try update.step() {}
-                        update.reset()
-                    }
+            try connection.transaction { () throws(SQLiteError) in try Self.link(links, on: connection) }
+        }
+    }
+
+    /// The links inside a transaction the caller holds.
+    static func link(_ links: [(episode: Int64, download: Int64?)], on connection: Connection) throws(SQLiteError) {
+        guard !links.isEmpty else { return }
+        let sql = "UPDATE episodes SET download_id = ?, is_new = 0 WHERE id = ?"
+        try connection.withReusableStatement(sql) { (update) throws(SQLiteError) in
+            for link in links {
+                try update.bind([SQLiteValue(link.download), .integer(link.episode)])
+                while try update.step() {}
+                update.reset()
+            }
+        }
+    }
+
+    /// Which of `downloads` an episode other than `exceptEpisodes` still points at: their files are shared and must
+    /// stay when those episodes let go of them (two feeds can carry one enclosure URL, and share its download).
+    package func downloadsReferenced(_ downloads: [Int64], exceptEpisodes: Set<Int64>) throws(StoreError) -> Set<Int64>
+    {
+        try withConnection("reading episode links") { connection throws(SQLiteError) in
+            var referenced: Set<Int64> = []
+            let unique = Array(Set(downloads))
+            for start in stride(from: 0, to: unique.count, by: 500) {
+                let chunk = unique[start..<min(start + 500, unique.count)]
+                let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+                for row in try connection.query(
+                    "SELECT id, download_id FROM episodes WHERE download_id IN (\(placeholders))",
+                    chunk.map { .integer($0) }
+                ) where !exceptEpisodes.contains(row[0].int64 ?? 0) {
+                    if let download = row[1].int64 { referenced.insert(download) }
                 }
             }
+            return referenced
         }
     }
 
