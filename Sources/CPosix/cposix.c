@@ -1,12 +1,15 @@
 #include "cposix.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 int cposix_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
     // struct ucred is only declared with _GNU_SOURCE, which Swift's Glibc module does not see.
@@ -42,4 +45,17 @@ int cposix_name_current_thread(const char *name) {
     strncpy(truncated, name, sizeof truncated - 1);
     truncated[sizeof truncated - 1] = '\0';
     return pthread_setname_np(pthread_self(), truncated);
+}
+
+int cposix_rename_noreplace(const char *from, const char *to) {
+    if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) {
+        return 0;
+    }
+    if (errno != EINVAL && errno != ENOSYS) {
+        return -1;
+    }
+    if (link(from, to) != 0) {
+        return -1;
+    }
+    return unlink(from);
 }

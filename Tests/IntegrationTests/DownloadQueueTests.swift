@@ -432,18 +432,22 @@ import Glibc
         #expect(daemon.stop() == 0)
     }
 
-    @Test func fullDiskPausesTheDownloadWithAReason() throws {
-        guard geteuid() == 0 else { return }  // mounting a small tmpfs needs root
+    /// Mounting a small tmpfs needs root (CI runs as root); without it the test says it was skipped.
+    @Test(.enabled(if: geteuid() == 0, "mounting a tmpfs needs root"))
+    func fullDiskPausesTheDownloadWithAReason() throws {
         let daemon = DaemonProcess()
         let small = daemon.root.file("small")
         try FileManager.default.createDirectory(atPath: small, withIntermediateDirectories: true)
-        guard
-            (try? spawnAndWait(
-                "/bin/mount",
-                ["-t", "tmpfs", "-o", "size=1m", "tmpfs", small],
-                output: daemon.root.file("mount.log")
-            )) == 0
-        else { return }
+        let mounted = try spawnAndWait(
+            "/bin/mount",
+            ["-t", "tmpfs", "-o", "size=1m", "tmpfs", small],
+            output: daemon.root.file("mount.log")
+        )
+        // As root the mount must work: a test that quietly did nothing would pass without testing anything.
+        try #require(
+            mounted == 0,
+            "mount failed: \((try? String(contentsOfFile: daemon.root.file("mount.log"))) ?? "")"
+        )
         defer { _ = try? spawnAndWait("/bin/umount", ["-l", small], output: daemon.root.file("umount.log")) }
         let server = try FaultServer()
         try daemon.startAndWaitUntilReady()

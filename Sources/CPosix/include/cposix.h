@@ -32,3 +32,10 @@ int cposix_start_writeback(int fd, off_t offset, off_t count);
 ///
 /// Returns 0 or an error number.
 int cposix_name_current_thread(const char *name);
+
+/// renameat2(2) with RENAME_NOREPLACE (declared only with _GNU_SOURCE): moves `from` to `to` only if nothing is at
+/// `to`, atomically; a file that appeared after a name check is never overwritten. Where the file system lacks
+/// RENAME_NOREPLACE (EINVAL), link(2) then unlink(2) gives the same guarantee.
+///
+/// Returns 0, or -1 with errno set (EEXIST when `to` is taken).
+int cposix_rename_noreplace(const char *from, const char *to);

@@ -15,7 +15,9 @@ package struct DownloadsCommand: CLICommand {
         ]
     )
 
-    static let stateNames = DownloadState.allCases.map { $0.rawValue }.joined(separator: ", ")
+    /// The states a listing can hold (a cancelled download is gone from it).
+    static let stateNames = DownloadState.allCases.filter { $0 != .cancelled }.map { $0.rawValue }
+        .joined(separator: ", ")
 
     package var options: GlobalOptions
     package var state: DownloadState?
@@ -23,7 +25,7 @@ package struct DownloadsCommand: CLICommand {
     package init(_ arguments: ParsedArguments) throws {
         options = try GlobalOptions(arguments)
         state = try arguments.option("state").map { word in
-            guard let state = DownloadState(rawValue: word) else {
+            guard let state = DownloadState(rawValue: word), state != .cancelled else {
                 throw UsageError.invalidValue(
                     word,
                     for: arguments.spec("state", kind: .option),

@@ -15,7 +15,7 @@ package enum DownloadText {
         case .failed:
             guard let error = download.lastError else { return "failed" }
             return "failed (\(error.httpStatus.map { "HTTP \($0)" } ?? humanize(error.code)))"
-        case .active, .completed:
+        case .active, .completed, .cancelled:
             return download.state.rawValue
         }
     }

@@ -54,7 +54,7 @@ package enum PodcastText {
         case .queued?: "queued"
         case .paused?: "paused"
         case .failed?: "failed"
-        case nil: episode.isNew ? "new" : "-"
+        case .cancelled?, nil: episode.isNew ? "new" : "-"
         }
     }
 

@@ -1,3 +1,4 @@
+import CPosix
 import FoundationEssentials
 import SinglecastHTTP
 import SinglecastProtocol
@@ -20,6 +21,8 @@ package struct DownloadRequest: Sendable, Hashable {
     package var user: String?
     package var password: String?
     package var priority: Int
+    /// The episode to link to the download, in the enqueue's own transaction.
+    package var episode: Int64?
 
     package init(
         url: String,
@@ -28,8 +31,10 @@ package struct DownloadRequest: Sendable, Hashable {
         headers: [String] = [],
         user: String? = nil,
         password: String? = nil,
-        priority: Int = 0
+        priority: Int = 0,
+        episode: Int64? = nil
     ) {
+        self.episode = episode
         self.url = url
         self.directory = directory
         self.name = name
@@ -84,7 +89,7 @@ package actor DownloadQueue: Service {
     /// Signals every published event, so the daemon's status line is rebuilt only when something changed.
     package nonisolated let changes: AsyncStream<Void>
     private let changed: AsyncStream<Void>.Continuation
-    private var timerAt: Int64?
+    private var wake = WakeSchedule()
     /// Completions waiting for the next group commit, and whether one is running.
     private var completionBatch: [(record: DownloadRecord, done: CheckedContinuation<(any Error)?, Never>)] = []
     private var flushingCompletions = false
@@ -97,6 +102,8 @@ package actor DownloadQueue: Service {
         /// The final response's validators, as soon as its headers arrive.
         let validators = Mutex<(etag: String?, lastModified: String?)>((nil, nil))
         let rate = Mutex<Double>(0)
+        /// Unix milliseconds of the last progress, for `stalled_since`.
+        let lastProgressAt = Mutex<Int64>(DownloadQueue.now())
 
         init(host: String) { self.host = host }
     }
@@ -133,10 +140,7 @@ package actor DownloadQueue: Service {
                     guard let transfer = beginTransfer(id) else { continue }
                     group.addTask { await self.runTransfer(id, transfer) }
                 }
-                if let wakeAt, timerAt == nil || wakeAt < timerAt! {
-                    timerAt = wakeAt
-                    group.addTask { await self.sleepUntil(wakeAt) }
-                }
+                if let wakeAt, wake.request(wakeAt) { group.addTask { await self.sleepUntil(wakeAt) } }
             }
             group.cancelAll()
         }
@@ -150,7 +154,7 @@ package actor DownloadQueue: Service {
     private func sleepUntil(_ at: Int64) async {
         let delay = max(0, at - Self.now())
         try? await Task.sleep(for: .milliseconds(delay))
-        if timerAt == at { timerAt = nil }
+        wake.woke(at)
         wakeup.yield()
     }
 
@@ -177,6 +181,14 @@ package actor DownloadQueue: Service {
                 // Renamed into place, then the daemon died before the row said so.
                 record.state = .completed
                 record.completedAt = record.completedAt ?? Self.now()
+                record.partialName = nil
+                changed.append(record)
+            } else if record.state != .completed, let partialName = record.partialName, partialName.hasSuffix(".part") {
+                // The daemon died between choosing a new final name and the rename: the bytes are still in the
+                // partial file under its old name, which becomes the download's name again. The next completion
+                // chooses afresh; until then `file` + ".part" is where the bytes are, as everywhere else.
+                record.fileName = String(partialName.dropLast(".part".count))
+                record.partialName = nil
                 changed.append(record)
             }
             records[record.id] = record
@@ -206,7 +218,8 @@ package actor DownloadQueue: Service {
     private func orderedRecords() -> [DownloadRecord] {
         // Small keys are sorted, not the records: moving whole records around was a tenth of a `downloads` call.
         typealias Key = (rank: Int, priority: Int, position: Int64, id: Int64)
-        let keys: [Key] = records.values.map { record in
+        let keys: [Key] = records.values.compactMap { record in
+            guard record.listed else { return nil }
             let rank = Self.rank(record.state)
             // Only unfinished downloads are ordered by priority (high first: `~` reverses the order and, unlike a
             // minus, cannot overflow) and position; the rest by id.
@@ -250,11 +263,7 @@ package actor DownloadQueue: Service {
             return await concludeStopped(id)
         }
         guard fd >= 0 else {
-            await fail(
-                id,
-                Self.fileError(code, record.partialPath),
-                decision: code == ENOSPC ? .pause(reason: "disk_full") : .fail
-            )
+            await fail(id, .file(.open, errno: code, path: record.partialPath))
             return
         }
         defer { close(fd) }
@@ -262,13 +271,13 @@ package actor DownloadQueue: Service {
         var offset = Self.fileSize(fd)
         if distrustUncheckpointedBytes && offset > record.bytesDone {
             offset = record.bytesDone
-            _ = ftruncate(fd, off_t(offset))
+            if let failure = Self.truncate(fd, to: offset, record) { return await fail(id, failure) }
         }
         let validator = record.etag ?? record.lastModified
         if offset > 0 && validator == nil && record.bytesTotal == nil {
             // Nothing would tell us whether the server's file is still the one these bytes came from.
             offset = 0
-            _ = ftruncate(fd, 0)
+            if let failure = Self.truncate(fd, to: 0, record) { return await fail(id, failure) }
         }
         transfer.progress.withLock { $0 = (offset, record.bytesTotal) }
         if offset > 0 {
@@ -342,11 +351,17 @@ package actor DownloadQueue: Service {
         var lastCheckpointBytes = lastBytes
         var lastCheckpoint = ContinuousClock.now
         var lastPublished: Int64 = -1
+        var lastPublishedAt = ContinuousClock.now
         // Cancelled when the transfer ends: a last checkpoint then would only delay the completion by a sync.
         while (try? await Task.sleep(for: .milliseconds(250))) != nil {
             let (bytes, total) = transfer.progress.withLock { $0 }
             let instant = Double(max(0, bytes - lastBytes)) * 4
-            transfer.rate.withLock { $0 = $0 == 0 ? instant : $0 * 0.7 + instant * 0.3 }
+            // The average decays towards zero while nothing arrives; below a byte a second it is zero, not 1e-15.
+            transfer.rate.withLock {
+                let smoothed = $0 == 0 ? instant : $0 * 0.7 + instant * 0.3
+                $0 = smoothed < Self.slowestRate ? 0 : smoothed
+            }
+            if bytes != lastBytes { transfer.lastProgressAt.withLock { $0 = Self.now() } }
             lastBytes = bytes
             guard var record = records[id], record.state == .active else { continue }
             // What identifies the server's file is saved at once: without it a resume after kill -9 could not
@@ -377,8 +392,10 @@ package actor DownloadQueue: Service {
             }
             // Re-read after the await: a pause or cancel may have changed the download meanwhile.
             guard let current = records[id], current.state == .active else { continue }
-            if bytes != lastPublished {
+            // A stalled transfer still reports every few seconds, so that watchers see its speed fall and the stall.
+            if bytes != lastPublished || ContinuousClock.now - lastPublishedAt >= Self.stalledAfter {
                 lastPublished = bytes
+                lastPublishedAt = .now
                 publish(.progress, current)
             }
         }
@@ -394,23 +411,23 @@ package actor DownloadQueue: Service {
             if let modified = response.lastModified { record.lastModified = modified }
             if let total = response.totalLength { record.bytesTotal = total }
         }
+        /// The bytes kept cannot be resumed from: the next attempt starts from nothing.
+        func startOver(forgettingValidators: Bool) -> DownloadFailure? {
+            record.bytesDone = 0
+            if forgettingValidators {
+                record.etag = nil
+                record.lastModified = nil
+            }
+            records[id] = record
+            return Self.truncate(fd, to: 0, record)
+        }
         switch outcome {
         case .completed(let response, let bytes):
             absorb(response)
             records[id] = record
             if let total = record.bytesTotal, total != bytes {
-                _ = ftruncate(fd, 0)
-                record.bytesDone = 0
-                records[id] = record
-                await fail(
-                    id,
-                    DownloadErrorInfo(
-                        code: "length_mismatch",
-                        message: "the server sent \(bytes) bytes but announced \(total); downloading again"
-                    ),
-                    decision: retryDecision(record, retryAfter: nil)
-                )
-                return
+                let failure = startOver(forgettingValidators: false)
+                return await fail(id, failure ?? .lengthMismatch(received: bytes, announced: total))
             }
             await complete(id, fd: fd, bytes: bytes)
         case .rangeNotSatisfiable(let response):
@@ -418,43 +435,19 @@ package actor DownloadQueue: Service {
             let size = Self.fileSize(fd)
             if let total = record.bytesTotal, total == size {
                 records[id] = record
-                await complete(id, fd: fd, bytes: size)
-            } else {
-                _ = ftruncate(fd, 0)
-                record.bytesDone = 0
-                record.etag = nil
-                record.lastModified = nil
-                records[id] = record
-                await fail(
-                    id,
-                    DownloadErrorInfo(
-                        code: "range_not_satisfiable",
-                        message: "the server refused to resume at byte \(size); starting over",
-                        httpStatus: 416
-                    ),
-                    decision: retryDecision(record, retryAfter: nil, immediately: true)
-                )
+                return await complete(id, fd: fd, bytes: size)
             }
+            let failure = startOver(forgettingValidators: true)
+            await fail(id, failure ?? .rangeNotSatisfiable(offset: size))
         case .httpError(let response):
             absorb(response)
             records[id] = record
-            let error = DownloadErrorInfo(
-                code: "http_status",
-                message: "the server answered HTTP \(response.status) for \(response.finalURL)",
-                httpStatus: response.status
-            )
-            let decision =
-                RetryPolicy.isRetryable(httpStatus: response.status)
-                ? retryDecision(record, retryAfter: response.retryAfter) : .fail
-            await fail(id, error, decision: decision)
+            await fail(id, .httpStatus(response.status, url: response.finalURL, retryAfter: response.retryAfter))
         case .failed(let error, let response, let bytes):
             absorb(response)
+            var failure = DownloadFailure.transfer(error)
             if error.code == .rangeMismatch {
-                _ = ftruncate(fd, 0)
-                record.etag = nil
-                record.lastModified = nil
-                record.bytesDone = 0
-                records[id] = record
+                failure = startOver(forgettingValidators: true) ?? failure
             } else if await FileSync.data(fd) == 0 {
                 // Re-read: a pause or cancel may have come during the sync.
                 guard var current = records[id] else { return }
@@ -468,42 +461,23 @@ package actor DownloadQueue: Service {
             } else {
                 records[id] = record
             }
-            if error.code == .cancelled {
-                await concludeStopped(id)
-                return
-            }
-            let info = DownloadErrorInfo(code: error.code.rawValue, message: error.message)
-            let decision: FailureDecision
-            switch error.code {
-            case .diskFull: decision = .pause(reason: "disk_full")
-            case .schemeNotAllowed, .insecureRedirect, .tooManyRedirects, .tooLarge, .headersTooLarge, .invalidURL:
-                decision = .fail
-            case .rangeMismatch: decision = retryDecision(record, retryAfter: nil, immediately: true)
-            default: decision = retryDecision(record, retryAfter: nil)
-            }
-            await fail(id, info, decision: decision)
+            if error.code == .cancelled { return await concludeStopped(id) }
+            await fail(id, failure)
         }
     }
 
-    private func retryDecision(
-        _ record: DownloadRecord,
-        retryAfter: String?,
-        immediately: Bool = false
-    )
-        -> FailureDecision
-    {
-        guard record.attempts < settings.retry.maximumAttempts else { return .fail }
-        let now = Self.now()
-        if immediately { return .retry(at: now) }
-        if let at = RetryPolicy.retryAfter(retryAfter, nowMilliseconds: now) { return .retry(at: at) }
-        let delay = settings.retry.backoff(afterAttempts: record.attempts, random: Double.random(in: 0...1))
-        return .retry(at: now + delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)
-    }
-
-    /// Records a transfer's failure and what follows from it: a retry time, failed, or paused.
-    private func fail(_ id: Int64, _ error: DownloadErrorInfo, decision: FailureDecision) async {
+    /// Records a transfer's failure and what ``RetryPolicy/decide(_:attempts:now:random:)`` makes of it: a retry
+    /// time, failed, or paused.
+    private func fail(_ id: Int64, _ failure: DownloadFailure) async {
         guard var record = records[id] else { return }
         guard record.state == .active else { return await concludeStopped(id) }
+        let error = failure.info
+        let decision = settings.retry.decide(
+            failure,
+            attempts: record.attempts,
+            now: Self.now(),
+            random: Double.random(in: 0...1)
+        )
         record.errorCode = error.code
         record.errorMessage = error.message
         record.errorHTTPStatus = error.httpStatus
@@ -553,33 +527,38 @@ package actor DownloadQueue: Service {
         let syncError = await FileSync.file(fd)
         // A pause or cancel may have come during the sync.
         guard var record = records[id], record.state == .active else { return await concludeStopped(id) }
-        guard syncError == 0 else {
-            await fail(
-                id,
-                Self.fileError(syncError, record.partialPath),
-                decision: retryDecision(record, retryAfter: nil)
-            )
-            return
-        }
-        // Where the bytes are now: the name may change below, the partial file does not move until the rename.
+        guard syncError == 0 else { return await fail(id, .file(.sync, errno: syncError, path: record.partialPath)) }
+        // Where the bytes are now: the partial file keeps its name until the rename, whatever the final name becomes.
         let partialPath = record.partialPath
-        // Taken: an existing file, or the name another unfinished download will use.
-        let name = FileNaming.unique(record.fileName) { candidate in
-            records.isClaimed(record.directory + "/" + candidate, byOtherThan: id)
-                || FileManager.default.fileExists(atPath: record.directory + "/" + candidate)
+        let partialName = String(partialPath.dropFirst(record.directory.count + 1))
+        var appeared: Set<String> = []
+        while true {
+            // Taken: an existing file, a `.part` kept by a cancel without delete_partial, or the name another
+            // unfinished download will use.
+            let name = FileNaming.unique(record.fileName) { candidate in
+                let path = record.directory + "/" + candidate
+                return appeared.contains(candidate) || records.isClaimed(path, byOtherThan: id)
+                    || FileManager.default.fileExists(atPath: path)
+                    || (path + ".part" != partialPath && FileManager.default.fileExists(atPath: path + ".part"))
+            }
+            // The chosen name and the full size go to the row before the rename, so that a crash right after it
+            // finds the file under the row's name and marks it completed instead of downloading it again; the
+            // partial file's own name goes with them, for a crash right before it (``recover()``).
+            if name + ".part" != partialName { record.partialName = partialName }
+            record.fileName = name
+            record.bytesDone = bytes
+            record.bytesTotal = bytes
+            records[id] = record
+            await persist(record, durability: .processCrash)
+            // Atomic, and never over a file that appeared after the check: the final name shows either nothing or
+            // the complete file, and someone else's file stays.
+            if cposix_rename_noreplace(partialPath, record.path) == 0 { break }
+            let code = errno
+            guard code == EEXIST else { return await fail(id, .file(.rename, errno: code, path: record.path)) }
+            logger.info("download \(id): \(record.path) appeared while it was being completed; taking another name")
+            appeared.insert(name)
         }
-        // The chosen name and the full size go to the row before the rename, so that a crash right after it
-        // finds the file under the row's name and marks it completed instead of downloading it again.
-        record.fileName = name
-        record.bytesDone = bytes
-        record.bytesTotal = bytes
-        records[id] = record
-        await persist(record, durability: .processCrash)
-        // rename(2) is atomic: the final name shows either nothing or the complete file.
-        guard rename(partialPath, record.path) == 0 else {
-            await fail(id, Self.fileError(errno, record.path), decision: .fail)
-            return
-        }
+        record.partialName = nil
         record.state = .completed
         record.completedAt = Self.now()
         record.nextAttemptAt = nil
@@ -645,6 +624,11 @@ package actor DownloadQueue: Service {
 
     /// Validates and queues URLs; committed before it returns.
     package func enqueue(_ params: EnqueueParams) async throws -> EnqueueResult {
+        try await enqueue(requests(for: params))
+    }
+
+    /// The requests `enqueue` params ask for, every one validated; nothing is queued yet.
+    package func requests(for params: EnqueueParams) throws -> [DownloadRequest] {
         guard !params.urls.isEmpty else {
             throw RPCError.invalidParams("'urls' must hold at least one URL", parameter: "urls")
         }
@@ -679,19 +663,19 @@ package actor DownloadQueue: Service {
                 )
             }
         }
-        return try await enqueue(
-            params.urls.map { url in
-                DownloadRequest(
-                    url: url,
-                    directory: directory,
-                    name: params.name,
-                    headers: params.headers ?? [],
-                    user: params.user,
-                    password: params.password,
-                    priority: params.priority ?? 0
-                )
-            }
-        )
+        let requests = params.urls.map { url in
+            DownloadRequest(
+                url: url,
+                directory: directory,
+                name: params.name,
+                headers: params.headers ?? [],
+                user: params.user,
+                password: params.password,
+                priority: params.priority ?? 0
+            )
+        }
+        for request in requests { _ = try validatedURL(request.url) }
+        return requests
     }
 
     /// Queues files that may go to different directories (a podcast's episodes to its folders) in one transaction;
@@ -731,7 +715,7 @@ package actor DownloadQueue: Service {
             )
         for (request, url) in zip(requests, urls) {
             let directory = request.directory
-            var name = request.name.map { FileNaming.sanitize($0) } ?? FileNaming.name(for: url)
+            var name = request.name.map { FileNaming.sanitize($0) } ?? FileNaming.name(for: url.url)
             let listing = listings?[directory]
             // A leftover `<name>.part` (kept by `cancel` without delete_partial) also takes the name: the new
             // download would resume into it or truncate it.
@@ -747,14 +731,15 @@ package actor DownloadQueue: Service {
             taken.insert(directory + "/" + name)
             newRecords.append(
                 DownloadRecord(
-                    url: url.absoluteString,
+                    url: url.string,
                     directory: directory,
                     fileName: name,
                     priority: request.priority,
                     addedAt: now,
                     headers: request.headers,
-                    authUser: request.user,
-                    authPassword: request.password
+                    // Credentials written into the URL are moved out of it, so that no listing shows them.
+                    authUser: request.user ?? url.user,
+                    authPassword: request.user != nil ? request.password : url.password
                 )
             )
         }
@@ -763,7 +748,7 @@ package actor DownloadQueue: Service {
         defer { reservedPaths.subtract(reserved) }  // by then the table has the new downloads
         let outcomes: [EnqueueOutcome]
         do {
-            outcomes = try await store.enqueue(newRecords)
+            outcomes = try await store.enqueue(newRecords, linking: requests.map(\.episode))
         } catch {
             throw RPCError.internalError("the queue could not be saved: \(error)")
         }
@@ -779,22 +764,24 @@ package actor DownloadQueue: Service {
         )
     }
 
-    private func validatedURL(_ text: String) throws -> URL {
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
-            throw RPCError.invalidParams("'\(text)' is not a valid URL", parameter: "urls")
-        }
-        guard scheme == "http" || scheme == "https" else {
+    private func validatedURL(_ text: String) throws -> HTTPURL {
+        let url: HTTPURL
+        let shown = HTTPURL.shown(text)
+        do {
+            url = try HTTPURL(text)
+        } catch .unparsable {
+            throw RPCError.invalidParams("'\(shown)' is not a valid URL", parameter: "urls")
+        } catch .scheme(let scheme) {
             throw RPCError.invalidParams(
-                "'\(text)' uses the scheme '\(scheme)'; only http and https URLs can be downloaded",
+                "'\(shown)' uses the scheme '\(scheme)'; only http and https URLs can be downloaded",
                 parameter: "urls"
             )
+        } catch .noHost {
+            throw RPCError.invalidParams("'\(shown)' names no host", parameter: "urls")
         }
-        guard url.host?.isEmpty == false else {
-            throw RPCError.invalidParams("'\(text)' names no host", parameter: "urls")
-        }
-        if settings.transfer.requireHTTPS && scheme != "https" {
+        if settings.transfer.requireHTTPS && !url.string.hasPrefix("https:") {
             throw RPCError.invalidParams(
-                "'\(text)' is plain http, and require_https is on; use an https URL",
+                "'\(shown)' is plain http, and require_https is on; use an https URL",
                 parameter: "urls"
             )
         }
@@ -811,7 +798,7 @@ package actor DownloadQueue: Service {
     }
 
     package func show(_ id: Int64) throws -> DownloadInfo {
-        guard let record = records[id], record.state != .cancelled else { throw Self.unknown(id) }
+        guard let record = records[id], record.state != .cancelled, record.listed else { throw Self.unknown(id) }
         return info(record)
     }
 
@@ -894,7 +881,18 @@ package actor DownloadQueue: Service {
         guard choices == 1 else {
             throw RPCError.invalidParams("'move' takes exactly one of 'top', 'bottom' or 'before'", parameter: "top")
         }
-        guard records[params.id] != nil else { throw Self.unknown(params.id) }
+        guard let moving = records[params.id], moving.state != .cancelled, moving.listed else {
+            throw Self.unknown(params.id)
+        }
+        guard moving.state == .queued || moving.state == .paused || moving.state == .active else {
+            throw RPCError(
+                code: RPCError.invalidParamsCode,
+                message: "Invalid params: download \(params.id) is \(moving.state.rawValue); only unfinished downloads "
+                    + "have a place in the queue.",
+                reason: "not_movable",
+                details: ["id": String(params.id), "state": moving.state.rawValue]
+            )
+        }
         var order = orderedRecords().filter { $0.state == .queued || $0.state == .paused || $0.state == .active }
             .map(\.id)
         order.removeAll { $0 == params.id }
@@ -931,14 +929,22 @@ package actor DownloadQueue: Service {
         guard !states.isEmpty else {
             throw RPCError.invalidParams("'clear' needs 'completed', 'failed' or both", parameter: "completed")
         }
-        let cleared = records.values.filter { states.contains($0.state) }
+        let cleared = records.values.filter { $0.listed && states.contains($0.state) }
+        // A completed download an episode points at stays, off the list: the episode keeps its file, and its
+        // podcast's keep and unsubscribe --delete-files still find it.
+        let unlisted: Set<Int64>
         do {
-            try await store.deleteDownloads(cleared.map(\.id))
+            unlisted = try await store.clearDownloads(cleared.filter { $0.state == .completed }.map(\.id))
+            try await store.deleteDownloads(cleared.filter { $0.state != .completed }.map(\.id))
         } catch {
             throw RPCError.internalError("the queue could not be saved: \(error)")
         }
         for var record in cleared {
-            records[record.id] = nil
+            if unlisted.contains(record.id) {
+                records[record.id]?.listed = false
+            } else {
+                records[record.id] = nil
+            }
             if record.state == .failed {
                 record.deletePartial = params.deletePartial ?? false
                 Self.discardPartial(of: record)
@@ -1016,7 +1022,7 @@ package actor DownloadQueue: Service {
             rate: 0,
             rateLimit: effectiveSpeedLimit
         )
-        for record in records.values {
+        for record in records.values where record.listed {
             switch record.state {
             case .active: counts.active += 1
             case .queued: counts.queued += 1
@@ -1063,12 +1069,14 @@ package actor DownloadQueue: Service {
             guard selection.ids?.isEmpty ?? true else {
                 throw RPCError.invalidParams("give either 'ids' or 'all', not both", parameter: "ids")
             }
-            return records.values.filter(eligible).map(\.id).sorted()
+            return records.values.filter { $0.listed && eligible($0) }.map(\.id).sorted()
         }
         guard let ids = selection.ids, !ids.isEmpty else {
             throw RPCError.invalidParams("'ids' must name at least one download", parameter: "ids")
         }
-        for id in ids where records[id] == nil || records[id]?.state == .cancelled { throw Self.unknown(id) }
+        for id in ids where records[id] == nil || records[id]?.state == .cancelled || records[id]?.listed == false {
+            throw Self.unknown(id)
+        }
         return ids
     }
 
@@ -1086,15 +1094,24 @@ package actor DownloadQueue: Service {
             live?.bytes
             ?? (record.state == .completed ? record.bytesTotal ?? record.bytesDone : Self.partialSize(record))
         let total = live?.total ?? record.bytesTotal
-        let speed = transfer?.rate.withLock { $0 }
+        // Whole bytes per second and whole seconds: the fractions are noise, and JSON readers get plain numbers.
+        let speed = transfer?.rate.withLock { $0.rounded() }
         var eta: Double?
-        if let speed, speed > 0, let total { eta = Double(max(0, total - bytes)) / speed }
+        if let speed, speed >= Self.slowestRate, let total {
+            eta = (Double(max(0, total - bytes)) / speed).rounded(.up)
+        }
+        var stalledSince: String?
+        if record.state == .active, let since = transfer?.lastProgressAt.withLock({ $0 }),
+            Self.now() - since >= Self.stalledAfter.components.seconds * 1000
+        {
+            stalledSince = Self.iso8601(since)
+        }
         return DownloadInfo(
             id: record.id,
             url: record.url,
             finalURL: record.finalURL,
             file: record.path,
-            state: DownloadState(rawValue: record.state.rawValue) ?? .queued,
+            state: DownloadState(record.state),
             pauseReason: record.pauseReason,
             priority: record.priority,
             position: record.position,
@@ -1112,7 +1129,8 @@ package actor DownloadQueue: Service {
             headerNames: record.headers.compactMap {
                 $0.split(separator: ":").first.map { $0.trimmingWhitespace() }
             },
-            hasCredentials: record.authUser != nil
+            hasCredentials: record.authUser != nil,
+            stalledSince: stalledSince
         )
     }
 
@@ -1125,17 +1143,23 @@ package actor DownloadQueue: Service {
         )
     }
 
-    private static func fileError(_ code: Int32, _ path: String) -> DownloadErrorInfo {
-        if code == ENOSPC || code == EDQUOT {
-            return DownloadErrorInfo(
-                code: "disk_full",
-                message: "the disk holding \(path) is full; free space, then resume"
-            )
-        }
-        return DownloadErrorInfo(code: "io", message: "cannot write \(path): \(String(cString: strerror(code)))")
+    /// Cuts the partial file back to `offset` before a resume or restart.
+    ///
+    /// A cut that failed must not leave bytes that a later attempt would resume from as if they were good: the file
+    /// is removed, so the retry starts from nothing; when even that fails the download fails for good.
+    private static func truncate(_ fd: Int32, to offset: Int64, _ record: DownloadRecord) -> DownloadFailure? {
+        guard ftruncate(fd, off_t(offset)) != 0 else { return nil }
+        let code = errno
+        guard unlink(record.partialPath) == 0 else { return .file(.remove, errno: errno, path: record.partialPath) }
+        return .file(.truncate, errno: code, path: record.partialPath)
     }
 
     static func now() -> Int64 { Int64(Date.now.timeIntervalSince1970 * 1000) }
+
+    /// Below this (bytes per second) a transfer's speed is 0 and it has no ETA.
+    private static let slowestRate = 1.0
+    /// A transfer that received nothing for this long is `stalled_since` the last byte.
+    private static let stalledAfter = Duration.seconds(5)
 
     private static func iso8601(_ milliseconds: Int64) -> String {
         Date(timeIntervalSince1970: TimeInterval(milliseconds) / 1000).formatted(.iso8601)
@@ -1161,4 +1185,18 @@ package actor DownloadQueue: Service {
         fileSize(record.partialPath) ?? record.bytesDone
     }
 
+}
+
+extension DownloadState {
+    /// Every stored state has its wire name; none is silently shown as another.
+    init(_ state: DownloadRecord.State) {
+        switch state {
+        case .queued: self = .queued
+        case .active: self = .active
+        case .paused: self = .paused
+        case .failed: self = .failed
+        case .completed: self = .completed
+        case .cancelled: self = .cancelled
+        }
+    }
 }

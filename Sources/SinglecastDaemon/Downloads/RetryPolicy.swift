@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SinglecastFeeds
+import SinglecastHTTP
 import SinglecastSupport
 
 #if canImport(Glibc)
@@ -43,6 +44,68 @@ package struct RetryPolicy: Sendable, Hashable {
         guard let date = FeedDate.parseRFC822(header) else { return nil }
         let at = Int64(date.timeIntervalSince1970 * 1000)
         return min(max(at, nowMilliseconds), nowMilliseconds + 86_400_000)
+    }
+
+    /// What follows from a failed attempt: the only place that chooses between retrying, failing and pausing.
+    ///
+    /// - Parameters:
+    ///   - failure: Why the attempt failed; a transfer stopped by pause, cancel or shutdown is no failure.
+    ///   - attempts: Attempts made so far, this one included.
+    ///   - now: Unix milliseconds.
+    ///   - random: 0…1, for the backoff's jitter.
+    package func decide(_ failure: DownloadFailure, attempts: Int, now: Int64, random: Double) -> FailureDecision {
+        enum Retry {
+            case never
+            case backoff(retryAfter: String?)
+            /// Nothing is wrong with the server; the bytes kept were: start over at once.
+            case immediately
+        }
+        if failure.isDiskFull { return .pause(reason: "disk_full") }
+        let retry: Retry
+        switch failure {
+        case .transfer(let error):
+            switch error.code {
+            case .cancelled:
+                preconditionFailure("a stopped transfer is concluded, not decided on")
+            case .schemeNotAllowed, .insecureRedirect, .tooManyRedirects, .tooLarge, .headersTooLarge, .invalidURL,
+                .invalidRequest:
+                retry = .never
+            case .rangeMismatch:
+                retry = .immediately
+            case .network, .timeout, .io, .tls, .protocolError, .engineUnavailable, .diskFull:
+                retry = .backoff(retryAfter: nil)
+            }
+        case .httpStatus(let status, _, let retryAfter):
+            retry = Self.isRetryable(httpStatus: status) ? .backoff(retryAfter: retryAfter) : .never
+        case .lengthMismatch:
+            retry = .backoff(retryAfter: nil)
+        case .rangeNotSatisfiable:
+            retry = .immediately
+        case .file(let operation, _, _):
+            switch operation {
+            case .open, .rename, .remove:
+                // Fails the same way next time (permissions, a directory in the way), or left bytes that cannot
+                // be trusted: the user has to look.
+                retry = .never
+            case .truncate, .sync:
+                // The disk's passing trouble, and the bytes are gone: start over later.
+                retry = .backoff(retryAfter: nil)
+            }
+        }
+        switch retry {
+        case .never:
+            return .fail
+        case _ where attempts >= maximumAttempts:
+            return .fail
+        case .immediately:
+            return .retry(at: now)
+        case .backoff(let header):
+            if let at = Self.retryAfter(header, nowMilliseconds: now) { return .retry(at: at) }
+            let delay = backoff(afterAttempts: attempts, random: random)
+            return .retry(
+                at: now + delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000
+            )
+        }
     }
 
     /// Whether an HTTP status is worth retrying: 408, 429 and 5xx are; other 4xx mean the request is wrong.

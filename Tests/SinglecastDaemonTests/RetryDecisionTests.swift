@@ -1,0 +1,90 @@
+import SinglecastDaemon
+import SinglecastHTTP
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `RetryPolicy.decide`: the one place that turns a failed attempt into a retry, a failure or a pause.
+@Suite struct RetryDecisionTests {
+    private let policy = RetryPolicy()
+    private let now: Int64 = 1_000_000
+
+    private func decide(_ failure: DownloadFailure, attempts: Int = 1) -> FailureDecision {
+        policy.decide(failure, attempts: attempts, now: now, random: 0)
+    }
+
+    @Test(arguments: [ENOSPC, EDQUOT])
+    func aFullDiskOrQuotaWhenOpeningThePartialFilePauses(code: Int32) {
+        let failure = DownloadFailure.file(.open, errno: code, path: "/d/a.mp3.part")
+        #expect(decide(failure) == .pause(reason: "disk_full"))
+        #expect(failure.info.code == "disk_full")
+        // Even with every attempt used up: the user frees space and resumes.
+        #expect(decide(failure, attempts: 99) == .pause(reason: "disk_full"))
+    }
+
+    @Test func aFullDiskWhileWritingPauses() {
+        let failure = DownloadFailure.transfer(TransferError(code: .diskFull, message: "full"))
+        #expect(decide(failure) == .pause(reason: "disk_full"))
+    }
+
+    @Test func otherOpenAndRenameErrorsFailAtOnce() {
+        #expect(decide(.file(.open, errno: EACCES, path: "/d/a.part")) == .fail)
+        #expect(decide(.file(.rename, errno: EXDEV, path: "/d/a")) == .fail)
+        #expect(decide(.file(.remove, errno: EPERM, path: "/d/a.part")) == .fail)
+    }
+
+    @Test func aFailedTruncateOrSyncIsRetriedLater() {
+        guard case .retry(let at) = decide(.file(.truncate, errno: EIO, path: "/d/a.part")) else {
+            Issue.record("not retried")
+            return
+        }
+        #expect(at > now)
+        guard case .retry = decide(.file(.sync, errno: EIO, path: "/d/a.part")) else {
+            Issue.record("not retried")
+            return
+        }
+    }
+
+    @Test func httpStatusesFollowTheirClass() {
+        #expect(decide(.httpStatus(404, url: "http://h/a", retryAfter: nil)) == .fail)
+        #expect(decide(.httpStatus(503, url: "http://h/a", retryAfter: "30")) == .retry(at: now + 30_000))
+        guard case .retry(let at) = decide(.httpStatus(429, url: "http://h/a", retryAfter: nil)) else {
+            Issue.record("429 not retried")
+            return
+        }
+        #expect(at >= now + 1_000)
+    }
+
+    @Test func bytesThatCannotBeResumedFromStartOverAtOnce() {
+        #expect(decide(.rangeNotSatisfiable(offset: 10)) == .retry(at: now))
+        #expect(decide(.transfer(TransferError(code: .rangeMismatch, message: "x"))) == .retry(at: now))
+    }
+
+    @Test func refusedRequestsAreNeverRetried() {
+        for code: TransferError.Code in [
+            .schemeNotAllowed, .insecureRedirect, .tooManyRedirects, .tooLarge, .headersTooLarge, .invalidURL,
+        ] {
+            #expect(decide(.transfer(TransferError(code: code, message: "x"))) == .fail, "\(code)")
+        }
+    }
+
+    @Test func networkTroubleIsRetriedUntilTheAttemptsRunOut() {
+        let failure = DownloadFailure.transfer(TransferError(code: .network, message: "reset"))
+        guard case .retry = decide(failure, attempts: policy.maximumAttempts - 1) else {
+            Issue.record("not retried")
+            return
+        }
+        #expect(decide(failure, attempts: policy.maximumAttempts) == .fail)
+        #expect(decide(.rangeNotSatisfiable(offset: 1), attempts: policy.maximumAttempts) == .fail)
+    }
+
+    @Test func failuresNameTheirStableCodes() {
+        #expect(DownloadFailure.lengthMismatch(received: 1, announced: 2).info.code == "length_mismatch")
+        #expect(DownloadFailure.rangeNotSatisfiable(offset: 1).info.httpStatus == 416)
+        #expect(DownloadFailure.httpStatus(500, url: "u", retryAfter: nil).info.code == "http_status")
+        #expect(DownloadFailure.file(.sync, errno: EIO, path: "/p").info.code == "io")
+        #expect(DownloadFailure.file(.sync, errno: EIO, path: "/p").info.message.hasPrefix("cannot sync /p: "))
+    }
+}
