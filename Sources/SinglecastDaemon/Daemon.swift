@@ -178,6 +178,10 @@ package enum Daemon {
 
         /// Which child of the service group ended.
         enum Part { case server, watchdog, signals, queue, podcasts, statusLine }
+        /// How the services are told to stop, in this order: the server stops taking requests first, so that none
+        /// arrives for a service already stopping. Each returns at once; the group then waits for them all.
+        let stopOrder: [@Sendable () -> Void] = [server.beginShutdown, queue.shutdown, podcasts.shutdown]
+        let stopServices = { @Sendable in for stop in stopOrder { stop() } }
         try await withThrowingTaskGroup(of: Part.self) { group in
             group.addTask {
                 try await server.run()
@@ -225,9 +229,7 @@ package enum Daemon {
                         method: DaemonEvent.stopping.rawValue,
                         params: DaemonEventParams(at: Date.now.formatted(.iso8601), message: "singlecastd is stopping")
                     )
-                    server.beginShutdown()
-                    queue.shutdown()
-                    podcasts.shutdown()
+                    stopServices()
                     return .signals
                 }
                 return .signals
@@ -235,9 +237,7 @@ package enum Daemon {
             // The server returns once a stop has drained its connections (or when it fails); either way the
             // other parts stop with it. Cancelling earlier would cut off replies still being written.
             while let part = try await group.next(), part != .server {}
-            server.beginShutdown()
-            queue.shutdown()
-            podcasts.shutdown()
+            stopServices()
             group.cancelAll()
             try await group.waitForAll()
         }

@@ -212,25 +212,7 @@ package actor PodcastDirectory {
 
     /// Runs the fetch against ``DirectorySettings/requestTimeout``.
     private func fetchWithDeadline(_ request: FetchRequest, what: String) async throws(RPCError) -> FetchResult {
-        let fetch = self.fetch
-        let timeout = settings.requestTimeout
-        let outcome: Result<FetchResult, TransferError>? = await withTaskGroup(
-            of: Result<FetchResult, TransferError>?.self
-        ) { group in
-            group.addTask {
-                do throws(TransferError) {
-                    return .success(try await fetch(request))
-                } catch {
-                    return .failure(error)
-                }
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            defer { group.cancelAll() }
-            return await group.next() ?? nil
-        }
+        let outcome = await fetchWithin(settings.requestTimeout, fetch, request)
         if Task.isCancelled { throw Self.cancelled(what) }
         switch outcome {
         case .success(let result)?:
@@ -240,7 +222,7 @@ package actor PodcastDirectory {
             throw .directoryUnreachable(error.message, error: error.code.rawValue)
         case nil:
             throw .directoryUnreachable(
-                "\(redactedURL(request.url)) did not answer within \(Int(timeout.seconds)) s. Try again later.",
+                "\(redactedURL(request.url)) did not answer within \(Int(settings.requestTimeout.seconds)) s. Try again later.",
                 error: TransferError.Code.timeout.rawValue
             )
         }

@@ -19,6 +19,8 @@ package struct PodcastSettings: Sendable, Hashable {
     /// The artwork cache's size; the least recently refreshed images go first.
     package var artworkCacheBytes: Int64 = 100 << 20
     package var transfer = TransferOptions()
+    /// How long one feed or artwork fetch may take in all, however steadily its server trickles bytes.
+    package var fetchDeadline: Duration = .seconds(120)
 
     package init() {}
 }
@@ -49,7 +51,9 @@ package actor Subscriptions: Service {
     private let wakeups: AsyncStream<Void>
     private let wakeup: AsyncStream<Void>.Continuation
     /// When the sleeping child of ``run()`` wakes the loop, if one sleeps.
-    private var timerAt: Int64?
+    private var wake = WakeSchedule()
+    /// New subscriptions whose artwork the service loop fetches, as children of its task group.
+    private var artworkWanted: Set<Int64> = []
 
     package init(
         store: Store,
@@ -93,17 +97,20 @@ package actor Subscriptions: Service {
         // replaces it when the next refresh moved earlier, and shutdown cancels it.
         await withDiscardingTaskGroup { group in
             for await _ in wakeups {
+                for id in artworkWanted { group.addTask { await self.refreshArtwork(id) } }
+                artworkWanted = []
                 await refreshDue()
                 if Task.isCancelled { break }
                 let next = podcasts.values.compactMap { $0.gone ? nil : $0.nextRefreshAt }.min()
                 let wakeAt = Self.now() + max(1000, min((next ?? Int64.max) - Self.now(), 60_000))
-                if timerAt.map({ wakeAt < $0 }) ?? true {
-                    timerAt = wakeAt
-                    group.addTask { await self.sleepUntil(wakeAt) }
-                }
+                if wake.request(wakeAt) { group.addTask { await self.sleepUntil(wakeAt) } }
             }
             group.cancelAll()
         }
+        // Refreshes asked for by clients run outside this group (a client's refresh and the timer's may join one);
+        // they end with the service, not after it.
+        for task in refreshing.values { task.cancel() }
+        for task in refreshing.values { _ = await task.value }
     }
 
     private func refreshDue() async {
@@ -125,7 +132,7 @@ package actor Subscriptions: Service {
 
     private func sleepUntil(_ at: Int64) async {
         try? await Task.sleep(for: .milliseconds(max(0, at - Self.now())))
-        if timerAt == at { timerAt = nil }
+        wake.woke(at)
         wakeup.yield()
     }
 
@@ -193,7 +200,7 @@ package actor Subscriptions: Service {
         logger.notice("subscribed to \(current.title) (\(redactedURL(current.feedURL)))")
         let result = try await info(current)
         publish(.subscribed, result)
-        Task { await self.refreshArtwork(podcast.id) }
+        artworkWanted.insert(podcast.id)
         wakeup.yield()
         return SubscribeResult(podcast: result, existing: false, queued: queued)
     }
@@ -201,7 +208,9 @@ package actor Subscriptions: Service {
     package func unsubscribe(_ params: UnsubscribeParams) async throws -> UnsubscribeResult {
         let podcast = try resolve(params.podcast)
         let result = try await info(podcast)
-        let downloads = try await episodeRecords(of: podcast.id).compactMap(\.downloadID)
+        let episodes = try await episodeRecords(of: podcast.id)
+        // A download another podcast's episode shares (one enclosure URL in two feeds) is that podcast's too.
+        let downloads = try await ownDownloads(episodes.compactMap(\.downloadID), leaving: episodes.map(\.id))
         let before = await queue.infos(downloads)
         let unfinished = before.values.filter { $0.state != .completed }.map(\.id).sorted()
         let deleted = try await queue.discard(downloads, deleteFiles: params.deleteFiles ?? false)
@@ -293,14 +302,12 @@ package actor Subscriptions: Service {
                 parameter: params.name != nil ? "name" : "directory"
             )
         }
-        var entries: [EnqueueResult.Entry] = []
-        if !params.urls.isEmpty {
-            var plain = params
-            plain.episodes = nil
-            entries += try await queue.enqueue(plain).downloads
-        }
-        entries += try await enqueueEpisodes(params.episodes ?? [], priority: params.priority).downloads
-        return EnqueueResult(downloads: entries)
+        // Every URL and every episode is checked before anything is queued, and all of them go in one transaction:
+        // a refused request queues nothing.
+        var plain = params
+        plain.episodes = nil
+        let urls = params.urls.isEmpty ? [] : try await queue.requests(for: plain)
+        return try await enqueueEpisodes(params.episodes ?? [], priority: params.priority, with: urls)
     }
 
     package func importOPML(_ params: ImportParams) async throws -> ImportResult {
@@ -380,10 +387,17 @@ package actor Subscriptions: Service {
             options: settings.transfer
         )
         let result: FetchResult
-        do {
-            result = try await engine.fetch(request)
-        } catch {
+        switch await fetchWithin(settings.fetchDeadline, engine.fetch, request) {
+        case .success(let fetched)?:
+            result = fetched
+        case .failure(let error)?:
             return .failed(reason: "feed_unreachable", message: error.message)
+        case nil:
+            return .failed(
+                reason: "feed_unreachable",
+                message: "\(redactedURL(podcast.feedURL)) did not finish within "
+                    + "\(settings.fetchDeadline.components.seconds) s"
+            )
         }
         let status = result.response.status
         switch status {
@@ -607,7 +621,8 @@ package actor Subscriptions: Service {
         let completed = episodes.filter { downloads[$0.downloadID ?? -1]?.state == .completed }
         let surplus = completed.dropFirst(keep)
         guard !surplus.isEmpty else { return }
-        let deleted = try await queue.discard(surplus.compactMap(\.downloadID), deleteFiles: true)
+        let owned = try await ownDownloads(surplus.compactMap(\.downloadID), leaving: surplus.map(\.id))
+        let deleted = try await queue.discard(owned, deleteFiles: true)
         episodesWritten()
         defer { episodesWritten() }
         try await store.setEpisodeDownloads(surplus.map { ($0.id, nil) })
@@ -616,9 +631,28 @@ package actor Subscriptions: Service {
         )
     }
 
-    /// Queues episodes into their podcasts' folders, named by the template; links each episode to its download.
-    private func enqueueEpisodes(_ ids: [Int64], priority: Int?) async throws -> EnqueueResult {
-        guard !ids.isEmpty else { return EnqueueResult(downloads: []) }
+    /// The downloads among `downloads` that no episode but `leaving` points at: only those may be cancelled or have
+    /// their files deleted when those episodes let go of them.
+    private func ownDownloads(_ downloads: [Int64], leaving episodes: [Int64]) async throws -> [Int64] {
+        let shared: Set<Int64>
+        do {
+            shared = try await store.downloadsReferenced(downloads, exceptEpisodes: Set(episodes))
+        } catch {
+            throw RPCError.internalError("cannot read the episodes: \(error)")
+        }
+        return downloads.filter { !shared.contains($0) }
+    }
+
+    /// Queues episodes into their podcasts' folders, named by the template, each linked to its download in the same
+    /// transaction (a crash between the two would queue the episode again as `name (2)`).
+    ///
+    /// - Parameter urls: Plain URL requests, already validated, queued in the same transaction before the episodes.
+    private func enqueueEpisodes(
+        _ ids: [Int64],
+        priority: Int?,
+        with urls: [DownloadRequest] = []
+    ) async throws -> EnqueueResult {
+        guard !ids.isEmpty || !urls.isEmpty else { return EnqueueResult(downloads: []) }
         let found: [EpisodeRecord]
         do {
             found = try await store.episodes(ids: ids, includingDescriptions: false)
@@ -649,16 +683,17 @@ package actor Subscriptions: Service {
         }
         // Every new download goes to the queue in one request, so ten thousand episodes cost one transaction.
         let existing = await queue.infos(found.compactMap(\.downloadID))
-        var requests: [DownloadRequest] = []
-        var slots: [(episode: Int64, existing: EnqueueResult.Entry?)] = []
+        var requests = urls
+        var entries: [EnqueueResult.Entry?] = Array(repeating: nil, count: urls.count)
         for episode in found {
             guard let podcast = podcasts[episode.podcastID], let text = episode.enclosureURL,
                 let url = URL(string: text)
             else { continue }
-            if let info = episode.downloadID.flatMap({ existing[$0] }) {
-                slots.append(
-                    (episode.id, EnqueueResult.Entry(id: info.id, url: info.url, existing: true, file: info.file))
-                )
+            // A completed download whose file is gone (deleted by hand) is fetched again when asked for.
+            if let info = episode.downloadID.flatMap({ existing[$0] }),
+                info.state != .completed || FileManager.default.fileExists(atPath: info.file)
+            {
+                entries.append(EnqueueResult.Entry(id: info.id, url: info.url, existing: true, file: info.file))
                 continue
             }
             let place = settings.naming.place(
@@ -682,30 +717,16 @@ package actor Subscriptions: Service {
                     name: place.fileName,
                     user: sameHost ? podcast.authUser : nil,
                     password: sameHost ? podcast.authPassword : nil,
-                    priority: priority ?? 0
+                    priority: priority ?? 0,
+                    episode: episode.id
                 )
             )
-            slots.append((episode.id, nil))
-        }
-        var queued = requests.isEmpty ? [] : try await queue.enqueue(requests).downloads[...]
-        var entries: [EnqueueResult.Entry] = []
-        var links: [(episode: Int64, download: Int64?)] = []
-        for slot in slots {
-            if let entry = slot.existing {
-                entries.append(entry)
-            } else if let entry = queued.popFirst() {
-                entries.append(entry)
-                links.append((slot.episode, entry.id))
-            }
+            entries.append(nil)
         }
         episodesWritten()
         defer { episodesWritten() }
-        do {
-            try await store.setEpisodeDownloads(links)
-        } catch {
-            throw RPCError.internalError("cannot link the episodes to their downloads: \(error)")
-        }
-        return EnqueueResult(downloads: entries)
+        var queued = requests.isEmpty ? [] : try await queue.enqueue(requests).downloads[...]
+        return EnqueueResult(downloads: entries.compactMap { $0 ?? queued.popFirst() })
     }
 
     // MARK: - Artwork
@@ -724,10 +745,14 @@ package actor Subscriptions: Service {
             options: settings.transfer
         )
         let result: FetchResult
-        do {
-            result = try await engine.fetch(request)
-        } catch {
+        switch await fetchWithin(settings.fetchDeadline, engine.fetch, request) {
+        case .success(let fetched)?:
+            result = fetched
+        case .failure(let error)?:
             logger.info("artwork of \(podcast.title) not fetched: \(error.message)")
+            return
+        case nil:
+            logger.info("artwork of \(podcast.title) not fetched within \(settings.fetchDeadline.components.seconds) s")
             return
         }
         if result.response.status == 304 { return }
@@ -925,24 +950,17 @@ package actor Subscriptions: Service {
 
     /// Validates a feed URL and moves credentials written into it (`https://user:pass@host/…`) out of it.
     package static func feedURL(_ text: String) throws -> (url: String, user: String?, password: String?) {
-        let trimmed = text.trimmingWhitespace()
-        guard var components = URLComponents(string: trimmed), let scheme = components.scheme?.lowercased(),
-            scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
-        else {
+        do {
+            let url = try HTTPURL(text)
+            return (url.string, url.user, url.password)
+        } catch .unparsable {
+            throw RPCError.invalidParams("'\(HTTPURL.shown(text))' is not a valid URL", parameter: "url")
+        } catch {
             throw RPCError.invalidParams(
-                "'\(redactedURL(trimmed))' is not an http or https feed URL",
+                "'\(HTTPURL.shown(text))' is not an http or https feed URL",
                 parameter: "url"
             )
         }
-        let user = components.user?.percentDecoded() ?? components.user
-        let password = components.password?.percentDecoded() ?? components.password
-        components.user = nil
-        components.password = nil
-        components.scheme = scheme
-        guard let url = components.string else {
-            throw RPCError.invalidParams("'\(redactedURL(trimmed))' is not a valid URL", parameter: "url")
-        }
-        return (url, user, user == nil ? nil : (password ?? ""))
     }
 
     private static func checkPolicy(_ auto: AutoDownload?, keep: Int?) throws {
@@ -994,12 +1012,7 @@ package actor Subscriptions: Service {
     /// Whether an enclosure can be downloaded: an http or https URL with a host. A feed may name anything
     /// (`file:///etc/passwd`, `javascript:`); such an episode is skipped by the auto-download policies, so it cannot
     /// hold up the others.
-    private static func isDownloadable(_ enclosure: String?) -> Bool {
-        guard let enclosure, let url = URL(string: enclosure), let scheme = url.scheme?.lowercased() else {
-            return false
-        }
-        return (scheme == "http" || scheme == "https") && url.host?.isEmpty == false
-    }
+    private static func isDownloadable(_ enclosure: String?) -> Bool { HTTPURL.isValid(enclosure) }
 
     private static func sameHost(_ left: String, _ right: String) -> Bool {
         URL(string: left)?.host?.lowercased() == URL(string: right)?.host?.lowercased()

@@ -33,6 +33,8 @@ Paths:
                                  If-None-Match, when If-Modified-Since is not before its Last-Modified.
   /gone                          410 Gone.
   /gone-after/<n>/<tag>?url=<url>  302 to <url> for the first <n> requests of this path, 410 Gone after them.
+  /trickle-after/<n>/<tag>?url=<url>  302 to <url> for the first <n> requests of this path, then 200 with a body
+                                 trickled at 4 KiB/s (fast enough for any low-speed limit) for up to 10 minutes.
   /endless-headers               200 followed by header lines without end (1 KiB each) until the client leaves.
   /endless-body                  200 without Content-Length, ended by closing, whose body never ends until the
                                  client leaves.
@@ -312,6 +314,14 @@ class FaultHandler(http.server.BaseHTTPRequestHandler):
                 self.simple(302, b"still here\n", [("Location", query["url"][0])])
             else:
                 self.simple(410, b"this feed is gone for good\n")
+        elif kind == "trickle-after":
+            with FaultHandler.counter_lock:
+                seen = FaultHandler.requests_by_path.get(self.path, 0)
+                FaultHandler.requests_by_path[self.path] = seen + 1
+            if seen < int(parts[1]):
+                self.simple(302, b"still here\n", [("Location", query["url"][0])])
+            else:
+                self.serve_file(4096 * 600, '"trickle"', honour_range=False, rate=4096)
         elif kind == "endless-headers":
             self.close_connection = True
             self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: audio/mpeg\r\n")
