@@ -27,7 +27,7 @@ import Glibc
         let utf8 = try errorReason(client.readLine())
         #expect(utf8.code == -32700)
         #expect(utf8.message.contains("UTF-8"))
-        try client.send("[1,2]\n")
+        try client.send("[]\n")
         #expect(try errorReason(client.readLine()).message.contains("batch"))
         try client.send("42\n")
         #expect(try errorReason(client.readLine()).code == -32600)
@@ -188,6 +188,66 @@ import Glibc
         #expect(daemon.stop() == 0)
     }
 
+    @Test func aBatchRunsInOrderAndAnswersInOneLine() throws {
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        // The pause refers to the download the enqueue before it creates, and show sees the pause: in order.
+        try client.send(
+            #"[{"jsonrpc":"2.0","id":"watch","method":"watch","params":{"topics":["downloads"]}},"#
+                + #"{"jsonrpc":"2.0","id":"add","method":"enqueue","params":{"urls":["http://127.0.0.1:9/a.mp3"]}},"#
+                + #"{"jsonrpc":"2.0","method":"pause","params":{"ids":[1]}},"#
+                + #"{"jsonrpc":"2.0","id":"show","method":"show","params":{"id":1}}]"# + "\n"
+        )
+        var events: [String] = []
+        var answer: JSONValue?
+        while answer == nil || !events.contains("download.added") {
+            let line = try #require(try client.readLine())
+            let value = try JSONDecoder().decode(JSONValue.self, from: Data(line.utf8))
+            switch value {
+            case .array: answer = value
+            case .object(let fields):
+                guard case .string(let method)? = fields["method"] else {
+                    Issue.record("an answer outside the batch: \(line)")
+                    return
+                }
+                events.append(method)
+            default: Issue.record("unexpected line \(line)")
+            }
+        }
+        guard case .array(let responses)? = answer else { return }
+        let ids = responses.compactMap { response -> JSONValue? in
+            guard case .object(let fields) = response else { return nil }
+            return fields["id"]
+        }
+        #expect(ids == [.string("watch"), .string("add"), .string("show")])
+        guard case .object(let shown) = responses[2], case .object(let download)? = shown["result"] else {
+            Issue.record("show failed: \(responses[2])")
+            return
+        }
+        #expect(download["state"] == .string("paused"))
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func aBatchOverTheLimitIsRefusedWholeAndTheConnectionGoesOn() throws {
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let ping = #"{"jsonrpc":"2.0","id":1,"method":"ping"}"#
+        try client.send("[" + Array(repeating: ping, count: 1001).joined(separator: ",") + "]\n")
+        let refused = try errorReason(client.readLine())
+        #expect(refused.code == -32600)
+        #expect(refused.message.contains("at most 1000 requests"))
+        try client.send("[" + Array(repeating: ping, count: 1000).joined(separator: ",") + "]\n")
+        let line = try #require(try client.readLine())
+        guard case .array(let answers) = try JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)) else {
+            Issue.record("not a batch answer: \(line.prefix(200))")
+            return
+        }
+        #expect(answers.count == 1000)
+        #expect(daemon.stop() == 0)
+    }
+
     /// 10,000 seeded random lines over several connections: every line gets an error, the daemon keeps answering.
     @Test func tenThousandGarbageLinesLeaveTheDaemonAnswering() async throws {
         let daemon = DaemonProcess()
@@ -330,3 +390,4 @@ func garbageLine(_ generator: inout SplitMix64) -> [UInt8] {
         return Array(templates[Int(generator.next() % UInt64(templates.count))].utf8)
     }
 }
+
