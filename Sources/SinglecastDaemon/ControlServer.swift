@@ -33,6 +33,10 @@ package final class ControlServer: Service {
         /// Open connections, so shutdown can end their reads; guarded here so a descriptor is never
         /// shut down after its connection closed it and the number was reused.
         var connections: Set<Int32> = []
+        /// The connections that hold one of the `max_clients` slots.
+        var slotHolders: Set<Int32> = []
+        var otherUserWarnings = WarningThrottle()
+        var tooManyClientsWarnings = WarningThrottle()
     }
 
     private let state = Mutex(State())
@@ -142,6 +146,7 @@ package final class ControlServer: Service {
     private func serve(_ fd: Int32) async {
         defer {
             state.withLock { state in
+                if state.slotHolders.remove(fd) != nil { context.releaseClient() }
                 state.connections.remove(fd)
                 reactor.deregister(fd)
                 close(fd)
@@ -152,7 +157,6 @@ package final class ControlServer: Service {
             SocketIO.writeWithoutWaiting(fd, WireCoding.errorLine(RPCErrorResponse(id: .null, error: refusal)))
             return
         }
-        defer { context.releaseClient() }
         let connection = ClientConnection(fd: fd, reactor: reactor, events: context.events)
         defer { context.events.remove(connection.subscriptionID) }
         await withDiscardingTaskGroup { group in
@@ -173,15 +177,58 @@ package final class ControlServer: Service {
             return .permissionDenied(peerUID: UInt32.max, daemonUID: daemonUID)
         }
         guard uid == daemonUID else {
-            context.logger.warning("refused a client with uid \(uid) (pid \(pid)); only uid \(daemonUID) is served")
+            if let heldBack = state.withLock({ $0.otherUserWarnings.letThrough() }) {
+                context.logger.warning(
+                    "refused a client with uid \(uid) (pid \(pid)); only uid \(daemonUID) is served"
+                        + Self.heldBackNote(heldBack)
+                )
+            }
             return .permissionDenied(peerUID: uid, daemonUID: daemonUID)
         }
         let limit = context.configuration.maxClients
-        guard context.admitClient(limit: limit) else {
-            context.logger.warning("refused a client (pid \(pid)): \(limit) clients are connected already")
+        guard admit(fd, limit: limit) else {
+            if let heldBack = state.withLock({ $0.tooManyClientsWarnings.letThrough() }) {
+                context.logger.warning(
+                    "refused a client (pid \(pid)): \(limit) clients are connected already"
+                        + Self.heldBackNote(heldBack)
+                )
+            }
             return .tooManyClients(limit: limit)
         }
         return nil
+    }
+
+    private static func heldBackNote(_ count: Int) -> String {
+        count == 0 ? "" : "; \(count) more such refusal(s) since the last warning went unlogged"
+    }
+
+    /// Gives `fd` one of the `limit` client slots.
+    ///
+    /// At the limit, connections whose client has hung up give their slots back first: such a connection's task may
+    /// not have had its turn to notice the end yet, and under a connect-and-close loop hundreds of them did not, so
+    /// every other client was refused. Nobody can read an answer on them any more, so they need no slot.
+    private func admit(_ fd: Int32, limit: Int) -> Bool {
+        state.withLock { state in
+            if !context.admitClient(limit: limit) {
+                for holder in state.slotHolders where Self.peerHasHungUp(holder) {
+                    state.slotHolders.remove(holder)
+                    context.releaseClient()
+                }
+                guard context.admitClient(limit: limit) else { return false }
+            }
+            state.slotHolders.insert(fd)
+            return true
+        }
+    }
+
+    /// Whether the other end of `fd` is closed for good, without reading from it. Runs under the state lock, so
+    /// `fd` is still the connection's own.
+    private static func peerHasHungUp(_ fd: Int32) -> Bool {
+        // > POLLHUP Hang up (only returned in revents; ignored in events).
+        // A Unix stream socket reports it once the peer closed (or shut down both ways); a peer that only shut down
+        // its sending side still reads its answers, and keeps its slot.
+        var descriptor = pollfd(fd: fd, events: 0, revents: 0)
+        return poll(&descriptor, 1, 0) == 1 && descriptor.revents & Int16(POLLHUP) != 0
     }
 
     private func readRequests(_ connection: ClientConnection) async {

@@ -188,6 +188,55 @@ import Glibc
         #expect(daemon.stop() == 0)
     }
 
+    /// Connections that closed at once used to hold their slots until their tasks got a turn, so a same-user
+    /// process connecting and closing in a loop turned every other client away with `too_many_clients`.
+    @Test func aConnectAndCloseStormDoesNotLockOthersOut() throws {
+        let daemon = DaemonProcess()
+        try daemon.writeConfig("max_clients = 4\n")
+        try daemon.startAndWaitUntilReady()
+        let socketPath = daemon.socketPath
+        let stormEnded = Completed()
+        let storm = Thread {
+            for _ in 0..<3000 {
+                let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+                _ = withUnixAddress(socketPath) { connect(fd, $0, $1) }
+                close(fd)
+            }
+            stormEnded.mark()
+        }
+        storm.start()
+        var pings = 0
+        while !stormEnded.isMarked || pings < 20 {
+            let client = try LineClient(path: socketPath)
+            let answer = try client.call("ping")
+            guard case .result = answer else {
+                Issue.record("ping \(pings) during the storm: \(answer)")
+                break
+            }
+            pings += 1
+        }
+        #expect(try LineClient(path: socketPath).result("ping", as: PingResult.self).pong)
+        #expect(daemon.stop() == 0)
+    }
+
+    /// Every refusal used to log a warning: a client retrying in a loop wrote thousands of lines in seconds.
+    @Test func refusalsAreLoggedAtMostOncePerInterval() throws {
+        let daemon = DaemonProcess()
+        try daemon.writeConfig("max_clients = 1\n")
+        try daemon.startAndWaitUntilReady()
+        let holder = try LineClient(path: daemon.socketPath)
+        _ = try holder.result("ping", as: PingResult.self)
+        for _ in 0..<200 {
+            let refused = try LineClient(path: daemon.socketPath)
+            #expect(try errorReason(refused.readLine()).reason == "too_many_clients")
+        }
+        let status = try holder.result("status", as: StatusResult.self)
+        #expect(status.connections.refused == 200)
+        #expect(daemon.stop() == 0)
+        let warnings = daemon.log.split(separator: "\n").filter { $0.contains("clients are connected already") }
+        #expect(warnings.count == 1, "\(warnings.count) warnings:\n\(warnings.prefix(5).joined(separator: "\n"))")
+    }
+
     @Test func aBatchRunsInOrderAndAnswersInOneLine() throws {
         let daemon = DaemonProcess()
         try daemon.startAndWaitUntilReady()
@@ -391,3 +440,11 @@ func garbageLine(_ generator: inout SplitMix64) -> [UInt8] {
     }
 }
 
+/// A flag one thread sets and another reads.
+final class Completed: @unchecked Sendable {
+    private let lock = NSLock()
+    private var marked = false
+
+    func mark() { lock.withLock { marked = true } }
+    var isMarked: Bool { lock.withLock { marked } }
+}
