@@ -40,6 +40,8 @@ package final class ControlServer: Service {
     }
 
     private let state = Mutex(State())
+    /// Fired once shutdown has begun and no connection is left, by whoever made that so.
+    private let drained = Completion()
 
     package init(listener: ControlSocket, reactor: Reactor, context: DaemonContext) {
         self.listener = listener
@@ -53,19 +55,23 @@ package final class ControlServer: Service {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.trimHeapAfterBursts() }
             await acceptUntilShutdown(into: &group)
-            let deadline = ContinuousClock.now + context.configuration.shutdownTimeout
-            while state.withLock({ !$0.connections.isEmpty }) && ContinuousClock.now < deadline {
-                do {
-                    try await Task.sleep(for: .milliseconds(10))
-                } catch {
-                    break  // cancelled from outside: close what is left now
-                }
-            }
+            await waitUntilDrained(timeout: context.configuration.shutdownTimeout)
             let remaining = state.withLock { $0.connections.count }
             if remaining > 0 {
                 context.logger.warning("closing \(remaining) connection(s) that did not finish in time")
             }
             group.cancelAll()  // what is left, and the heap trimmer
+        }
+    }
+
+    /// Waits until the last connection has ended after ``beginShutdown()``, for at most `timeout`; returns at once
+    /// when the task is cancelled, so that what is left is closed now.
+    private func waitUntilDrained(timeout: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await self.drained.wait() }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
         }
     }
 
@@ -108,6 +114,7 @@ package final class ControlServer: Service {
             return state.connections.count
         }
         guard let open else { return }
+        if open == 0 { drained.succeed() }
         stopping.store(true, ordering: .sequentiallyConsistent)
         reactor.deregister(listener.fd)  // wakes the accept loop, or `stopping` keeps it from waiting again
         context.logger.debug("stopping the control server; \(open) connection(s) open")
@@ -145,12 +152,14 @@ package final class ControlServer: Service {
 
     private func serve(_ fd: Int32) async {
         defer {
-            state.withLock { state in
+            let wasLast = state.withLock { state in
                 if state.slotHolders.remove(fd) != nil { context.releaseClient() }
                 state.connections.remove(fd)
                 reactor.deregister(fd)
                 close(fd)
+                return state.shuttingDown && state.connections.isEmpty
             }
+            if wasLast { drained.succeed() }
         }
         if let refusal = refusal(for: fd) {
             context.countRefused()

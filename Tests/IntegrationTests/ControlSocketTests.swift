@@ -188,6 +188,46 @@ import Glibc
         #expect(daemon.stop() == 0)
     }
 
+    /// Waiting at shutdown for connections to finish used to wake every 10 ms to look; now the last connection to
+    /// end wakes it, and a client that is slow to read still ends the stop early once it has read.
+    @Test func drainingAtShutdownWaitsWithoutPolling() throws {
+        let daemon = DaemonProcess()
+        try daemon.writeConfig("shutdown_timeout = 6s\n")
+        try daemon.startAndWaitUntilReady()
+        let stuck = try LineClient(path: daemon.socketPath)
+        let request = Array(#"{"jsonrpc":"2.0","id":1,"method":"version"}"#.utf8) + [10]
+        var flood: [UInt8] = []
+        for _ in 0..<20000 { flood += request }
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(stuck.fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        _ = flood.withUnsafeBytes { send(stuck.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        usleep(300_000)
+
+        let stopping = Date.now
+        daemon.signal(SIGTERM)
+        usleep(500_000)
+        let before = Self.contextSwitches(of: daemon.process.processIdentifier)
+        usleep(1_500_000)
+        let after = Self.contextSwitches(of: daemon.process.processIdentifier)
+        // A 10 ms poll alone wakes 150 times in 1.5 s; an idle daemon wakes a few times.
+        #expect(after - before < 40, "the daemon woke \(after - before) times in 1.5 s while draining")
+
+        while try stuck.readLine() != nil {}
+        #expect(daemon.waitForExit() == 0)
+        #expect(Date.now.timeIntervalSince(stopping) < 5, "the stop waited for the deadline")
+        #expect(!daemon.log.contains("did not finish in time"))
+    }
+
+    /// Voluntary context switches of all of a process's threads: how often it went to sleep.
+    private static func contextSwitches(of pid: Int32) -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.reduce(0) { total, task in
+            let status = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)) ?? ""
+            let line = status.split(separator: "\n").first { $0.hasPrefix("voluntary_ctxt_switches:") }
+            return total + (line.flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0)
+        }
+    }
+
     /// Connections that closed at once used to hold their slots until their tasks got a turn, so a same-user
     /// process connecting and closing in a loop turned every other client away with `too_many_clients`.
     @Test func aConnectAndCloseStormDoesNotLockOthersOut() throws {
