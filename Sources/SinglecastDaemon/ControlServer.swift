@@ -219,7 +219,7 @@ package final class ControlServer: Service {
     private func admit(_ fd: Int32, limit: Int) -> Bool {
         state.withLock { state in
             if !context.admitClient(limit: limit) {
-                for holder in state.slotHolders where Self.peerHasHungUp(holder) {
+                for holder in Self.hungUp(state.slotHolders) {
                     state.slotHolders.remove(holder)
                     context.releaseClient()
                 }
@@ -230,14 +230,15 @@ package final class ControlServer: Service {
         }
     }
 
-    /// Whether the other end of `fd` is closed for good, without reading from it. Runs under the state lock, so
-    /// `fd` is still the connection's own.
-    private static func peerHasHungUp(_ fd: Int32) -> Bool {
+    /// The descriptors among `fds` whose other end is closed for good, found with one `poll` and no reads. Runs
+    /// under the state lock, so every descriptor is still its connection's own.
+    private static func hungUp(_ fds: Set<Int32>) -> [Int32] {
         // > POLLHUP Hang up (only returned in revents; ignored in events).
         // A Unix stream socket reports it once the peer closed (or shut down both ways); a peer that only shut down
         // its sending side still reads its answers, and keeps its slot.
-        var descriptor = pollfd(fd: fd, events: 0, revents: 0)
-        return poll(&descriptor, 1, 0) == 1 && descriptor.revents & Int16(POLLHUP) != 0
+        var descriptors = fds.map { pollfd(fd: $0, events: 0, revents: 0) }
+        guard poll(&descriptors, nfds_t(descriptors.count), 0) > 0 else { return [] }
+        return descriptors.filter { $0.revents & Int16(POLLHUP) != 0 }.map(\.fd)
     }
 
     private func readRequests(_ connection: ClientConnection) async {
