@@ -208,7 +208,7 @@ package final class ControlServer: Service {
     }
 
     private static func heldBackNote(_ count: Int) -> String {
-        count == 0 ? "" : "; \(count) more such refusal(s) since the last warning went unlogged"
+        count == 0 ? "" : "; \(count) similar refusal(s) since the previous warning were not logged"
     }
 
     /// Gives `fd` one of the `limit` client slots.
