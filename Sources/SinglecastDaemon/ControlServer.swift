@@ -33,9 +33,15 @@ package final class ControlServer: Service {
         /// Open connections, so shutdown can end their reads; guarded here so a descriptor is never
         /// shut down after its connection closed it and the number was reused.
         var connections: Set<Int32> = []
+        /// The connections that hold one of the `max_clients` slots.
+        var slotHolders: Set<Int32> = []
+        var otherUserWarnings = WarningThrottle()
+        var tooManyClientsWarnings = WarningThrottle()
     }
 
     private let state = Mutex(State())
+    /// Fired once shutdown has begun and no connection is left, by whoever made that so.
+    private let drained = Completion()
 
     package init(listener: ControlSocket, reactor: Reactor, context: DaemonContext) {
         self.listener = listener
@@ -49,19 +55,23 @@ package final class ControlServer: Service {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.trimHeapAfterBursts() }
             await acceptUntilShutdown(into: &group)
-            let deadline = ContinuousClock.now + context.configuration.shutdownTimeout
-            while state.withLock({ !$0.connections.isEmpty }) && ContinuousClock.now < deadline {
-                do {
-                    try await Task.sleep(for: .milliseconds(10))
-                } catch {
-                    break  // cancelled from outside: close what is left now
-                }
-            }
+            await waitUntilDrained(timeout: context.configuration.shutdownTimeout)
             let remaining = state.withLock { $0.connections.count }
             if remaining > 0 {
                 context.logger.warning("closing \(remaining) connection(s) that did not finish in time")
             }
             group.cancelAll()  // what is left, and the heap trimmer
+        }
+    }
+
+    /// Waits until the last connection has ended after ``beginShutdown()``, for at most `timeout`; returns at once
+    /// when the task is cancelled, so that what is left is closed now.
+    private func waitUntilDrained(timeout: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await self.drained.wait() }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
         }
     }
 
@@ -104,6 +114,7 @@ package final class ControlServer: Service {
             return state.connections.count
         }
         guard let open else { return }
+        if open == 0 { drained.succeed() }
         stopping.store(true, ordering: .sequentiallyConsistent)
         reactor.deregister(listener.fd)  // wakes the accept loop, or `stopping` keeps it from waiting again
         context.logger.debug("stopping the control server; \(open) connection(s) open")
@@ -141,18 +152,20 @@ package final class ControlServer: Service {
 
     private func serve(_ fd: Int32) async {
         defer {
-            state.withLock { state in
+            let wasLast = state.withLock { state in
+                if state.slotHolders.remove(fd) != nil { context.releaseClient() }
                 state.connections.remove(fd)
                 reactor.deregister(fd)
                 close(fd)
+                return state.shuttingDown && state.connections.isEmpty
             }
+            if wasLast { drained.succeed() }
         }
         if let refusal = refusal(for: fd) {
             context.countRefused()
             SocketIO.writeWithoutWaiting(fd, WireCoding.errorLine(RPCErrorResponse(id: .null, error: refusal)))
             return
         }
-        defer { context.releaseClient() }
         let connection = ClientConnection(fd: fd, reactor: reactor, events: context.events)
         defer { context.events.remove(connection.subscriptionID) }
         await withDiscardingTaskGroup { group in
@@ -173,15 +186,59 @@ package final class ControlServer: Service {
             return .permissionDenied(peerUID: UInt32.max, daemonUID: daemonUID)
         }
         guard uid == daemonUID else {
-            context.logger.warning("refused a client with uid \(uid) (pid \(pid)); only uid \(daemonUID) is served")
+            if let heldBack = state.withLock({ $0.otherUserWarnings.letThrough() }) {
+                context.logger.warning(
+                    "refused a client with uid \(uid) (pid \(pid)); only uid \(daemonUID) is served"
+                        + Self.heldBackNote(heldBack)
+                )
+            }
             return .permissionDenied(peerUID: uid, daemonUID: daemonUID)
         }
         let limit = context.configuration.maxClients
-        guard context.admitClient(limit: limit) else {
-            context.logger.warning("refused a client (pid \(pid)): \(limit) clients are connected already")
+        guard admit(fd, limit: limit) else {
+            if let heldBack = state.withLock({ $0.tooManyClientsWarnings.letThrough() }) {
+                context.logger.warning(
+                    "refused a client (pid \(pid)): \(limit) clients are connected already"
+                        + Self.heldBackNote(heldBack)
+                )
+            }
             return .tooManyClients(limit: limit)
         }
         return nil
+    }
+
+    private static func heldBackNote(_ count: Int) -> String {
+        count == 0 ? "" : "; \(count) similar refusal(s) since the previous warning were not logged"
+    }
+
+    /// Gives `fd` one of the `limit` client slots.
+    ///
+    /// At the limit, connections whose client has hung up give their slots back first: such a connection's task may
+    /// not have had its turn to notice the end yet, and under a connect-and-close loop hundreds of them did not, so
+    /// every other client was refused. Nobody can read an answer on them any more, so they need no slot.
+    private func admit(_ fd: Int32, limit: Int) -> Bool {
+        state.withLock { state in
+            if !context.admitClient(limit: limit) {
+                for holder in Self.hungUp(state.slotHolders) {
+                    state.slotHolders.remove(holder)
+                    context.releaseClient()
+                }
+                guard context.admitClient(limit: limit) else { return false }
+            }
+            state.slotHolders.insert(fd)
+            return true
+        }
+    }
+
+    /// The descriptors among `fds` whose other end is closed for good, found with one `poll` and no reads. Runs
+    /// under the state lock, so every descriptor is still its connection's own.
+    private static func hungUp(_ fds: Set<Int32>) -> [Int32] {
+        // > POLLHUP Hang up (only returned in revents; ignored in events).
+        // A Unix stream socket reports it once the peer closed (or shut down both ways); a peer that only shut down
+        // its sending side still reads its answers, and keeps its slot.
+        var descriptors = fds.map { pollfd(fd: $0, events: 0, revents: 0) }
+        guard poll(&descriptors, nfds_t(descriptors.count), 0) > 0 else { return [] }
+        return descriptors.filter { $0.revents & Int16(POLLHUP) != 0 }.map(\.fd)
     }
 
     private func readRequests(_ connection: ClientConnection) async {

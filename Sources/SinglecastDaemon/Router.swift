@@ -17,13 +17,34 @@ package struct Router: Sendable {
         self.context = context
     }
 
-    /// Answers one request line.
+    /// Answers one line: a request, or a batch of them.
+    ///
+    /// The members of a batch run in order, each after the previous one finished, although JSON-RPC would allow
+    /// any order: queue commands depend on one another (`enqueue` then `move` or `pause` the new download), and
+    /// a client that sends them together means them in the order written.
     ///
     /// - Returns: the response line, or `nil` for a notification (a request without `id`), which JSON-RPC
-    ///   never answers.
+    ///   never answers, and for a batch of notifications only.
     package func respond(to line: [UInt8], connection: some ConnectionControl) async -> Data? {
+        switch RPCMessage.parse(line: line) {
+        case .single(let parsed):
+            return await respond(to: parsed, connection: connection)
+        case .batch(let members):
+            var responses: [Data] = []
+            for member in members {
+                if let response = await respond(to: member, connection: connection) { responses.append(response) }
+            }
+            return WireCoding.batchLine(responses)
+        }
+    }
+
+    /// Answers one request, or the error found while parsing it, with one response line.
+    private func respond(
+        to parsed: Result<RPCRequest, RPCErrorResponse>,
+        connection: some ConnectionControl
+    ) async -> Data? {
         let request: RPCRequest
-        switch RPCRequest.parse(line: line) {
+        switch parsed {
         case .success(let parsed): request = parsed
         case .failure(let response):
             context.countRequest()

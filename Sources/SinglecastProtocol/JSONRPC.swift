@@ -24,10 +24,15 @@ package struct RPCRequest: Sendable, Hashable {
         self.params = params
     }
 
-    /// Parses one line of the control protocol.
+    /// Parses one line of the control protocol that holds a single request (see ``RPCMessage`` for batches).
     ///
     /// - Returns: the request, or the error response to send back (with the request's `id` when it could be read).
     package static func parse(line: some Collection<UInt8>) -> Result<RPCRequest, RPCErrorResponse> {
+        decode(line: line).flatMap(parse(value:))
+    }
+
+    /// Reads a line as JSON, checking UTF-8 and nesting first; the failure is the one Parse error to answer.
+    static func decode(line: some Collection<UInt8>) -> Result<JSONValue, RPCErrorResponse> {
         let bytes = Array(line)
         guard String(validating: bytes, as: UTF8.self) != nil else {
             return .failure(RPCErrorResponse(id: .null, error: .parseError("the line is not valid UTF-8")))
@@ -42,16 +47,19 @@ package struct RPCRequest: Sendable, Hashable {
                 )
             )
         }
-        let value: JSONValue
         do {
-            value = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+            return .success(try JSONDecoder().decode(JSONValue.self, from: Data(bytes)))
         } catch {
             return .failure(RPCErrorResponse(id: .null, error: .parseError("the line is not valid JSON")))
         }
+    }
+
+    /// Checks one request object: the whole line, or one member of a batch.
+    static func parse(value: JSONValue) -> Result<RPCRequest, RPCErrorResponse> {
         guard case .object(let fields) = value else {
             let reason =
                 if case .array = value {
-                    "batch requests are not supported; send one request object per line"
+                    "a batch (a JSON array) holds several requests, where one request object was expected"
                 } else {
                     "a request must be a JSON object, not \(value.typeName == "object" ? "an" : "a") \(value.typeName)"
                 }
@@ -352,6 +360,19 @@ package enum WireCoding {
         // Encoding a struct of strings and integers cannot fail; fall back to a fixed line all the same.
         (try? line(for: ErrorEnvelope(id: response.id, error: response.error)))
             ?? Data(#"{"error":{"code":-32603,"message":"Internal error."},"id":null,"jsonrpc":"2.0"}"#.utf8 + [10])
+    }
+
+    /// The answer to a batch: the members' response lines in one array plus `\n`, or `nil` when there are none
+    /// (a batch of notifications only), since JSON-RPC then sends nothing at all.
+    package static func batchLine(_ responseLines: [Data]) -> Data? {
+        guard !responseLines.isEmpty else { return nil }
+        var line = Data("[".utf8)
+        for (index, response) in responseLines.enumerated() {
+            if index > 0 { line.append(UInt8(ascii: ",")) }
+            line.append(response.last == UInt8(ascii: "\n") ? response.dropLast() : response)
+        }
+        line.append(contentsOf: "]\n".utf8)
+        return line
     }
 
     /// `{"jsonrpc":"2.0","method":…,"params":…}` plus `\n`.

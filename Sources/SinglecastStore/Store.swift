@@ -51,7 +51,15 @@ package struct StoreStatistics: Sendable, Hashable {
 /// Every SQL call runs inside this actor, which is why the connection can be opened `NOMUTEX` and why
 /// only value types (``RunRecord``, ``StoreStatistics``) come out. Features that need SQL (the download
 /// queue) add methods in extensions in this module and use ``withConnection(_:)``.
+///
+/// The actor runs on a thread of its own (``threadName``), not on Swift's cooperative pool: SQLite blocks,
+/// and a commit waiting for `fsync` must not take one of the pool's few threads from the rest of the daemon.
 package actor Store {
+    /// The name of the thread every SQL call runs on.
+    package static let threadName = "singlecast-db"
+    private let executor = ThreadExecutor(name: threadName)
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
     /// The database file.
     package nonisolated let path: String
     /// `nil` after ``close()``.

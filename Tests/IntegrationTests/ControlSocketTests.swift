@@ -27,7 +27,7 @@ import Glibc
         let utf8 = try errorReason(client.readLine())
         #expect(utf8.code == -32700)
         #expect(utf8.message.contains("UTF-8"))
-        try client.send("[1,2]\n")
+        try client.send("[]\n")
         #expect(try errorReason(client.readLine()).message.contains("batch"))
         try client.send("42\n")
         #expect(try errorReason(client.readLine()).code == -32600)
@@ -188,6 +188,155 @@ import Glibc
         #expect(daemon.stop() == 0)
     }
 
+    /// Waiting at shutdown for connections to finish used to wake every 10 ms to look; now the last connection to
+    /// end wakes it, and a client that is slow to read still ends the stop early once it has read.
+    @Test func drainingAtShutdownWaitsWithoutPolling() throws {
+        let daemon = DaemonProcess()
+        try daemon.writeConfig("shutdown_timeout = 6s\n")
+        try daemon.startAndWaitUntilReady()
+        let stuck = try LineClient(path: daemon.socketPath)
+        let request = Array(#"{"jsonrpc":"2.0","id":1,"method":"version"}"#.utf8) + [10]
+        var flood: [UInt8] = []
+        for _ in 0..<20000 { flood += request }
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(stuck.fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        _ = flood.withUnsafeBytes { send(stuck.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        usleep(300_000)
+
+        let stopping = Date.now
+        daemon.signal(SIGTERM)
+        usleep(500_000)
+        let before = Self.contextSwitches(of: daemon.process.processIdentifier)
+        usleep(1_500_000)
+        let after = Self.contextSwitches(of: daemon.process.processIdentifier)
+        // A 10 ms poll alone wakes 150 times in 1.5 s; an idle daemon wakes a few times.
+        #expect(after - before < 40, "the daemon woke \(after - before) times in 1.5 s while draining")
+
+        while try stuck.readLine() != nil {}
+        #expect(daemon.waitForExit() == 0)
+        #expect(Date.now.timeIntervalSince(stopping) < 5, "the stop waited for the deadline")
+        #expect(!daemon.log.contains("did not finish in time"))
+    }
+
+    /// Voluntary context switches of all of a process's threads: how often it went to sleep.
+    private static func contextSwitches(of pid: Int32) -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.reduce(0) { total, task in
+            let status = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)) ?? ""
+            let line = status.split(separator: "\n").first { $0.hasPrefix("voluntary_ctxt_switches:") }
+            return total + (line.flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0)
+        }
+    }
+
+    /// Connections that closed at once used to hold their slots until their tasks got a turn, so a same-user
+    /// process connecting and closing in a loop turned every other client away with `too_many_clients`.
+    @Test func aConnectAndCloseStormDoesNotLockOthersOut() throws {
+        let daemon = DaemonProcess()
+        try daemon.writeConfig("max_clients = 4\n")
+        try daemon.startAndWaitUntilReady()
+        let socketPath = daemon.socketPath
+        let stormEnded = Completed()
+        let storm = Thread {
+            for _ in 0..<3000 {
+                let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+                _ = withUnixAddress(socketPath) { connect(fd, $0, $1) }
+                close(fd)
+            }
+            stormEnded.mark()
+        }
+        storm.start()
+        var pings = 0
+        while !stormEnded.isMarked || pings < 20 {
+            let client = try LineClient(path: socketPath)
+            let answer = try client.call("ping")
+            guard case .result = answer else {
+                Issue.record("ping \(pings) during the storm: \(answer)")
+                break
+            }
+            pings += 1
+        }
+        #expect(try LineClient(path: socketPath).result("ping", as: PingResult.self).pong)
+        #expect(daemon.stop() == 0)
+    }
+
+    /// Every refusal used to log a warning: a client retrying in a loop wrote thousands of lines in seconds.
+    @Test func refusalsAreLoggedAtMostOncePerInterval() throws {
+        let daemon = DaemonProcess()
+        try daemon.writeConfig("max_clients = 1\n")
+        try daemon.startAndWaitUntilReady()
+        let holder = try LineClient(path: daemon.socketPath)
+        _ = try holder.result("ping", as: PingResult.self)
+        for _ in 0..<200 {
+            let refused = try LineClient(path: daemon.socketPath)
+            #expect(try errorReason(refused.readLine()).reason == "too_many_clients")
+        }
+        let status = try holder.result("status", as: StatusResult.self)
+        #expect(status.connections.refused == 200)
+        #expect(daemon.stop() == 0)
+        let warnings = daemon.log.split(separator: "\n").filter { $0.contains("clients are connected already") }
+        #expect(warnings.count == 1, "\(warnings.count) warnings:\n\(warnings.prefix(5).joined(separator: "\n"))")
+    }
+
+    @Test func aBatchRunsInOrderAndAnswersInOneLine() throws {
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        // The pause refers to the download the enqueue before it creates, and show sees the pause: in order.
+        try client.send(
+            #"[{"jsonrpc":"2.0","id":"watch","method":"watch","params":{"topics":["downloads"]}},"#
+                + #"{"jsonrpc":"2.0","id":"add","method":"enqueue","params":{"urls":["http://127.0.0.1:9/a.mp3"]}},"#
+                + #"{"jsonrpc":"2.0","method":"pause","params":{"ids":[1]}},"#
+                + #"{"jsonrpc":"2.0","id":"show","method":"show","params":{"id":1}}]"# + "\n"
+        )
+        var events: [String] = []
+        var answer: JSONValue?
+        while answer == nil || !events.contains("download.added") {
+            let line = try #require(try client.readLine())
+            let value = try JSONDecoder().decode(JSONValue.self, from: Data(line.utf8))
+            switch value {
+            case .array: answer = value
+            case .object(let fields):
+                guard case .string(let method)? = fields["method"] else {
+                    Issue.record("an answer outside the batch: \(line)")
+                    return
+                }
+                events.append(method)
+            default: Issue.record("unexpected line \(line)")
+            }
+        }
+        guard case .array(let responses)? = answer else { return }
+        let ids = responses.compactMap { response -> JSONValue? in
+            guard case .object(let fields) = response else { return nil }
+            return fields["id"]
+        }
+        #expect(ids == [.string("watch"), .string("add"), .string("show")])
+        guard case .object(let shown) = responses[2], case .object(let download)? = shown["result"] else {
+            Issue.record("show failed: \(responses[2])")
+            return
+        }
+        #expect(download["state"] == .string("paused"))
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func aBatchOverTheLimitIsRefusedWholeAndTheConnectionGoesOn() throws {
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let ping = #"{"jsonrpc":"2.0","id":1,"method":"ping"}"#
+        try client.send("[" + Array(repeating: ping, count: 1001).joined(separator: ",") + "]\n")
+        let refused = try errorReason(client.readLine())
+        #expect(refused.code == -32600)
+        #expect(refused.message.contains("at most 1000 requests"))
+        try client.send("[" + Array(repeating: ping, count: 1000).joined(separator: ",") + "]\n")
+        let line = try #require(try client.readLine())
+        guard case .array(let answers) = try JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)) else {
+            Issue.record("not a batch answer: \(line.prefix(200))")
+            return
+        }
+        #expect(answers.count == 1000)
+        #expect(daemon.stop() == 0)
+    }
+
     /// 10,000 seeded random lines over several connections: every line gets an error, the daemon keeps answering.
     @Test func tenThousandGarbageLinesLeaveTheDaemonAnswering() async throws {
         let daemon = DaemonProcess()
@@ -329,4 +478,13 @@ func garbageLine(_ generator: inout SplitMix64) -> [UInt8] {
     default:
         return Array(templates[Int(generator.next() % UInt64(templates.count))].utf8)
     }
+}
+
+/// A flag one thread sets and another reads.
+final class Completed: @unchecked Sendable {
+    private let lock = NSLock()
+    private var marked = false
+
+    func mark() { lock.withLock { marked = true } }
+    var isMarked: Bool { lock.withLock { marked } }
 }

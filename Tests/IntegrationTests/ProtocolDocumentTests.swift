@@ -68,6 +68,42 @@ import Testing
         #expect(daemon.stop() == 0)
     }
 
+    /// The batch examples are answered exactly as documented (they use only requests whose answers never vary), and
+    /// an example without an answer gets no line at all: the next line is the answer to a later ping.
+    @Test func everyBatchExampleIsAnsweredExactly() throws {
+        let text = try String(contentsOfFile: Self.document, encoding: .utf8)
+        let section = try #require(text.components(separatedBy: "\n## Batches\n").dropFirst().first)
+            .components(separatedBy: "\n## ")[0]
+        let lines = section.split(separator: "\n").map(String.init)
+        var examples: [(request: String, response: String?)] = []
+        for (index, line) in lines.enumerated() where line.hasPrefix("→ ") {
+            let next = index + 1 < lines.count ? lines[index + 1] : ""
+            examples.append((String(line.dropFirst(2)), next.hasPrefix("← ") ? String(next.dropFirst(2)) : nil))
+        }
+        #expect(examples.count >= 6, "the Batches section lost its examples")
+        #expect(examples.contains { $0.response == nil }, "no example of a batch that gets no answer")
+
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let ping = #"{"jsonrpc":"2.0","id":"after","method":"ping"}"#
+        let pong = #"{"id":"after","jsonrpc":"2.0","result":{"pong":true}}"#
+        for (request, documented) in examples {
+            try client.send(request + "\n" + ping + "\n")
+            let actual = try #require(try client.readLine())
+            if let documented {
+                #expect(
+                    try decode(actual) == decode(documented),
+                    "\(request)\ndocumented: \(documented)\nactual: \(actual)"
+                )
+                #expect(try client.readLine() == pong)
+            } else {
+                #expect(actual == pong, "\(request) was answered: \(actual)")
+            }
+        }
+        #expect(daemon.stop() == 0)
+    }
+
     @Test func everyMethodAndEventIsDocumented() throws {
         let text = try String(contentsOfFile: Self.document, encoding: .utf8)
         let headings = text.split(separator: "\n").filter { $0.hasPrefix("### ") }

@@ -22,7 +22,7 @@ import Testing
     @Test(arguments: [
         ("{", -32700, "not valid JSON"),
         ("", -32700, "not valid JSON"),
-        ("[]", -32600, "batch requests are not supported"),
+        ("[]", -32600, "a batch (a JSON array) holds several requests"),
         ("\"ping\"", -32600, "not a string"),
         (#"{"id":1,"method":"ping"}"#, -32600, "\"jsonrpc\" must be \"2.0\""),
         (#"{"jsonrpc":"2.0","id":1}"#, -32600, "\"method\" must be a string"),

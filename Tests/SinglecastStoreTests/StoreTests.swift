@@ -33,6 +33,34 @@ struct StoreTests {
         }
     }
 
+    /// SQL used to run on Swift's cooperative pool, which has one thread per core: two commits waiting for fsync
+    /// stalled every other task of the daemon on this two-core machine.
+    @Test("SQL runs on the store's own thread, not on the cooperative pool")
+    func sqlRunsOnTheStoreThread() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/singlecast.db")
+            let threads = try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        try await store.withConnection { (connection) throws(SQLiteError) -> String in
+                            _ = try connection.scalar("SELECT 1")
+                            return Self.currentThreadName()
+                        }
+                    }
+                }
+                return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+            }
+            #expect(threads == ["singlecast-db"])
+            try await store.close()
+        }
+    }
+
+    /// The kernel's name for the calling thread, as `ps -L` shows it.
+    private static func currentThreadName() -> String {
+        let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "unknown"
+        return name.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     @Test("the SQLite version and the schema version are reported")
     func versions() {
         #expect(Store.sqliteVersion.hasPrefix("3."))
