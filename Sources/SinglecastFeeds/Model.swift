@@ -99,14 +99,17 @@ package struct Episode: Sendable, Hashable, Codable {
     package var guidIsPermaLink: Bool
     /// `title`, whitespace collapsed; empty when the item has none.
     package var title: String
-    /// `link`, else the first Atom alternate link, else an `http(s)` permalink `guid`.
+    /// `link`, else the first Atom alternate link, else a permalink `guid` that is an absolute `http(s)` URL
+    /// as written; a guid such as `h-4` is never resolved against the feed's URL into a link.
     package var link: String?
     /// Plain text for display.
     ///
     /// The last non-empty `itunes:summary` or `media:description`, an Atom text `content`, or a `description`
-    /// that is not HTML; when none of these exists, ``descriptionHTML`` with its tags stripped.
+    /// that is not HTML; when none of these exists, ``descriptionHTML`` with its tags stripped; for an Atom
+    /// entry without content, its `summary`.
     package var description: String
-    /// The HTML body: `content:encoded`, else an HTML `description`, else Atom HTML `content`.
+    /// The HTML body: `content:encoded`, else an HTML `description`, else Atom HTML `content`, else (with no
+    /// other description) an Atom HTML `summary`.
     package var descriptionHTML: String?
     /// `itunes:subtitle`.
     package var subtitle: String?
