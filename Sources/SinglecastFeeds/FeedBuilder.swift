@@ -116,7 +116,16 @@ struct FeedBuilder: XMLHandler {
             + "to (<link rel=\"alternate\" type=\"application/rss+xml\" href=…>)."
     )
 
+    /// Takes finished episodes in batches; `nil` collects them into ``Feed/episodes``.
+    typealias Consumer = ([Episode]) -> Void
+
     private var feed = Feed()
+    private let batchSize: Int
+    private let consumer: Consumer?
+    /// Episodes not yet handed to ``consumer``.
+    private var batch: [Episode] = []
+    /// Every identity kept so far, to leave out later items that repeat one.
+    private var identities: Set<String> = []
     private var contexts: [Context] = [.document]
     private var depth = 0
     private var bases: [(depth: Int, url: String?)]
@@ -141,7 +150,9 @@ struct FeedBuilder: XMLHandler {
     private var newLocation: String?
     private var owner: Owner?
 
-    init(url: String?) {
+    init(url: String?, batchSize: Int = 0, consumer: Consumer? = nil) {
+        self.batchSize = max(batchSize, 1)
+        self.consumer = consumer
         bases = [(0, url)]
         feed.baseURL = url
         buffer.reserveCapacity(4096)
@@ -198,8 +209,8 @@ struct FeedBuilder: XMLHandler {
         }
         let context = contexts.removeLast()
         if case .item = context, let draft = item {
-            feed.episodes.append(finish(draft))
             item = nil
+            keep(finish(draft))
         }
         if bases.count > 1 && bases[bases.count - 1].depth == depth { bases.removeLast() }
     }
@@ -690,6 +701,29 @@ struct FeedBuilder: XMLHandler {
 
     // MARK: - Results
 
+    /// Keeps the first item of each identity and hands it on; a repeat is only counted.
+    private mutating func keep(_ episode: Episode) {
+        let identity = episode.identity
+        guard identities.insert(identity).inserted else {
+            feed.duplicateItems += 1
+            if feed.duplicateIdentities.count < Feed.duplicateIdentityLimit
+                && !feed.duplicateIdentities.contains(identity)
+            {
+                feed.duplicateIdentities.append(identity)
+            }
+            return
+        }
+        guard let consumer else {
+            feed.episodes.append(episode)
+            return
+        }
+        batch.append(episode)
+        if batch.count >= batchSize {
+            consumer(batch)
+            batch.removeAll(keepingCapacity: true)
+        }
+    }
+
     private func finish(_ draft: ItemDraft) -> Episode {
         var episode = draft.episode
         episode.title = PlainText.collapsingWhitespace(draft.title ?? "")
@@ -729,8 +763,12 @@ struct FeedBuilder: XMLHandler {
         return episode
     }
 
-    /// The feed, once the whole document has been read.
-    func finish() throws(FeedError) -> Feed {
+    /// The feed, once the whole document has been read; hands the last batch to the consumer first.
+    mutating func finish() throws(FeedError) -> Feed {
+        if let consumer, !batch.isEmpty {
+            consumer(batch)
+            batch = []
+        }
         var feed = self.feed
         feed.title = PlainText.collapsingWhitespace(feed.title)
         feed.link =

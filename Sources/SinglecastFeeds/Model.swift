@@ -31,8 +31,15 @@ package struct Feed: Sendable, Hashable, Codable {
     package var isComplete: Bool
     /// `podcast:funding` elements in document order.
     package var funding: [Funding]
-    /// The episodes (`item`, Atom `entry`) in document order.
+    /// The episodes (`item`, Atom `entry`) in document order; each ``Episode/identity`` once.
+    ///
+    /// Empty when the episodes were handed out in batches (``FeedParser/parse(_:url:batchSize:episodes:)``).
     package var episodes: [Episode]
+    /// Items left out because an earlier item had the same ``Episode/identity`` (the first one is kept).
+    package var duplicateItems: Int
+    /// The identities those items repeated, each once, at most ``duplicateIdentityLimit`` of them: enough
+    /// for a log line.
+    package var duplicateIdentities: [String]
 
     /// `itunes:type`, lowercased, only when it is `episodic` or `serial`.
     package var showType: String?
@@ -55,6 +62,9 @@ package struct Feed: Sendable, Hashable, Codable {
     /// The base relative URLs were resolved against: the root's `xml:base`, else the feed's URL.
     package var baseURL: String?
 
+    /// How many repeated identities ``duplicateIdentities`` names.
+    package static let duplicateIdentityLimit = 10
+
     /// Creates an empty feed; the parser fills it in.
     package init(format: FeedFormat = .rss, title: String = "") {
         self.format = format
@@ -70,6 +80,8 @@ package struct Feed: Sendable, Hashable, Codable {
         self.isComplete = false
         self.funding = []
         self.episodes = []
+        self.duplicateItems = 0
+        self.duplicateIdentities = []
         self.showType = nil
         self.explicit = nil
         self.locked = nil
