@@ -62,6 +62,7 @@ struct FeedBuilder: XMLHandler {
         case contentEncoded
         case summary
         case atomContent(isHTML: Bool)
+        case atomSummary(isHTML: Bool)
         case subtitle
         case author
         case itemAtomAuthorName
@@ -93,6 +94,9 @@ struct FeedBuilder: XMLHandler {
         var rssHTML: String?
         var contentEncoded: String?
         var atomHTML: String?
+        /// Atom `summary`, the description only when the entry has no content.
+        var atomSummary: String?
+        var atomSummaryIsHTML = false
         var pubDate: String?
         var dcDate: String?
         var atomPublished: String?
@@ -112,7 +116,16 @@ struct FeedBuilder: XMLHandler {
             + "to (<link rel=\"alternate\" type=\"application/rss+xml\" href=…>)."
     )
 
+    /// Takes finished episodes in batches; `nil` collects them into ``Feed/episodes``.
+    typealias Consumer = ([Episode]) -> Void
+
     private var feed = Feed()
+    private let batchSize: Int
+    private let consumer: Consumer?
+    /// Episodes not yet handed to ``consumer``.
+    private var batch: [Episode] = []
+    /// Every identity kept so far, to leave out later items that repeat one.
+    private var identities: Set<String> = []
     private var contexts: [Context] = [.document]
     private var depth = 0
     private var bases: [(depth: Int, url: String?)]
@@ -137,7 +150,9 @@ struct FeedBuilder: XMLHandler {
     private var newLocation: String?
     private var owner: Owner?
 
-    init(url: String?) {
+    init(url: String?, batchSize: Int = 0, consumer: Consumer? = nil) {
+        self.batchSize = max(batchSize, 1)
+        self.consumer = consumer
         bases = [(0, url)]
         feed.baseURL = url
         buffer.reserveCapacity(4096)
@@ -194,8 +209,8 @@ struct FeedBuilder: XMLHandler {
         }
         let context = contexts.removeLast()
         if case .item = context, let draft = item {
-            feed.episodes.append(finish(draft))
             item = nil
+            keep(finish(draft))
         }
         if bases.count > 1 && bases[bases.count - 1].depth == depth { bases.removeLast() }
     }
@@ -386,11 +401,11 @@ struct FeedBuilder: XMLHandler {
                 entryLink(tag)
                 return .skip
             case "content":
-                let type = (tag.attribute("type") ?? "text").trimmed.lowercased()
-                if type == "xhtml" { return capture(.atomContent(isHTML: true), markup: true) }
-                if type.contains("html") { return capture(.atomContent(isHTML: true)) }
-                if type == "text" || type.hasPrefix("text/") { return capture(.atomContent(isHTML: false)) }
-                return .skip
+                guard let kind = atomTextKind(tag) else { return .skip }
+                return capture(.atomContent(isHTML: kind.isHTML), markup: kind.markup)
+            case "summary":
+                guard let kind = atomTextKind(tag) else { return .skip }
+                return capture(.atomSummary(isHTML: kind.isHTML), markup: kind.markup)
             case "published": return capture(.atomPublished)
             case "updated": return capture(.atomUpdated)
             case "author": return .itemAtomAuthor
@@ -508,6 +523,16 @@ struct FeedBuilder: XMLHandler {
         return type == "html" || type == "xhtml"
     }
 
+    /// How to read an Atom text construct by its `type`: HTML or not, and whether its child elements are the
+    /// value (`xhtml`); `nil` for content of a media type that is not text.
+    private func atomTextKind(_ tag: StartTag) -> (isHTML: Bool, markup: Bool)? {
+        let type = (tag.attribute("type") ?? "text").trimmed.lowercased()
+        if type == "xhtml" { return (true, true) }
+        if type.contains("html") { return (true, false) }
+        if type == "text" || type.hasPrefix("text/") { return (false, false) }
+        return nil
+    }
+
     private func feedLink(_ tag: StartTag) -> FeedLink? {
         guard let href = tag.attribute("href")?.trimmedOrNil else { return nil }
         return FeedLink(
@@ -565,6 +590,11 @@ struct FeedBuilder: XMLHandler {
             href: tag.attribute("href")?.trimmedOrNil,
             img: tag.attribute("img")?.trimmedOrNil
         )
+    }
+
+    static func isAbsoluteHTTP(_ text: String) -> Bool {
+        let scheme = text.prefix(8).lowercased()
+        return scheme.hasPrefix("http://") || scheme.hasPrefix("https://")
     }
 
     static func positiveInt(_ text: String) -> Int? {
@@ -641,6 +671,11 @@ struct FeedBuilder: XMLHandler {
         case .summary, .atomContent(isHTML: false):
             if value.trimmedOrNil != nil { draft.text = value }
         case .atomContent(isHTML: true): draft.atomHTML = value.trimmedOrNil == nil ? nil : value
+        case .atomSummary(let isHTML):
+            if draft.atomSummary == nil && value.trimmedOrNil != nil {
+                draft.atomSummary = value
+                draft.atomSummaryIsHTML = isHTML
+            }
         case .subtitle: draft.episode.subtitle = value.trimmedOrNil
         case .author: draft.itunesAuthor = value.trimmedOrNil
         case .itemAtomAuthorName: draft.atomAuthor = value.trimmedOrNil
@@ -666,20 +701,48 @@ struct FeedBuilder: XMLHandler {
 
     // MARK: - Results
 
+    /// Keeps the first item of each identity and hands it on; a repeat is only counted.
+    private mutating func keep(_ episode: Episode) {
+        let identity = episode.identity
+        guard identities.insert(identity).inserted else {
+            feed.duplicateItems += 1
+            if feed.duplicateIdentities.count < Feed.duplicateIdentityLimit
+                && !feed.duplicateIdentities.contains(identity)
+            {
+                feed.duplicateIdentities.append(identity)
+            }
+            return
+        }
+        guard let consumer else {
+            feed.episodes.append(episode)
+            return
+        }
+        batch.append(episode)
+        if batch.count >= batchSize {
+            consumer(batch)
+            batch.removeAll(keepingCapacity: true)
+        }
+    }
+
     private func finish(_ draft: ItemDraft) -> Episode {
         var episode = draft.episode
         episode.title = PlainText.collapsingWhitespace(draft.title ?? "")
         episode.guid = draft.guid
         episode.link = draft.rssLink.map { URLResolver.resolve($0, against: draft.base) } ?? draft.atomLink
-        if episode.link == nil, episode.guidIsPermaLink, let guid = draft.guid {
-            let resolved = URLResolver.resolve(guid, against: draft.base)
-            if resolved.hasPrefix("http://") || resolved.hasPrefix("https://") { episode.link = resolved }
+        // A guid identifies; only a permalink that is already an absolute web URL may also serve as the link.
+        // Resolving "h-4" against the feed's URL would invent a page that does not exist.
+        if episode.link == nil, episode.guidIsPermaLink, let guid = draft.guid, FeedBuilder.isAbsoluteHTTP(guid) {
+            episode.link = guid
         }
         let dates = [draft.pubDate, draft.dcDate, draft.atomPublished, draft.atomUpdated]
         episode.published = dates.lazy.compactMap { $0.flatMap(FeedDate.parse) }.first
 
         var html = draft.contentEncoded ?? draft.rssHTML ?? draft.atomHTML
         var text = PlainText.normalizingSpaces(draft.text)
+        if text.isEmpty && html == nil, let summary = draft.atomSummary {
+            // An entry without content describes itself in its summary (feedparser reads it the same way).
+            if draft.atomSummaryIsHTML { html = summary } else { text = PlainText.normalizingSpaces(summary) }
+        }
         if PlainText.looksLikeHTML(text) {
             if html == nil { html = text }
             text = ""
@@ -700,8 +763,12 @@ struct FeedBuilder: XMLHandler {
         return episode
     }
 
-    /// The feed, once the whole document has been read.
-    func finish() throws(FeedError) -> Feed {
+    /// The feed, once the whole document has been read; hands the last batch to the consumer first.
+    mutating func finish() throws(FeedError) -> Feed {
+        if let consumer, !batch.isEmpty {
+            consumer(batch)
+            batch = []
+        }
         var feed = self.feed
         feed.title = PlainText.collapsingWhitespace(feed.title)
         feed.link =

@@ -36,10 +36,41 @@ package enum FeedParser {
 
     /// Parses a feed within the given limits; see ``parse(_:url:)``.
     package static func parse(_ data: Data, url: String?, limits: Limits) throws(FeedError) -> Feed {
+        try read(data, limits: limits) { FeedBuilder(url: url?.trimmedOrNil) }
+    }
+
+    /// Parses a feed and hands its episodes to `consumer` in batches of at most `batchSize`, in document
+    /// order, as the document is read: the episodes of a 100,000-item feed are never all in memory at once.
+    ///
+    /// - Returns: the feed without its episodes (``Feed/episodes`` is empty); the channel's fields are
+    ///   complete only now, since a feed may give them after its items.
+    /// - Throws: ``FeedError`` as ``parse(_:url:)``; batches handed out before the error stay handed out.
+    package static func parse(
+        _ data: Data,
+        url: String?,
+        limits: Limits = .default,
+        batchSize: Int,
+        episodes consumer: ([Episode]) -> Void
+    ) throws(FeedError) -> Feed {
+        let outcome = withoutActuallyEscaping(consumer) { consumer in
+            Result { () throws(FeedError) -> Feed in
+                try read(data, limits: limits) {
+                    FeedBuilder(url: url?.trimmedOrNil, batchSize: batchSize, consumer: consumer)
+                }
+            }
+        }
+        return try outcome.get()
+    }
+
+    private static func read(
+        _ data: Data,
+        limits: Limits,
+        builder makeBuilder: () -> FeedBuilder
+    ) throws(FeedError) -> Feed {
         guard data.count <= limits.maxBytes else { throw .tooLarge(data.count, limit: limits.maxBytes) }
         return try DocumentBytes.withUTF8(data) { (bytes) throws(FeedError) -> Feed in
             try sniff(bytes)
-            var builder = FeedBuilder(url: url?.trimmedOrNil)
+            var builder = makeBuilder()
             var reader = XMLReader(bytes, maxDepth: limits.maxDepth)
             try reader.run(&builder)
             return try builder.finish()

@@ -31,8 +31,15 @@ package struct Feed: Sendable, Hashable, Codable {
     package var isComplete: Bool
     /// `podcast:funding` elements in document order.
     package var funding: [Funding]
-    /// The episodes (`item`, Atom `entry`) in document order.
+    /// The episodes (`item`, Atom `entry`) in document order; each ``Episode/identity`` once.
+    ///
+    /// Empty when the episodes were handed out in batches (``FeedParser/parse(_:url:batchSize:episodes:)``).
     package var episodes: [Episode]
+    /// Items left out because an earlier item had the same ``Episode/identity`` (the first one is kept).
+    package var duplicateItems: Int
+    /// The identities those items repeated, each once, at most ``duplicateIdentityLimit`` of them: enough
+    /// for a log line.
+    package var duplicateIdentities: [String]
 
     /// `itunes:type`, lowercased, only when it is `episodic` or `serial`.
     package var showType: String?
@@ -55,6 +62,9 @@ package struct Feed: Sendable, Hashable, Codable {
     /// The base relative URLs were resolved against: the root's `xml:base`, else the feed's URL.
     package var baseURL: String?
 
+    /// How many repeated identities ``duplicateIdentities`` names.
+    package static let duplicateIdentityLimit = 10
+
     /// Creates an empty feed; the parser fills it in.
     package init(format: FeedFormat = .rss, title: String = "") {
         self.format = format
@@ -70,6 +80,8 @@ package struct Feed: Sendable, Hashable, Codable {
         self.isComplete = false
         self.funding = []
         self.episodes = []
+        self.duplicateItems = 0
+        self.duplicateIdentities = []
         self.showType = nil
         self.explicit = nil
         self.locked = nil
@@ -99,14 +111,17 @@ package struct Episode: Sendable, Hashable, Codable {
     package var guidIsPermaLink: Bool
     /// `title`, whitespace collapsed; empty when the item has none.
     package var title: String
-    /// `link`, else the first Atom alternate link, else an `http(s)` permalink `guid`.
+    /// `link`, else the first Atom alternate link, else a permalink `guid` that is an absolute `http(s)` URL
+    /// as written; a guid such as `h-4` is never resolved against the feed's URL into a link.
     package var link: String?
     /// Plain text for display.
     ///
     /// The last non-empty `itunes:summary` or `media:description`, an Atom text `content`, or a `description`
-    /// that is not HTML; when none of these exists, ``descriptionHTML`` with its tags stripped.
+    /// that is not HTML; when none of these exists, ``descriptionHTML`` with its tags stripped; for an Atom
+    /// entry without content, its `summary`.
     package var description: String
-    /// The HTML body: `content:encoded`, else an HTML `description`, else Atom HTML `content`.
+    /// The HTML body: `content:encoded`, else an HTML `description`, else Atom HTML `content`, else (with no
+    /// other description) an Atom HTML `summary`.
     package var descriptionHTML: String?
     /// `itunes:subtitle`.
     package var subtitle: String?

@@ -282,7 +282,10 @@ extension Store {
 
     /// Stores the outcome of a successful refresh in one transaction: the podcast's fields, every episode of
     /// the feed matched by identity (fields updated, first-seen time, new flag and download kept), and new ones
-    /// inserted. Episodes that left the feed stay.
+    /// inserted. Episodes that left the feed stay; of two with one identity the first is kept.
+    ///
+    /// The episodes are matched ``refreshBatchSize`` at a time, reading only the stored rows of that batch: a
+    /// podcast of 100,000 episodes is never read whole into memory to refresh it.
     ///
     /// - Returns: The episodes inserted by this refresh, in feed order.
     package func applyRefresh(_ podcast: PodcastRecord, episodes: [EpisodeRecord]) throws(StoreError) -> [EpisodeRecord]
@@ -290,33 +293,52 @@ extension Store {
         try withConnection("saving a refresh") { connection throws(SQLiteError) in
             try connection.transaction { () throws(SQLiteError) -> [EpisodeRecord] in
                 try connection.execute(updatePodcastSQL, podcast.columnValues + [.integer(podcast.id)])
-                var known: [String: EpisodeRecord] = [:]
-                for row in try connection.query(
-                    "SELECT \(episodeColumns) FROM episodes WHERE podcast_id = ?",
-                    [.integer(podcast.id)]
-                ) {
-                    let episode = EpisodeRecord(row: row)
-                    known[episode.identity] = episode
-                }
                 var inserted: [EpisodeRecord] = []
                 var seen: Set<String> = []
-                for var episode in episodes where seen.insert(episode.identity).inserted {
-                    episode.podcastID = podcast.id
-                    if let existing = known[episode.identity] {
-                        episode.id = existing.id
-                        episode.firstSeenAt = existing.firstSeenAt
-                        episode.isNew = existing.isNew
-                        episode.downloadID = existing.downloadID
-                        if episode != existing {
-                            try connection.execute(updateEpisodeSQL, episode.columnValues + [.integer(episode.id)])
-                        }
-                    } else {
-                        try connection.execute(insertEpisodeSQL, episode.columnValues)
-                        episode.id = connection.lastInsertRowID
-                        inserted.append(episode)
-                    }
+                for start in stride(from: 0, to: episodes.count, by: Self.refreshBatchSize) {
+                    let batch = episodes[start..<min(start + Self.refreshBatchSize, episodes.count)]
+                        .filter { seen.insert($0.identity).inserted }
+                    try Self.apply(batch, of: podcast.id, inserting: &inserted, connection)
                 }
                 return inserted
+            }
+        }
+    }
+
+    /// How many episodes of a refresh are matched against the database with one query.
+    package static let refreshBatchSize = 500
+
+    /// Updates the stored episodes of one batch and inserts the new ones (appended to `inserted`).
+    private static func apply(
+        _ batch: [EpisodeRecord],
+        of podcastID: Int64,
+        inserting inserted: inout [EpisodeRecord],
+        _ connection: Connection
+    ) throws(SQLiteError) {
+        guard !batch.isEmpty else { return }
+        let placeholders = Array(repeating: "?", count: batch.count).joined(separator: ", ")
+        var known: [String: EpisodeRecord] = [:]
+        for row in try connection.query(
+            "SELECT \(episodeColumns) FROM episodes WHERE podcast_id = ? AND identity IN (\(placeholders))",
+            [.integer(podcastID)] + batch.map { .text($0.identity) }
+        ) {
+            let episode = EpisodeRecord(row: row)
+            known[episode.identity] = episode
+        }
+        for var episode in batch {
+            episode.podcastID = podcastID
+            if let existing = known[episode.identity] {
+                episode.id = existing.id
+                episode.firstSeenAt = existing.firstSeenAt
+                episode.isNew = existing.isNew
+                episode.downloadID = existing.downloadID
+                if episode != existing {
+                    try connection.execute(updateEpisodeSQL, episode.columnValues + [.integer(episode.id)])
+                }
+            } else {
+                try connection.execute(insertEpisodeSQL, episode.columnValues)
+                episode.id = connection.lastInsertRowID
+                inserted.append(episode)
             }
         }
     }

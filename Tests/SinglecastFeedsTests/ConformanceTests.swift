@@ -15,6 +15,26 @@ enum Conformance {
         ]
         return candidates.first { FileManager.default.fileExists(atPath: $0.appendingPathComponent("simple.rss").path) }
     }()
+
+    /// Feeds whose episodes singlecast describes where podcastparser leaves the description empty, with the
+    /// description expected instead: an Atom entry without `<content>` is described by its `<summary>`, as
+    /// feedparser reads it; podcastparser ignores `<summary>`.
+    static let summaryDescriptions = ["atom_published_updated": "Some text.", "atom_updated": "Some text."]
+
+    /// `expected` with every episode's empty description replaced by `description`.
+    static func describingEpisodes(_ expected: JSONValue, as description: String) -> JSONValue {
+        guard case .object(var podcast) = expected, case .array(let episodes)? = podcast["episodes"] else {
+            return expected
+        }
+        podcast["episodes"] = .array(
+            episodes.map { episode in
+                guard case .object(var fields) = episode, fields["description"] == .string("") else { return episode }
+                fields["description"] = .string(description)
+                return .object(fields)
+            }
+        )
+        return .object(podcast)
+    }
 }
 
 @Suite struct ConformanceTests {
@@ -33,9 +53,12 @@ enum Conformance {
         for name in names {
             let expectedURL = directory.appendingPathComponent(name + ".json")
             guard FileManager.default.fileExists(atPath: expectedURL.path) else { continue }
-            let expected = try #require(
+            var expected = try #require(
                 JSONValue(foundation: JSONSerialization.jsonObject(with: Data(contentsOf: expectedURL)))
             )
+            if let description = Conformance.summaryDescriptions[name] {
+                expected = Conformance.describingEpisodes(expected, as: description)
+            }
             var maxEpisodes = 0
             let paramURL = directory.appendingPathComponent(name + ".param.json")
             if let params = try? JSONSerialization.jsonObject(with: Data(contentsOf: paramURL)) as? [String: Any] {
@@ -59,6 +82,9 @@ enum Conformance {
         }
         #expect(passed + failures.count == 70)
         #expect(passed >= 68, "failures:\n\(failures.joined(separator: "\n"))")
+        #expect(
+            Conformance.summaryDescriptions.keys.allSatisfy { name in !failures.contains { $0.hasPrefix(name + ":") } }
+        )
     }
 }
 

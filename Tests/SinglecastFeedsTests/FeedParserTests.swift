@@ -225,7 +225,7 @@ func feedError(_ body: () throws -> some Any) -> FeedError? {
         #expect(feed.link == "https://media.example.org/home")
         #expect(feed.artworkURL == "https://media.example.org/shows/art/cover.png")
         #expect(feed.episodes[0].enclosure?.url == "https://cdn.example.net/a.mp3")
-        #expect(feed.episodes[0].link == "https://media.example.org/shows/e/1")
+        #expect(feed.episodes[0].link == nil, "a guid is an identifier, not a relative link")
         #expect(feed.episodes[1].enclosure?.url == "https://media.example.org/shows/f.mp3?x=1#t")
     }
 

@@ -44,6 +44,37 @@ struct PodcastStoreTests {
         }
     }
 
+    @Test("a refresh longer than one batch matches every episode, keeps the first of a repeated identity")
+    func refreshInBatches() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/s.db")
+            let (podcast, _) = try await store.insertPodcast(
+                PodcastRecord(feedURL: "https://feeds.example.com/a", subscribedAt: 1)
+            )
+            let size = Store.refreshBatchSize
+            let stored = (0..<(2 * size + 10)).map { episode("e\($0)") }
+            let first = try await store.applyRefresh(podcast, episodes: stored)
+            #expect(first.count == stored.count)
+            try await store.setEpisodeDownloads([(first[size].id, 7)])
+
+            // One new episode in each batch, a rename in the second, and the first episode again in the third.
+            var feed = stored
+            feed.insert(episode("new-a"), at: 3)
+            feed[size + 1].title = "renamed"
+            feed.insert(episode("new-b"), at: size + 5)
+            feed.insert(episode("e0", title: "a repeat"), at: 2 * size + 2)
+            let inserted = try await store.applyRefresh(podcast, episodes: feed)
+            #expect(inserted.map(\.identity) == ["new-a", "new-b"])
+            let all = Dictionary(
+                uniqueKeysWithValues: try await store.episodes(of: podcast.id).map { ($0.identity, $0) }
+            )
+            #expect(all.count == stored.count + 2)
+            #expect(all["e0"]?.title == "e0")
+            #expect(all["e\(size)"]?.title == "renamed")
+            #expect(all["e\(size)"]?.downloadID == 7)
+        }
+    }
+
     @Test("episodes are listed newest first, undated ones last, then in feed order; ids keep the order asked")
     func episodeOrder() async throws {
         try await withTemporaryDirectory { directory in

@@ -12,7 +12,8 @@ package enum FeedTool {
     package static let usage = """
         OVERVIEW: Parse a podcast feed (or an OPML list) from a file and print it as JSON.
 
-        USAGE: singlecast-feed [--url <url>] [--podcastparser-json] [--max-episodes <n>] [--summary] [--opml] <file>
+        USAGE: singlecast-feed [--url <url>] [--podcastparser-json] [--max-episodes <n>] [--summary [--batch-size <n>]]
+                               [--opml] <file>
 
         ARGUMENTS:
           <file>                  The document to read; '-' reads standard input.
@@ -22,6 +23,8 @@ package enum FeedTool {
           --podcastparser-json    Print podcastparser's dictionary shape (for scripts/conformance).
           --max-episodes <n>      With --podcastparser-json: keep the first n episodes after sorting.
           --summary               Print only the title and the number of episodes (for benchmarks).
+          --batch-size <n>        With --summary: take the episodes n at a time as they are read instead
+                                  of keeping the whole feed (for memory benchmarks).
           --opml                  Read an OPML subscription list instead of a feed.
           -h, --help              Show help information.
 
@@ -49,6 +52,7 @@ package enum FeedTool {
         var summary = false
         var opml = false
         var maxEpisodes = 0
+        var batchSize = 0
         var file: String?
         var index = 0
         func usageError(_ message: String) -> Outcome {
@@ -65,17 +69,17 @@ package enum FeedTool {
             switch argument {
             case "-h", "--help":
                 return deliver(Outcome(standardOutput: Data(usage.utf8), standardError: "", status: 0))
-            case "--url", "--max-episodes":
+            case "--url", "--max-episodes", "--batch-size":
                 guard index < arguments.count else { return deliver(usageError("Missing value for '\(argument)'.")) }
                 let value = arguments[index]
                 index += 1
                 if argument == "--url" {
                     url = value
                 } else {
-                    guard let number = Int(value), number >= 0 else {
-                        return deliver(usageError("The value '\(value)' is invalid for '--max-episodes'."))
+                    guard let number = Int(value), number >= 0, number > 0 || argument == "--max-episodes" else {
+                        return deliver(usageError("The value '\(value)' is invalid for '\(argument)'."))
                     }
-                    maxEpisodes = number
+                    if argument == "--max-episodes" { maxEpisodes = number } else { batchSize = number }
                 }
             case "--podcastparser-json": podcastparser = true
             case "--summary": summary = true
@@ -121,12 +125,14 @@ package enum FeedTool {
                     Outcome(standardOutput: Data((value.serialized() + "\n").utf8), standardError: "", status: 0)
                 )
             }
+            if summary && batchSize > 0 {
+                var count = 0
+                let feed = try FeedParser.parse(data, url: url, batchSize: batchSize) { count += $0.count }
+                return deliver(summaryOutcome(feed, episodes: count))
+            }
             let feed = try FeedParser.parse(data, url: url)
             return withExtendedLifetime(feed) {
-                if summary {
-                    let line = "\(feed.title)\t\(feed.episodes.count) episodes\n"
-                    return deliver(Outcome(standardOutput: Data(line.utf8), standardError: "", status: 0))
-                }
+                if summary { return deliver(summaryOutcome(feed, episodes: feed.episodes.count)) }
                 if podcastparser {
                     let value = PodcastparserMapping.document(feed, url: url ?? file, maxEpisodes: maxEpisodes)
                     let output = Data((value.serialized() + "\n").utf8)
@@ -147,6 +153,13 @@ package enum FeedTool {
                 )
             )
         }
+    }
+
+    /// `--summary`'s line: the title and the number of episodes, and of items left out as duplicates.
+    private static func summaryOutcome(_ feed: Feed, episodes: Int) -> Outcome {
+        var line = "\(feed.title)\t\(episodes) episodes"
+        if feed.duplicateItems > 0 { line += ", \(feed.duplicateItems) duplicate items left out" }
+        return Outcome(standardOutput: Data((line + "\n").utf8), standardError: "", status: 0)
     }
 
     /// Everything on standard input, for `-`.
