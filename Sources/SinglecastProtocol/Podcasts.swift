@@ -77,6 +77,8 @@ package struct PodcastInfo: Codable, Hashable, Sendable {
     /// The feed answered `410 Gone`; it is no longer refreshed.
     package var gone: Bool
     package var hasCredentials: Bool
+    /// Items of the last good refresh left out because an earlier item had the same guid (or identity).
+    package var duplicateItems: Int
 
     package init(
         id: Int64,
@@ -97,8 +99,10 @@ package struct PodcastInfo: Codable, Hashable, Sendable {
         nextRefreshAt: String?,
         lastError: String?,
         gone: Bool,
-        hasCredentials: Bool
+        hasCredentials: Bool,
+        duplicateItems: Int = 0
     ) {
+        self.duplicateItems = duplicateItems
         self.id = id
         self.title = title
         self.author = author
@@ -140,6 +144,32 @@ package struct PodcastInfo: Codable, Hashable, Sendable {
         case lastError = "last_error"
         case gone
         case hasCredentials = "has_credentials"
+        case duplicateItems = "duplicate_items"
+    }
+
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(Int64.self, forKey: .id)
+        title = try container.decode(String.self, forKey: .title)
+        author = try container.decodeIfPresent(String.self, forKey: .author)
+        feedURL = try container.decode(String.self, forKey: .feedURL)
+        link = try container.decodeIfPresent(String.self, forKey: .link)
+        description = try container.decode(String.self, forKey: .description)
+        artworkURL = try container.decodeIfPresent(String.self, forKey: .artworkURL)
+        artworkPath = try container.decodeIfPresent(String.self, forKey: .artworkPath)
+        itunesID = try container.decodeIfPresent(Int64.self, forKey: .itunesID)
+        episodes = try container.decode(Int.self, forKey: .episodes)
+        newEpisodes = try container.decode(Int.self, forKey: .newEpisodes)
+        autoDownload = try container.decode(AutoDownload.self, forKey: .autoDownload)
+        keep = try container.decodeIfPresent(Int.self, forKey: .keep)
+        refreshedAt = try container.decodeIfPresent(String.self, forKey: .refreshedAt)
+        succeededAt = try container.decodeIfPresent(String.self, forKey: .succeededAt)
+        nextRefreshAt = try container.decodeIfPresent(String.self, forKey: .nextRefreshAt)
+        lastError = try container.decodeIfPresent(String.self, forKey: .lastError)
+        gone = try container.decode(Bool.self, forKey: .gone)
+        hasCredentials = try container.decode(Bool.self, forKey: .hasCredentials)
+        // Absent from daemons before it was added.
+        duplicateItems = try container.decodeIfPresent(Int.self, forKey: .duplicateItems) ?? 0
     }
 }
 

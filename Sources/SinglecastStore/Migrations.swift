@@ -201,6 +201,8 @@ package enum Migrations {
             -- 'clear --completed' takes a completed download off the list; an episode may still point at it and
             -- its file, so the row stays until nothing does.
             ALTER TABLE downloads ADD COLUMN listed INTEGER NOT NULL DEFAULT 1;
+            -- Items of the last good refresh dropped because an earlier item had the same identity.
+            ALTER TABLE podcasts ADD COLUMN duplicate_items INTEGER NOT NULL DEFAULT 0;
             -- Without AUTOINCREMENT a new row gets max(id) + 1, so unsubscribing the newest podcast freed its id
             -- (and its episodes' ids) for the next subscription. The podcasts table cannot be rebuilt with
             -- AUTOINCREMENT inside a migration's transaction: dropping it would cascade to the episodes. Inserts

@@ -28,6 +28,8 @@ package struct PodcastRecord: Sendable, Hashable {
     /// `off`, `all-new` or `latest:N`.
     package var autoDownload: String
     package var keep: Int?
+    /// Items of the last good refresh left out because an earlier item had the same identity.
+    package var duplicateItems: Int
 
     package init(feedURL: String, subscribedAt: Int64) {
         id = 0
@@ -54,6 +56,7 @@ package struct PodcastRecord: Sendable, Hashable {
         gone = false
         autoDownload = "off"
         keep = nil
+        duplicateItems = 0
     }
 }
 
@@ -122,7 +125,7 @@ package struct EpisodeCounts: Sendable, Hashable {
 private let podcastColumns = """
     id, feed_url, title, author, description, link, language, artwork_url, artwork_path, artwork_etag,
     artwork_last_modified, itunes_id, auth_user, auth_password, etag, last_modified, subscribed_at, refreshed_at,
-    succeeded_at, next_refresh_at, last_error, gone, auto_download, keep
+    succeeded_at, next_refresh_at, last_error, gone, auto_download, keep, duplicate_items
     """
 private let podcastWritable = writableNames(podcastColumns)
 private let insertPodcastSQL = """
@@ -187,6 +190,7 @@ extension PodcastRecord {
         gone = (row[21].int64 ?? 0) != 0
         autoDownload = row[22].string ?? "off"
         keep = row[23].int64.map { Int($0) }
+        duplicateItems = Int(row[24].int64 ?? 0)
     }
 
     fileprivate var columnValues: [SQLiteValue] {
@@ -196,7 +200,7 @@ extension PodcastRecord {
             SQLiteValue(artworkLastModified), SQLiteValue(itunesID), SQLiteValue(authUser), SQLiteValue(authPassword),
             SQLiteValue(etag), SQLiteValue(lastModified), .integer(subscribedAt), SQLiteValue(refreshedAt),
             SQLiteValue(succeededAt), SQLiteValue(nextRefreshAt), SQLiteValue(lastError), .integer(gone ? 1 : 0),
-            .text(autoDownload), SQLiteValue(keep.map { Int64($0) }),
+            .text(autoDownload), SQLiteValue(keep.map { Int64($0) }), .integer(Int64(duplicateItems)),
         ]
     }
 }

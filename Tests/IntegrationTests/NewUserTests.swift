@@ -272,4 +272,22 @@ import Glibc
         #expect(status == 0, "killed after 30 s: the shutdown waited for the refresh")
         #expect(took < 10, "the stop took \(took) s with shutdown_timeout = 2s")
     }
+
+    @Test func repeatedItemsOfAFeedAreCountedOnItsPodcast() throws {
+        let site = try NginxServer()
+        let item = #"<item><title>T</title><guid>same</guid><enclosure url="http://h/x.mp3" type="audio/mpeg"/></item>"#
+        let feed = try site.serve(
+            Data(#"<rss version="2.0"><channel><title>Echo</title>\#(item)\#(item)\#(item)</channel></rss>"#.utf8),
+            as: "e.xml"
+        )
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let podcast = try client.result("subscribe", as: SubscribeResult.self, params: #"{"url":"\#(feed)"}"#).podcast
+        #expect(podcast.episodes == 1)
+        #expect(podcast.duplicateItems == 2)
+        #expect(daemon.stop() == 0)
+        let log = (try? String(contentsOfFile: daemon.stderrPath, encoding: .utf8)) ?? ""
+        #expect(log.contains("repeats 2 item(s)"), "\(log)")
+    }
 }

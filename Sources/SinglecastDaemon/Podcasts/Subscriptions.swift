@@ -1,3 +1,4 @@
+import CPosix
 import FoundationEssentials
 import SinglecastFeeds
 import SinglecastHTTP
@@ -368,8 +369,14 @@ package actor Subscriptions: Service {
 
     // MARK: - Refresh
 
+    /// A parsed feed: its channel, and its episodes as records (the parser's own episodes are never all in memory).
+    private struct ParsedFeed: Sendable {
+        var feed: Feed
+        var episodes: [EpisodeRecord]
+    }
+
     private enum Fetched {
-        case updated(Feed, TransferResponse, movedTo: String?)
+        case updated(ParsedFeed, TransferResponse, movedTo: String?)
         case notModified(TransferResponse, movedTo: String?)
         case gone
         case failed(reason: String, message: String)
@@ -409,9 +416,9 @@ package actor Subscriptions: Service {
             // Parsing a large feed takes a while; it runs off the actor.
             let body = result.body
             let url = result.response.finalURL
-            let parsed = await Task.detached { () -> Result<Feed, FeedError> in
+            let parsed = await Task.detached { () -> Result<ParsedFeed, FeedError> in
                 do throws(FeedError) {
-                    return .success(try FeedParser.parse(body, url: url))
+                    return .success(try Self.parse(body, url: url))
                 } catch {
                     return .failure(error)
                 }
@@ -426,6 +433,37 @@ package actor Subscriptions: Service {
                 message: "the server answered HTTP \(status) for \(redactedURL(result.response.finalURL))"
             )
         }
+    }
+
+    /// Parses a feed, turning its episodes into records a thousand at a time as the document is read, so that a
+    /// 100,000-item feed's episodes exist once, as records, not twice.
+    private static func parse(_ body: Data, url: String) throws(FeedError) -> ParsedFeed {
+        var records: [EpisodeRecord] = []
+        let now = now()
+        let feed = try FeedParser.parse(body, url: url, batchSize: 1000) { batch in
+            for episode in batch { records.append(record(of: episode, feedOrder: records.count, now: now)) }
+        }
+        return ParsedFeed(feed: feed, episodes: records)
+    }
+
+    /// An episode as the store keeps it; the podcast and the new flag are filled in when it is stored.
+    private static func record(of episode: Episode, feedOrder: Int, now: Int64) -> EpisodeRecord {
+        var record = EpisodeRecord(podcastID: 0, identity: episode.identity, title: episode.title, firstSeenAt: now)
+        record.guid = episode.guid
+        record.description = episode.description
+        record.link = episode.link
+        record.publishedAt = episode.published.map { Int64($0.timeIntervalSince1970 * 1000) }
+        record.durationSeconds = episode.durationSeconds
+        record.enclosureURL = episode.enclosure?.url
+        record.enclosureType = episode.enclosure?.type
+        record.enclosureLength = episode.enclosure?.length.map { Int64($0) }
+        record.season = episode.season
+        record.episodeNumber = episode.episodeNumber
+        record.chaptersURL = episode.chaptersURL
+        record.transcriptURL = episode.transcripts.first?.url
+        record.integrity = episode.integrity.map { "\($0.type) \($0.value)" }
+        record.feedOrder = feedOrder
+        return record
     }
 
     /// Refreshes one podcast (joining a refresh already running) and applies its auto-download policy.
@@ -528,13 +566,14 @@ package actor Subscriptions: Service {
     /// the feed announced a new URL (`itunes:new-feed-url`), which is then followed from the next refresh on.
     private func storeFeed(
         _ id: Int64,
-        _ feed: Feed,
+        _ parsed: ParsedFeed,
         response: TransferResponse,
         markNew: Bool
     ) async throws
         -> (inserted: [EpisodeRecord], moved: Bool)
     {
         guard var podcast = podcasts[id] else { return ([], false) }
+        let feed = parsed.feed
         let now = Self.now()
         if !feed.title.isEmpty { podcast.title = feed.title }
         podcast.author = feed.author ?? podcast.author
@@ -562,35 +601,24 @@ package actor Subscriptions: Service {
             podcast.feedURL = podcasts[id]?.feedURL ?? podcast.feedURL
             moved = false
         }
-        var episodes: [EpisodeRecord] = []
-        for (index, episode) in feed.episodes.enumerated() {
-            var record = EpisodeRecord(
-                podcastID: id,
-                identity: episode.identity,
-                title: episode.title,
-                firstSeenAt: now
+        podcast.duplicateItems = feed.duplicateItems
+        if feed.duplicateItems > 0 {
+            logger.info(
+                "feed of \(podcast.title) repeats \(feed.duplicateItems) item(s); the first of each is kept: "
+                    + feed.duplicateIdentities.joined(separator: ", ")
             )
-            record.guid = episode.guid
-            record.description = episode.description
-            record.link = episode.link
-            record.publishedAt = episode.published.map { Int64($0.timeIntervalSince1970 * 1000) }
-            record.durationSeconds = episode.durationSeconds
-            record.enclosureURL = episode.enclosure?.url
-            record.enclosureType = episode.enclosure?.type
-            record.enclosureLength = episode.enclosure?.length.map { Int64($0) }
-            record.season = episode.season
-            record.episodeNumber = episode.episodeNumber
-            record.chaptersURL = episode.chaptersURL
-            record.transcriptURL = episode.transcripts.first?.url
-            record.integrity = episode.integrity.map { "\($0.type) \($0.value)" }
-            record.feedOrder = index
-            record.isNew = markNew
-            episodes.append(record)
+        }
+        var episodes = parsed.episodes
+        for index in episodes.indices {
+            episodes[index].podcastID = id
+            episodes[index].isNew = markNew
         }
         podcasts[id] = podcast
         episodesWritten()
         defer { episodesWritten() }
         let inserted = try await store.applyRefresh(podcast, episodes: episodes)
+        // A large feed's buffers were freed, but glibc keeps them in its arenas: give them back.
+        if episodes.count >= 1000 { _ = cposix_trim_heap() }
         return (inserted, moved)
     }
 
@@ -883,7 +911,8 @@ package actor Subscriptions: Service {
             nextRefreshAt: podcast.gone ? nil : podcast.nextRefreshAt.map(Self.iso8601),
             lastError: podcast.lastError,
             gone: podcast.gone,
-            hasCredentials: podcast.authUser != nil
+            hasCredentials: podcast.authUser != nil,
+            duplicateItems: podcast.duplicateItems
         )
     }
 
