@@ -148,7 +148,7 @@ package actor Subscriptions: Service {
         if (params.user == nil) != (params.password == nil) {
             throw RPCError.invalidParams("'user' and 'password' go together", parameter: "user")
         }
-        try Self.checkPolicy(params.autoDownload, keep: params.keep)
+        try Self.checkPolicy(EpisodePolicy(fetch: .init(params.autoDownload ?? .off), keep: params.keep))
         var text: String
         if let id = params.itunesID {
             text = try await lookup(id)
@@ -163,7 +163,7 @@ package actor Subscriptions: Service {
         text = url
         if let existing = podcasts.values.first(where: { $0.feedURL == text }) {
             var podcast = existing
-            if let auto = params.autoDownload { podcast.autoDownload = auto.description }
+            if let auto = params.autoDownload { podcast.autoDownload = EpisodePolicy.Fetch(auto).stored }
             if let keep = params.keep { podcast.keep = keep > 0 ? keep : nil }
             if let user { (podcast.authUser, podcast.authPassword) = (user, password) }
             try await save(podcast)
@@ -174,7 +174,7 @@ package actor Subscriptions: Service {
         podcast.itunesID = params.itunesID
         podcast.authUser = user
         podcast.authPassword = password
-        podcast.autoDownload = (params.autoDownload ?? .off).description
+        podcast.autoDownload = EpisodePolicy.Fetch(params.autoDownload ?? .off).stored
         podcast.keep = params.keep.flatMap { $0 > 0 ? $0 : nil }
         // Fetched and parsed before anything is stored: a wrong URL leaves no subscription behind.
         let fetched = try await fetchFeed(podcast, conditional: false)
@@ -275,12 +275,12 @@ package actor Subscriptions: Service {
         guard params.autoDownload != nil || params.keep != nil else {
             throw RPCError.invalidParams("'set' needs 'auto_download', 'keep' or both", parameter: "auto_download")
         }
-        if let auto = params.autoDownload { podcast.autoDownload = auto.description }
+        if let auto = params.autoDownload { podcast.autoDownload = EpisodePolicy.Fetch(auto).stored }
         if let keep = params.keep {
-            guard keep >= 0 else { throw RPCError.invalidParams("'keep' must be 0 (all) or more", parameter: "keep") }
+            try Self.checkPolicy(EpisodePolicy(fetch: .off, keep: keep))
             podcast.keep = keep > 0 ? keep : nil
         }
-        try Self.checkPolicy(AutoDownload(podcast.autoDownload), keep: podcast.keep)
+        try Self.checkPolicy(EpisodePolicy(podcast))
         try await save(podcast)
         _ = try await applyPolicy(podcast.id, inserted: [], initial: params.autoDownload != nil)
         return PodcastResult(podcast: try await info(podcasts[podcast.id] ?? podcast))
@@ -628,26 +628,26 @@ package actor Subscriptions: Service {
     ///   while `all-new` only takes episodes that appear from now on.
     private func applyPolicy(_ id: Int64, inserted: [EpisodeRecord], initial: Bool) async throws -> [Int64] {
         guard let podcast = podcasts[id] else { return [] }
-        var wanted: [Int64] = []
-        switch AutoDownload(podcast.autoDownload) ?? .off {
-        case .off: break
-        case .allNew:
-            if !initial { wanted = inserted.filter { Self.isDownloadable($0.enclosureURL) }.map(\.id) }
-        case .latest(let count):
-            let latest = try await store.episodes(of: id, limit: count)
-            wanted = latest.filter { $0.downloadID == nil && Self.isDownloadable($0.enclosureURL) }.map(\.id)
-        }
+        let policy = EpisodePolicy(podcast)
+        var newest: [EpisodeRecord] = []
+        if case .latest(let count) = policy.fetch { newest = try await store.episodes(of: id, limit: count) }
+        let wanted = policy.wanted(
+            newest: newest.map(EpisodePolicy.Candidate.init),
+            inserted: inserted.map(EpisodePolicy.Candidate.init),
+            initial: initial
+        )
         let queued = try await enqueueEpisodes(wanted, priority: nil).downloads.map(\.id)
-        if let keep = podcast.keep { try await applyKeep(id, keep: keep) }
+        if policy.keep != nil { try await applyKeep(id, policy) }
         return queued
     }
 
     /// Deletes the files of completed downloads beyond the newest `keep` of a podcast.
-    private func applyKeep(_ id: Int64, keep: Int) async throws {
+    private func applyKeep(_ id: Int64, _ policy: EpisodePolicy) async throws {
         let episodes = try await store.episodes(of: id).filter { $0.downloadID != nil }
         let downloads = await queue.infos(episodes.compactMap(\.downloadID))
         let completed = episodes.filter { downloads[$0.downloadID ?? -1]?.state == .completed }
-        let surplus = completed.dropFirst(keep)
+        let leaving = Set(policy.surplus(downloaded: completed.map(\.id)))
+        let surplus = completed.filter { leaving.contains($0.id) }
         guard !surplus.isEmpty else { return }
         let owned = try await ownDownloads(surplus.compactMap(\.downloadID), leaving: surplus.map(\.id))
         let deleted = try await queue.discard(owned, deleteFiles: true)
@@ -655,7 +655,8 @@ package actor Subscriptions: Service {
         defer { episodesWritten() }
         try await store.setEpisodeDownloads(surplus.map { ($0.id, nil) })
         logger.info(
-            "kept the newest \(keep) episodes of \(podcasts[id]?.title ?? "?"): deleted \(deleted.count) file(s)"
+            "kept the newest \(policy.keep ?? 0) episodes of \(podcasts[id]?.title ?? "?"): "
+                + "deleted \(deleted.count) file(s)"
         )
     }
 
@@ -904,7 +905,7 @@ package actor Subscriptions: Service {
             itunesID: podcast.itunesID,
             episodes: counts?.total ?? 0,
             newEpisodes: counts?.new ?? 0,
-            autoDownload: AutoDownload(podcast.autoDownload) ?? .off,
+            autoDownload: AutoDownload(EpisodePolicy(podcast).fetch),
             keep: podcast.keep,
             refreshedAt: podcast.refreshedAt.map(Self.iso8601),
             succeededAt: podcast.succeededAt.map(Self.iso8601),
@@ -992,11 +993,13 @@ package actor Subscriptions: Service {
         }
     }
 
-    private static func checkPolicy(_ auto: AutoDownload?, keep: Int?) throws {
-        if let keep, keep < 0 {
+    /// A policy's problems as the protocol reports them.
+    private static func checkPolicy(_ policy: EpisodePolicy) throws {
+        do {
+            try policy.validate()
+        } catch .negativeKeep {
             throw RPCError.invalidParams("'keep' must be 0 (all) or more", parameter: "keep")
-        }
-        if case .latest(let count)? = auto, let keep, keep > 0, keep < count {
+        } catch .keepBelowLatest(let keep, let count) {
             throw RPCError.invalidParams(
                 "'keep' (\(keep)) must be at least the \(count) of 'latest:\(count)', or the newest would be "
                     + "deleted and downloaded again",
@@ -1063,5 +1066,26 @@ package actor Subscriptions: Service {
 
     private static func iso8601(_ milliseconds: Int64) -> String {
         Date(timeIntervalSince1970: Double(milliseconds) / 1000).formatted(.iso8601)
+    }
+}
+
+extension EpisodePolicy.Fetch {
+    /// The protocol's `auto_download` value as the policy's.
+    init(_ wire: AutoDownload) {
+        switch wire {
+        case .off: self = .off
+        case .allNew: self = .allNew
+        case .latest(let count): self = .latest(count)
+        }
+    }
+}
+
+extension AutoDownload {
+    init(_ fetch: EpisodePolicy.Fetch) {
+        switch fetch {
+        case .off: self = .off
+        case .allNew: self = .allNew
+        case .latest(let count): self = .latest(count)
+        }
     }
 }

@@ -1,0 +1,74 @@
+import SinglecastDaemon
+import SinglecastStore
+import Testing
+
+/// The auto-download and keep policy, with no store and no network.
+@Suite struct EpisodePolicyTests {
+    private func episode(
+        _ id: Int64,
+        downloaded: Bool = false,
+        url: String? = "https://cdn.example/e.mp3"
+    )
+        -> EpisodePolicy.Candidate
+    {
+        EpisodePolicy.Candidate(id: id, title: "Episode \(id)", enclosureURL: url, hasDownload: downloaded)
+    }
+
+    @Test func latestFillsUpTheNewestThatAreNotDownloaded() {
+        let policy = EpisodePolicy(fetch: .latest(3), keep: nil)
+        let newest = [episode(9), episode(8, downloaded: true), episode(7), episode(6)]
+        #expect(policy.wanted(newest: newest, inserted: [], initial: true) == [9, 7])
+        #expect(policy.wanted(newest: newest, inserted: [episode(9)], initial: false) == [9, 7])
+    }
+
+    @Test func allNewTakesOnlyWhatAppearsFromNowOn() {
+        let policy = EpisodePolicy(fetch: .allNew, keep: nil)
+        #expect(policy.wanted(newest: [episode(1)], inserted: [], initial: true).isEmpty)
+        #expect(policy.wanted(newest: [], inserted: [episode(4), episode(5)], initial: true).isEmpty)
+        #expect(policy.wanted(newest: [], inserted: [episode(4), episode(5)], initial: false) == [4, 5])
+    }
+
+    @Test func offWantsNothing() {
+        let policy = EpisodePolicy(fetch: .off, keep: 2)
+        #expect(policy.wanted(newest: [episode(1)], inserted: [episode(1)], initial: false).isEmpty)
+    }
+
+    @Test func enclosuresThatAreNotWebURLsAreSkipped() {
+        let policy = EpisodePolicy(fetch: .allNew, keep: nil)
+        let inserted = [
+            episode(1, url: "file:///etc/passwd"), episode(2, url: nil), episode(3, url: "javascript:alert(1)"),
+            episode(4, url: "http:///no-host"), episode(5),
+        ]
+        #expect(policy.wanted(newest: [], inserted: inserted, initial: false) == [5])
+    }
+
+    @Test func keepLetsGoOfTheOldestBeyondIt() {
+        #expect(EpisodePolicy(fetch: .off, keep: 2).surplus(downloaded: [9, 8, 7, 6]) == [7, 6])
+        #expect(EpisodePolicy(fetch: .off, keep: nil).surplus(downloaded: [9, 8, 7]).isEmpty)
+        #expect(EpisodePolicy(fetch: .off, keep: 5).surplus(downloaded: [9, 8]).isEmpty)
+    }
+
+    @Test func contradictionsAreRefused() {
+        #expect(throws: EpisodePolicy.Problem.keepBelowLatest(keep: 2, latest: 3)) {
+            try EpisodePolicy(fetch: .latest(3), keep: 2).validate()
+        }
+        #expect(throws: EpisodePolicy.Problem.negativeKeep(-1)) {
+            try EpisodePolicy(fetch: .off, keep: -1).validate()
+        }
+        #expect(throws: Never.self) { try EpisodePolicy(fetch: .latest(3), keep: 3).validate() }
+        #expect(throws: Never.self) { try EpisodePolicy(fetch: .latest(3), keep: nil).validate() }
+    }
+
+    @Test func theStoredFormReadsBack() {
+        for fetch: EpisodePolicy.Fetch in [.off, .allNew, .latest(1), .latest(250)] {
+            #expect(EpisodePolicy.Fetch(stored: fetch.stored) == fetch)
+        }
+        #expect(EpisodePolicy.Fetch(stored: "latest:0") == nil)
+        #expect(EpisodePolicy.Fetch(stored: "sometimes") == nil)
+        var podcast = PodcastRecord(feedURL: "https://f.example/feed", subscribedAt: 0)
+        podcast.autoDownload = "latest:4"
+        podcast.keep = 6
+        let policy = EpisodePolicy(podcast)
+        #expect(policy.fetch == .latest(4) && policy.keep == 6)
+    }
+}
