@@ -53,6 +53,9 @@ package struct DownloadInfo: Codable, Hashable, Sendable {
     package var speed: Double?
     /// Seconds left at the current speed, when the size is known.
     package var etaSeconds: Double?
+    /// ISO 8601 UTC time since which an active transfer has received no bytes; `nil` while bytes arrive or
+    /// from a daemon that does not report stalls.
+    package var stalledSince: String?
     package var attempts: Int
     package var lastError: DownloadErrorInfo?
     /// ISO 8601 UTC time of the next attempt, while waiting to retry.
@@ -84,7 +87,8 @@ package struct DownloadInfo: Codable, Hashable, Sendable {
         addedAt: String,
         completedAt: String?,
         headerNames: [String],
-        hasCredentials: Bool
+        hasCredentials: Bool,
+        stalledSince: String? = nil
     ) {
         self.id = id
         self.url = url
@@ -105,6 +109,7 @@ package struct DownloadInfo: Codable, Hashable, Sendable {
         self.completedAt = completedAt
         self.headerNames = headerNames
         self.hasCredentials = hasCredentials
+        self.stalledSince = stalledSince
     }
 
     enum CodingKeys: String, CodingKey {
@@ -120,6 +125,7 @@ package struct DownloadInfo: Codable, Hashable, Sendable {
         case bytesTotal = "bytes_total"
         case speed
         case etaSeconds = "eta_seconds"
+        case stalledSince = "stalled_since"
         case attempts
         case lastError = "last_error"
         case nextRetryAt = "next_retry_at"

@@ -203,7 +203,9 @@ import Testing
         OVERVIEW: Show or set the global download speed limit.
 
         Without a rate, shows the current limit. The limit applies to all downloads
-        together.
+        together. K, M and G count 1024 bytes, as in the configuration file, while
+        speeds are shown in decimal units (1 MB/s is a million bytes per second), so a
+        limit of 2M reads 2.1 MB/s.
 
         USAGE: singlecastctl limit [--socket <path>] [--json] [<rate>]
 

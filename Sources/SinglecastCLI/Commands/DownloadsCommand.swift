@@ -59,8 +59,8 @@ package struct DownloadsCommand: CLICommand {
                 DownloadText.state(download, now: now),
                 DownloadText.progress(download),
                 DownloadText.size(download),
-                DownloadText.speed(download) ?? "-",
-                DownloadText.eta(download) ?? "-",
+                DownloadText.speed(download, now: now) ?? "-",
+                DownloadText.eta(download, now: now) ?? "-",
                 DownloadText.name(download),
             ]
         }
@@ -102,8 +102,8 @@ package struct ShowCommand: CLICommand {
         rows.append(("State", DownloadText.state(download, now: now)))
         rows.append(("Progress", DownloadText.progress(download)))
         rows.append(("Size", DownloadText.size(download)))
-        if let speed = DownloadText.speed(download) { rows.append(("Speed", speed)) }
-        if let eta = DownloadText.eta(download) { rows.append(("ETA", eta)) }
+        if let speed = DownloadText.speed(download, now: now) { rows.append(("Speed", speed)) }
+        if let eta = DownloadText.eta(download, now: now) { rows.append(("ETA", eta)) }
         rows.append(("Attempts", String(download.attempts)))
         if let error = download.lastError { rows.append(("Last error", DownloadText.error(error))) }
         if let nextRetryAt = download.nextRetryAt {
