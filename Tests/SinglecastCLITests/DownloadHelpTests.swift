@@ -27,7 +27,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --to <dir>              Directory to save the files in. (default: the
                                   daemon's download directory)
           --name <file>           File name to save as; only with a single URL.
@@ -50,7 +50,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --state <state>         Show only downloads in this state. (values: queued,
                                   active, paused, failed, completed)
           --version               Show the version.
@@ -69,7 +69,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --version               Show the version.
           -h, --help              Show help information.
 
@@ -88,7 +88,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --all                   Pause every queued and active download.
           --version               Show the version.
           -h, --help              Show help information.
@@ -109,7 +109,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --all                   Resume every paused download.
           --version               Show the version.
           -h, --help              Show help information.
@@ -127,7 +127,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --all                   Retry every failed download.
           --version               Show the version.
           -h, --help              Show help information.
@@ -147,7 +147,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --delete-partial        Delete the partial files too.
           --version               Show the version.
           -h, --help              Show help information.
@@ -168,7 +168,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --top                   Move it to the front of the queue.
           --bottom                Move it to the end of the queue.
           --before <id>           Move it in front of this download.
@@ -189,7 +189,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --completed             Remove completed downloads.
           --failed                Remove failed downloads.
           --delete-partial        Also delete the partial files of the failed downloads
@@ -217,7 +217,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --version               Show the version.
           -h, --help              Show help information.
 
@@ -231,7 +231,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --watch                 Show the status again every second until you press
                                   Control-C.
           --version               Show the version.

@@ -100,7 +100,7 @@ package struct GlobalOptions: Hashable, Sendable {
             help: "Path of the daemon's control socket.",
             defaultDescription: "$XDG_RUNTIME_DIR/singlecast/control.sock"
         ),
-        .flag("json", help: "Print machine-readable JSON instead of text."),
+        .flag("json", help: "Print machine-readable JSON; errors too, on stderr."),
     ]
 
     /// `--socket`, if given.
