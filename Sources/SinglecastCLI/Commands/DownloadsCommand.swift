@@ -6,6 +6,12 @@ package struct DownloadsCommand: CLICommand {
     package static let configuration = CommandConfiguration(
         commandName: "downloads",
         abstract: "List downloads and their progress.",
+        discussion: """
+            Sizes and speeds are in decimal units: 1 kB is 1000 bytes, 1 MB/s a million bytes per second. An \
+            active download that receives no bytes shows 'stalled' for its speed, with how long when the daemon \
+            says ('stalled 30s'), and no ETA; an ETA under a second reads '<1s'. Names longer than \
+            \(Formatting.maximumCellWidth) characters are cut with '…'; 'show' and --json give them whole.
+            """,
         arguments: [
             .option(
                 "state",

@@ -73,13 +73,13 @@ package enum DownloadText {
         return Formatting.rate(speed)
     }
 
-    /// `3m 12s` while active with a known size and speed; `nil` while stalled, as the daemon's estimate then only
-    /// says "never".
+    /// `3m 12s` while active with a known size and speed, `<1s` for the last moment (never `0s` before the end);
+    /// `nil` while stalled, as the daemon's estimate then only says "never".
     package static func eta(_ download: DownloadInfo, now: Date) -> String? {
         guard download.state == .active, stall(download, now: now) == nil,
             let eta = download.etaSeconds, eta.isFinite, eta >= 0
         else { return nil }
-        return Formatting.duration(seconds: eta)
+        return eta < 1 ? "<1s" : Formatting.duration(seconds: eta)
     }
 
     /// The file's base name, `ep.mp3` for `/music/ep.mp3`.
@@ -101,9 +101,6 @@ package enum DownloadText {
 
     /// Reads the daemon's ISO 8601 UTC times, with or without fractional seconds.
     package static func parseDate(_ text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions.insert(.withFractionalSeconds)
-        return formatter.date(from: text)
+        Timestamps.parse(text)
     }
 }

@@ -87,23 +87,44 @@ package enum Formatting {
         }.joined()
     }
 
-    /// Columns separated by two spaces, each padded to its widest cell; the first row is the header.
+    /// The widest a table cell gets, in characters; a longer one (a 100,000-character title) is cut with `…`.
+    /// `show` and `--json` keep the whole text.
+    package static let maximumCellWidth = 60
+
+    /// `text`, or its first ``maximumCellWidth`` - 1 characters and `…` when it is longer.
+    package static func cell(_ text: String) -> String {
+        guard text.utf8.count > maximumCellWidth, text.count > maximumCellWidth else { return text }
+        return String(text.prefix(maximumCellWidth - 1)) + "…"
+    }
+
+    /// Columns separated by two spaces, each padded to its widest cell (cells cut by ``cell(_:)``); the first
+    /// row is the header.
     ///
     /// The last column is not padded, so lines carry no trailing spaces. The header is bold when `style` is.
+    /// Each cell is measured once: counting characters is most of the work for a list of 100,000 episodes.
     package static func columns(_ rows: [[String]], style: TextStyle = .plain) -> String {
         guard let header = rows.first else { return "" }
-        let widths = header.indices.map { column in
-            rows.map { $0.indices.contains(column) ? $0[column].count : 0 }.max() ?? 0
-        }
-        return rows.enumerated().map { index, row in
-            var line = ""
-            for (column, cell) in row.enumerated() {
-                let isLast = column == row.count - 1
-                line += index == 0 ? style.bold(cell) : cell
-                if !isLast { line += String(repeating: " ", count: widths[column] - cell.count + 2) }
+        let cells = rows.map { $0.map(cell) }
+        let counts = cells.map { $0.map(\.count) }
+        var widths = [Int](repeating: 0, count: header.count)
+        for row in counts {
+            for (column, count) in row.enumerated() where column < widths.count {
+                widths[column] = max(widths[column], count)
             }
-            return line + "\n"
-        }.joined()
+        }
+        var text = ""
+        text.reserveCapacity(counts.reduce(0) { $0 + $1.reduce(2 * $1.count, +) })
+        for (index, row) in cells.enumerated() {
+            for (column, cell) in row.enumerated() {
+                text += index == 0 ? style.bold(cell) : cell
+                if column < row.count - 1 {
+                    let width = column < widths.count ? widths[column] : 0
+                    text += String(repeating: " ", count: width - counts[index][column] + 2)
+                }
+            }
+            text += "\n"
+        }
+        return text
     }
 
     /// Formats an integral number of tenths without Foundation's locale-dependent number formatting.
