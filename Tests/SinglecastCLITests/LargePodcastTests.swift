@@ -92,3 +92,20 @@ import Testing
         }
     }
 }
+
+/// The whole path of `episodes` for a huge podcast: the reply is decoded once, straight into its type.
+@Suite struct LargeReplyTests {
+    @Test func episodesOfAHugePodcastArriveWhole() async throws {
+        let reply = DownloadFixtures.resultLine(LargePodcastTests.result)
+        let run = try await withTemporaryDirectory { directory in
+            let server = try TestServer(directory: directory, behavior: .reply([reply]))
+            return await runCLI(["episodes", "3", "--socket", server.path], environment: ["TZ": "UTC"])
+        }
+        #expect(run.stderr == "")
+        #expect(run.status == 0)
+        let lines = run.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == LargePodcastTests.count + 4)
+        #expect(lines.dropFirst(3).first?.hasPrefix("100000  ") == true)
+        #expect(lines.dropLast().last?.hasSuffix("  Episode 1") == true)
+    }
+}
