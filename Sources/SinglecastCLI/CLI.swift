@@ -9,7 +9,8 @@ package enum CLI {
     ///
     /// Help and `--version` go to `stdout` with status 0. Usage errors go to `stderr` in ArgumentParser's
     /// three-line shape with status 64. Other errors print `Error: <description>` to `stderr` and end with
-    /// the error's ``CLIExitStatusProviding/exitStatus`` (69 when the daemon is unreachable) or 1.
+    /// the error's ``CLIExitStatusProviding/exitStatus`` (69 when the daemon is unreachable) or 1. With `--json`,
+    /// every error is one ``JSONErrorLine`` on `stderr` instead, with the same status.
     ///
     /// - Parameters:
     ///   - arguments: the command line without the program name.
@@ -35,7 +36,8 @@ package enum CLI {
             responseTimeout: responseTimeout,
             userID: userID
         )
-        switch CommandParser.parse(Array(arguments), root: root) {
+        let arguments = Array(arguments)
+        switch CommandParser.parse(arguments, root: root) {
         case .help(let path):
             let width = stdout.terminalColumns ?? environment["COLUMNS"].flatMap { Int($0) }
             stdout.write(HelpFormatter.help(for: path, screenWidth: width ?? HelpFormatter.defaultScreenWidth) + "\n")
@@ -44,23 +46,38 @@ package enum CLI {
             stdout.write(version + "\n")
             return ExitCode.success.rawValue
         case .usageError(let error, let path):
-            stderr.write(HelpFormatter.usageErrorMessage(error, path: path))
-            return ExitCode.usage.rawValue
+            return report(error, path: path, json: wantsJSON(arguments), stderr: stderr)
         case .run(let path, let arguments):
             do {
                 let command = try path[path.count - 1].init(arguments)
                 try await command.run(context)
                 return ExitCode.success.rawValue
-            } catch let error as UsageError {
-                stderr.write(HelpFormatter.usageErrorMessage(error, path: path))
-                return ExitCode.usage.rawValue
             } catch let exit as ExitCode {
                 return exit.rawValue
             } catch {
-                stderr.write("Error: \(describe(error))\n")
-                return (error as? any CLIExitStatusProviding)?.exitStatus.rawValue ?? ExitCode.failure.rawValue
+                return report(error, path: path, json: arguments.flag("json"), stderr: stderr)
             }
         }
+    }
+
+    /// Prints `error` to `stderr`, as text or as a ``JSONErrorLine``, and returns the exit status it ends with.
+    private static func report(_ error: any Error, path: CommandPath, json: Bool, stderr: some TextOutput) -> Int32 {
+        let status: ExitCode =
+            error is UsageError
+            ? .usage : (error as? any CLIExitStatusProviding)?.exitStatus ?? .failure
+        if json {
+            stderr.write(JSONErrorLine(error, exitStatus: status).text)
+        } else if let usage = error as? UsageError {
+            stderr.write(HelpFormatter.usageErrorMessage(usage, path: path))
+        } else {
+            stderr.write("Error: \(describe(error))\n")
+        }
+        return status.rawValue
+    }
+
+    /// Whether a command line that could not be parsed asked for `--json` (before any `--`).
+    private static func wantsJSON(_ arguments: some Sequence<String>) -> Bool {
+        arguments.prefix { $0 != "--" }.contains("--json")
     }
 
     /// The text after `Error: `: a `LocalizedError`'s description, else the error as Swift prints it.

@@ -197,12 +197,15 @@ package struct EnqueueResult: Codable, Hashable, Sendable {
         /// `true` when this URL was already queued and its existing download is returned.
         package var existing: Bool
         package var file: String
+        /// The state of the download now; a daemon that does not send it leaves it `nil`.
+        package var state: DownloadState?
 
-        package init(id: Int64, url: String, existing: Bool, file: String) {
+        package init(id: Int64, url: String, existing: Bool, file: String, state: DownloadState? = nil) {
             self.id = id
             self.url = url
             self.existing = existing
             self.file = file
+            self.state = state
         }
     }
 

@@ -191,7 +191,7 @@ import Testing
         #expect(
             run.stdout == """
                 ID  STATE      PROGRESS  SIZE               SPEED     ETA     NAME
-                12  active     44%       12.4 MB / 27.6 MB  1.2 MB/s  3m 12s  episode-12.mp3
+                12  active     44%       12.4 MB / 27.6 MB  1.3 MB/s  3m 12s  episode-12.mp3
                 1   completed  100%      27.6 MB            -         -       episode-1.mp3
 
                 """
@@ -230,7 +230,7 @@ import Testing
                 State        active
                 Progress     44%
                 Size         12.4 MB / 27.6 MB
-                Speed        1.2 MB/s
+                Speed        1.3 MB/s
                 ETA          3m 12s
                 Attempts     1
                 Added        2026-11-29T11:00:00Z
@@ -395,11 +395,12 @@ import Testing
     @Test func limitShowsAndSets() async throws {
         var (run, request) = try await exchange(["limit"], result: LimitParams(rate: 2_097_152))
         #expect(request == Self.request("limit"))
-        #expect(run.stdout == "Speed limit: 2.0 MB/s\n")
+        // Limits are read in 1024-based units, as in the configuration, and shown in the decimal units of speeds.
+        #expect(run.stdout == "Speed limit: 2.1 MB/s\n")
 
         (run, request) = try await exchange(["limit", "1.5M"], result: LimitParams(rate: 1_572_864))
         #expect(request == Self.request("limit", #"{"rate":1572864}"#))
-        #expect(run.stdout == "Speed limit: 1.5 MB/s\n")
+        #expect(run.stdout == "Speed limit: 1.6 MB/s\n")
 
         // Unlimited goes out as 0, which cannot be mistaken for a request without a rate.
         (run, request) = try await exchange(["limit", "off"], result: LimitParams(rate: nil))
@@ -442,8 +443,8 @@ import Testing
         #expect(
             run.stdout.contains(
                 "Download directory  /home/me/.local/share/singlecast/episodes\n"
-                    + "Downloads           2 active (5.1 MB/s), 7 queued, 1 paused, 0 failed, 12 completed; "
-                    + "limit 2.0 MB/s\nSocket"
+                    + "Downloads           2 active (5.3 MB/s), 7 queued, 1 paused, 0 failed, 12 completed; "
+                    + "limit 2.1 MB/s\nSocket"
             )
         )
         #expect(run.stdout.split(separator: "\n").count == FormattingTests.statusText.split(separator: "\n").count + 1)
@@ -549,7 +550,7 @@ import Testing
             run.stdout == """
                 8  added episode-8.mp3  https://feeds.example.com/show/8.mp3
                 12  started episode-12.mp3  27.6 MB
-                12  progress 44%  1.2 MB/s
+                12  progress 44%  1.3 MB/s
                 12  completed /home/me/Podcasts/episode-12.mp3  27.6 MB
                 2026-11-29T12:04:00Z download.progress  {"odd":true}
                 2026-11-29T12:05:00Z daemon.stopping

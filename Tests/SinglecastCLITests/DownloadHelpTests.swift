@@ -27,7 +27,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --to <dir>              Directory to save the files in. (default: the
                                   daemon's download directory)
           --name <file>           File name to save as; only with a single URL.
@@ -45,12 +45,18 @@ import Testing
         "downloads": """
         OVERVIEW: List downloads and their progress.
 
+        Sizes and speeds are in decimal units: 1 kB is 1000 bytes, 1 MB/s a million
+        bytes per second. An active download that receives no bytes shows 'stalled' for
+        its speed, with how long when the daemon says ('stalled 30s'), and no ETA; an
+        ETA under a second reads '<1s'. Names longer than 60 characters are cut with
+        '…'; 'show' and --json give them whole.
+
         USAGE: singlecastctl downloads [--socket <path>] [--json] [--state <state>]
 
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --state <state>         Show only downloads in this state. (values: queued,
                                   active, paused, failed, completed)
           --version               Show the version.
@@ -69,7 +75,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --version               Show the version.
           -h, --help              Show help information.
 
@@ -88,7 +94,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --all                   Pause every queued and active download.
           --version               Show the version.
           -h, --help              Show help information.
@@ -109,7 +115,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --all                   Resume every paused download.
           --version               Show the version.
           -h, --help              Show help information.
@@ -127,7 +133,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --all                   Retry every failed download.
           --version               Show the version.
           -h, --help              Show help information.
@@ -147,7 +153,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --delete-partial        Delete the partial files too.
           --version               Show the version.
           -h, --help              Show help information.
@@ -168,7 +174,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --top                   Move it to the front of the queue.
           --bottom                Move it to the end of the queue.
           --before <id>           Move it in front of this download.
@@ -189,7 +195,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --completed             Remove completed downloads.
           --failed                Remove failed downloads.
           --delete-partial        Also delete the partial files of the failed downloads
@@ -203,7 +209,9 @@ import Testing
         OVERVIEW: Show or set the global download speed limit.
 
         Without a rate, shows the current limit. The limit applies to all downloads
-        together.
+        together. K, M and G count 1024 bytes, as in the configuration file, while
+        speeds are shown in decimal units (1 MB/s is a million bytes per second), so a
+        limit of 2M reads 2.1 MB/s.
 
         USAGE: singlecastctl limit [--socket <path>] [--json] [<rate>]
 
@@ -215,7 +223,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --version               Show the version.
           -h, --help              Show help information.
 
@@ -229,7 +237,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --watch                 Show the status again every second until you press
                                   Control-C.
           --version               Show the version.

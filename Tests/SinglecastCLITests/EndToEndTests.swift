@@ -205,7 +205,7 @@ import Testing
             let error = RPCErrorResponse(id: .integer(1), error: .methodNotFound("status", suggestion: nil))
             let line = String(decoding: WireCoding.errorLine(error), as: UTF8.self).trimmingCharacters(in: .newlines)
             let server = try TestServer(directory: directory, behavior: .reply([line]))
-            let run = await runCLI(["status", "--json", "--socket", server.path])
+            let run = await runCLI(["status", "--socket", server.path])
             #expect(run.status == 1)
             #expect(run.stdout == "")
             #expect(run.stderr == "Error: Method not found: 'status'.\n")

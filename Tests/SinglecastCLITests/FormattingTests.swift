@@ -168,9 +168,9 @@ import Testing
 
     @Test(
         arguments: [
-            (0, "0 B/s"), (512, "512 B/s"), (1023.4, "1023 B/s"), (1024, "1.0 KB/s"), (512_000, "500.0 KB/s"),
-            (1_048_524, "1.0 MB/s"), (1_258_291.2, "1.2 MB/s"), (2_097_152, "2.0 MB/s"), (5_347_737.6, "5.1 MB/s"),
-            (3 * 1_073_741_824, "3.0 GB/s"), (-5, "0 B/s"), (.nan, "0 B/s"), (.infinity, "0 B/s"),
+            (0, "0 B/s"), (512, "512 B/s"), (1023.4, "1.0 kB/s"), (1024, "1.0 kB/s"), (512_000, "512.0 kB/s"),
+            (1_048_524, "1.0 MB/s"), (1_258_291.2, "1.3 MB/s"), (2_097_152, "2.1 MB/s"), (5_347_737.6, "5.3 MB/s"),
+            (3 * 1_073_741_824, "3.2 GB/s"), (-5, "0 B/s"), (.nan, "0 B/s"), (.infinity, "0 B/s"),
         ] as [(Double, String)]
     )
     func rate(_ bytesPerSecond: Double, _ expected: String) {
@@ -190,8 +190,8 @@ import Testing
         #expect(
             DownloadsCommand.render(Fixtures.all, now: Fixtures.now) == """
                 ID  STATE                  PROGRESS  SIZE               SPEED       ETA     NAME
-                12  active                 44%       12.4 MB / 27.6 MB  1.2 MB/s    3m 12s  episode-12.mp3
-                13  active                 5.0 MB    5.0 MB / ?         512.0 KB/s  -       live-stream.mp3
+                12  active                 44%       12.4 MB / 27.6 MB  1.3 MB/s    3m 12s  episode-12.mp3
+                13  active                 5.0 MB    5.0 MB / ?         524.3 kB/s  -       live-stream.mp3
                 7   queued (retry in 42s)  7%        3.0 MB / 40.0 MB   -           -       episode-7.mp3
                 8   queued                 -         -                  -           -       episode-8.mp3
                 9   paused (disk full)     2%        1.0 MB / 50.0 MB   -           -       episode-9.mp3

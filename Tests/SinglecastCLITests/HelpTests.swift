@@ -12,7 +12,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --version               Show the version.
           -h, --help              Show help information.
 
@@ -59,7 +59,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --version               Show the version.
           -h, --help              Show help information.
 
@@ -111,7 +111,7 @@ import Testing
                 OPTIONS:
                   --socket <path>         Path of the daemon's control socket. (default:
                                           $XDG_RUNTIME_DIR/singlecast/control.sock)
-                  --json                  Print machine-readable JSON instead of text.
+                  --json                  Print machine-readable JSON; errors too, on stderr.
                   --topic <topic>         Print only events of this topic; repeat for several.
                                           (values: daemon, downloads, podcasts)
                   --version               Show the version.

@@ -28,7 +28,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --itunes-id <id>        Subscribe to this podcast of Apple's directory
                                   instead of a feed URL.
           --user <user>           User name for a private feed (HTTP Basic
@@ -64,7 +64,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --delete-files          Delete its downloaded episodes too.
           --version               Show the version.
           -h, --help              Show help information.
@@ -88,7 +88,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --version               Show the version.
           -h, --help              Show help information.
 
@@ -115,7 +115,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --new                   Show only new episodes.
           --limit <n>             Show at most this many. (default: all)
           --version               Show the version.
@@ -143,7 +143,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --version               Show the version.
           -h, --help              Show help information.
 
@@ -169,7 +169,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --auto <policy>         What to download after each refresh: off, all-new
                                   (every new episode) or latest:N (the N newest).
           --keep <n>              How many downloaded episodes to keep; older files are
@@ -199,7 +199,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --latest <n>            How many of the newest episodes to download.
           --version               Show the version.
           -h, --help              Show help information.
@@ -226,7 +226,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --version               Show the version.
           -h, --help              Show help information.
 
@@ -250,7 +250,7 @@ import Testing
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
-          --json                  Print machine-readable JSON instead of text.
+          --json                  Print machine-readable JSON; errors too, on stderr.
           --version               Show the version.
           -h, --help              Show help information.
 

@@ -13,9 +13,9 @@ import Testing
     static let clearLine = "\u{1B}[2K"
     static let clearBelow = "\u{1B}[J"
 
-    static let line12 = "12  [########------------] 44%  12.4 MB / 27.6 MB  1.2 MB/s  ETA 3m 12s  episode-12.mp3"
-    static let line12Later = "12  [###################-] 97%  27.0 MB / 27.6 MB  1.2 MB/s  ETA 2s  episode-12.mp3"
-    static let line13 = "13  5.0 MB  512.0 KB/s  live-stream.mp3"
+    static let line12 = "12  [########------------] 44%  12.4 MB / 27.6 MB  1.3 MB/s  ETA 3m 12s  episode-12.mp3"
+    static let line12Later = "12  [###################-] 97%  27.0 MB / 27.6 MB  1.3 MB/s  ETA 2s  episode-12.mp3"
+    static let line13 = "13  5.0 MB  524.3 kB/s  live-stream.mp3"
 
     static var active12Later: DownloadInfo {
         var download = Fixtures.active
@@ -113,11 +113,11 @@ import Testing
                 "8  added episode-8.mp3  https://feeds.example.com/show/8.mp3\n"
             ),
             ("download.started", Self.t0, Fixtures.active, "12  started episode-12.mp3  27.6 MB\n"),
-            ("download.progress", Self.t0 + 0.25, Fixtures.active, "12  progress 44%  1.2 MB/s\n"),
+            ("download.progress", Self.t0 + 0.25, Fixtures.active, "12  progress 44%  1.3 MB/s\n"),
             ("download.progress", Self.t0 + 1, Fixtures.active, ""),
             ("download.progress", Self.t0 + 5.2, at72, ""),
-            ("download.progress", Self.t0 + 5.25, at72, "12  progress 72%  1.2 MB/s\n"),
-            ("download.progress", Self.t0 + 5.3, Fixtures.activeUnknownSize, "13  progress 5.0 MB  512.0 KB/s\n"),
+            ("download.progress", Self.t0 + 5.25, at72, "12  progress 72%  1.3 MB/s\n"),
+            ("download.progress", Self.t0 + 5.3, Fixtures.activeUnknownSize, "13  progress 5.0 MB  524.3 kB/s\n"),
             ("download.paused", Self.t0 + 6, Fixtures.diskFull, "9  paused episode-9.mp3 (disk full)\n"),
             ("download.resumed", Self.t0 + 6, resumed, "10  resumed episode-10.mp3\n"),
             (
@@ -132,7 +132,7 @@ import Testing
             ("download.removed", Self.t0 + 10, removed, "10  removed episode-10.mp3\n"),
             ("download.verified", Self.t0 + 11, Fixtures.completed, "1  verified episode-1.mp3  completed\n"),
             // Active again after it finished: its first progress prints at once.
-            ("download.progress", Self.t0 + 12, Fixtures.active, "12  progress 44%  1.2 MB/s\n"),
+            ("download.progress", Self.t0 + 12, Fixtures.active, "12  progress 44%  1.3 MB/s\n"),
         ]
         for (method, now, download, expected) in steps {
             #expect(renderer.event(method, download, now: now) == expected, "\(method) at \(now)")

@@ -60,6 +60,8 @@ final class TestServer: @unchecked Sendable {
         case reply([String])
         /// Writes nothing and keeps the connection open for this long, like a wedged daemon.
         case silent(seconds: Double)
+        /// Writes the first lines, keeps quiet for `seconds`, then writes the rest and closes.
+        case pausing(before: [String], seconds: Double, after: [String])
     }
 
     let path: String
@@ -132,10 +134,18 @@ final class TestServer: @unchecked Sendable {
         }
         switch behavior {
         case .reply(let lines):
-            let data = Array(lines.map { $0 + "\n" }.joined().utf8)
-            _ = data.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            Self.send(lines, to: connection)
         case .silent(let seconds):
             Thread.sleep(forTimeInterval: seconds)
+        case .pausing(let before, let seconds, let after):
+            Self.send(before, to: connection)
+            Thread.sleep(forTimeInterval: seconds)
+            Self.send(after, to: connection)
         }
+    }
+
+    private static func send(_ lines: [String], to connection: Int32) {
+        let data = Array(lines.map { $0 + "\n" }.joined().utf8)
+        _ = data.withUnsafeBytes { Foundation.send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 }

@@ -46,7 +46,8 @@ import Testing
                 """ + rootUsage
         ),
         Case(
-            arguments: ["status", "--socket", "--json"],
+            // `--json` here would ask for the error as JSON (JSONErrorTests); another flag shows the text.
+            arguments: ["status", "--socket", "--watch"],
             stderr: """
                 Error: Missing value for '--socket <path>'
                 Help:  --socket <path>  Path of the daemon's control socket.

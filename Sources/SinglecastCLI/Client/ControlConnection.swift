@@ -66,6 +66,20 @@ package final class ControlConnection {
         timeout: Duration,
         notification: (_ method: String, _ params: JSONValue?, _ line: [UInt8]) -> Void = { _, _, _ in }
     ) throws -> JSONValue {
+        let line = try responseLine(method, params: params, timeout: timeout, notification: notification)
+        return try Self.result(JSONValue.self, in: line) ?? .null
+    }
+
+    /// Like ``call(_:params:timeout:notification:)``, but returns the whole response line undecoded.
+    ///
+    /// A large result (100,000 episodes) is then decoded once, straight into its type with
+    /// ``result(_:in:)``, instead of into a ``JSONValue`` that is encoded and decoded again.
+    package func responseLine(
+        _ method: String,
+        params: JSONValue? = nil,
+        timeout: Duration,
+        notification: (_ method: String, _ params: JSONValue?, _ line: [UInt8]) -> Void = { _, _, _ in }
+    ) throws -> [UInt8] {
         let id = JSONValue.integer(nextID)
         nextID += 1
         let request = try RPCRequest(id: id, method: method, params: params).encodedLine()
@@ -77,17 +91,44 @@ package final class ControlConnection {
             guard let line = try readLine(deadline: deadline, timeout: timeout) else {
                 throw writeError ?? .closedBeforeAnswer(path: path)
             }
-            switch try Self.parse(line) {
-            case .notification(let method, let params):
-                notification(method, params, line)
-            case .result(id, let result):
-                return result
-            case .error(let errorID, let error) where errorID == id || errorID == .null:
+            let head = try Self.head(of: line)
+            if head.method != nil {
+                if case .notification(let method, let params) = try Self.parse(line) {
+                    notification(method, params, line)
+                }
+            } else if let error = head.error, head.id == id || head.id == .null || head.id == nil {
                 // A `null` id answers a request the daemon could not read; ours is the only one in flight.
                 throw ClientError.daemon(error)
-            case .result, .error:
-                continue  // An answer to some other request; not ours to handle.
+            } else if head.id == id, head.error == nil {
+                return line
             }
+            // Otherwise an answer to some other request; not ours to handle.
+        }
+    }
+
+    /// The `result` of a response line as `type`; `nil` when the line has none.
+    ///
+    /// - Throws: the decoding error when the result does not have the shape of `type`.
+    package static func result<T: Decodable>(_ type: T.Type, in line: [UInt8]) throws -> T? {
+        try JSONDecoder().decode(ResultMember<T>.self, from: Data(line)).result
+    }
+
+    private struct ResultMember<T: Decodable>: Decodable {
+        var result: T?
+    }
+
+    /// What routing a message needs, read without building the (possibly large) result.
+    private struct Head: Decodable {
+        var id: JSONValue?
+        var method: String?
+        var error: RPCError?
+    }
+
+    private static func head(of line: [UInt8]) throws -> Head {
+        do {
+            return try JSONDecoder().decode(Head.self, from: Data(line))
+        } catch {
+            throw invalidLine(line)
         }
     }
 
@@ -104,9 +145,13 @@ package final class ControlConnection {
         do {
             return try RPCIncoming.parse(line: line)
         } catch {
-            let preview = String(decoding: line.prefix(200), as: UTF8.self)
-            throw ClientError.invalidResponse("the line '\(preview)' is not a JSON-RPC message")
+            throw invalidLine(line)
         }
+    }
+
+    private static func invalidLine(_ line: [UInt8]) -> ClientError {
+        let preview = String(decoding: line.prefix(200), as: UTF8.self)
+        return ClientError.invalidResponse("the line '\(preview)' is not a JSON-RPC message")
     }
 
     private func sendAll(_ bytes: [UInt8]) -> ClientError? {

@@ -69,6 +69,8 @@ package struct CommandContext: Sendable {
     }
 
     /// What most commands do: call `method`, then print its result as it came (`--json`) or decoded and rendered.
+    ///
+    /// Text output decodes the result straight from the response line into `Result`, in one pass.
     package func callAndPrint<Result: Decodable>(
         _ method: SinglecastProtocol.Method,
         params: JSONValue? = nil,
@@ -76,12 +78,23 @@ package struct CommandContext: Sendable {
         as type: Result.Type,
         render: (Result) throws -> String
     ) async throws {
-        let (result, _) = try await call(method, params: params, options: options)
         if options.json {
+            let (result, _) = try await call(method, params: params, options: options)
             try printJSON(result)
             return
         }
-        stdout.write(try render(decode(type, from: result, method: method)))
+        let path = socketPath(options)
+        let timeout = responseTimeout
+        let line = try await Blocking.run {
+            try ControlConnection(path: path).responseLine(method.rawValue, params: params, timeout: timeout)
+        }
+        let result: Result
+        do {
+            result = try ControlConnection.result(type, in: line) ?? WireCoding.decode(type, from: .null)
+        } catch {
+            throw ClientError.invalidResponse("the result of '\(method.rawValue)' has an unexpected shape (\(error))")
+        }
+        stdout.write(try render(result))
     }
 
     /// Prints `value` as one line of compact JSON with sorted keys, the same encoding as the wire.
@@ -100,7 +113,7 @@ package struct GlobalOptions: Hashable, Sendable {
             help: "Path of the daemon's control socket.",
             defaultDescription: "$XDG_RUNTIME_DIR/singlecast/control.sock"
         ),
-        .flag("json", help: "Print machine-readable JSON instead of text."),
+        .flag("json", help: "Print machine-readable JSON; errors too, on stderr."),
     ]
 
     /// `--socket`, if given.

@@ -6,6 +6,12 @@ package struct DownloadsCommand: CLICommand {
     package static let configuration = CommandConfiguration(
         commandName: "downloads",
         abstract: "List downloads and their progress.",
+        discussion: """
+            Sizes and speeds are in decimal units: 1 kB is 1000 bytes, 1 MB/s a million bytes per second. An \
+            active download that receives no bytes shows 'stalled' for its speed, with how long when the daemon \
+            says ('stalled 30s'), and no ETA; an ETA under a second reads '<1s'. Names longer than \
+            \(Formatting.maximumCellWidth) characters are cut with '…'; 'show' and --json give them whole.
+            """,
         arguments: [
             .option(
                 "state",
@@ -61,8 +67,8 @@ package struct DownloadsCommand: CLICommand {
                 DownloadText.state(download, now: now),
                 DownloadText.progress(download),
                 DownloadText.size(download),
-                DownloadText.speed(download) ?? "-",
-                DownloadText.eta(download) ?? "-",
+                DownloadText.speed(download, now: now) ?? "-",
+                DownloadText.eta(download, now: now) ?? "-",
                 DownloadText.name(download),
             ]
         }
@@ -104,8 +110,8 @@ package struct ShowCommand: CLICommand {
         rows.append(("State", DownloadText.state(download, now: now)))
         rows.append(("Progress", DownloadText.progress(download)))
         rows.append(("Size", DownloadText.size(download)))
-        if let speed = DownloadText.speed(download) { rows.append(("Speed", speed)) }
-        if let eta = DownloadText.eta(download) { rows.append(("ETA", eta)) }
+        if let speed = DownloadText.speed(download, now: now) { rows.append(("Speed", speed)) }
+        if let eta = DownloadText.eta(download, now: now) { rows.append(("ETA", eta)) }
         rows.append(("Attempts", String(download.attempts)))
         if let error = download.lastError { rows.append(("Last error", DownloadText.error(error))) }
         if let nextRetryAt = download.nextRetryAt {

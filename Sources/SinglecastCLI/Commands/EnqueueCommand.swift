@@ -165,11 +165,25 @@ package struct EnqueueCommand: CLICommand {
     }
 
     /// `Queued 12  https://…  → /path/file.mp3` or `Already queued 7  https://…`, one line per URL.
+    ///
+    /// An existing download says what it is doing when the daemon reports its `state`, and how to get a paused or
+    /// failed one going: `Already added 7  https://…  failed; retry it with 'singlecastctl retry 7'`.
     package static func render(_ result: EnqueueResult) -> String {
         result.downloads.map { entry in
-            entry.existing
-                ? "Already queued \(entry.id)  \(entry.url)\n"
-                : "Queued \(entry.id)  \(entry.url)  → \(entry.file)\n"
+            guard entry.existing else { return "Queued \(entry.id)  \(entry.url)  → \(entry.file)\n" }
+            let line: String
+            switch entry.state {
+            case nil, .queued?, .cancelled?: line = "Already queued \(entry.id)  \(entry.url)"
+            case .active?: line = "Already downloading \(entry.id)  \(entry.url)"
+            case .paused?:
+                line =
+                    "Already added \(entry.id)  \(entry.url)  paused; resume it with 'singlecastctl resume \(entry.id)'"
+            case .failed?:
+                line =
+                    "Already added \(entry.id)  \(entry.url)  failed; retry it with 'singlecastctl retry \(entry.id)'"
+            case .completed?: line = "Already downloaded \(entry.id)  \(entry.url)  → \(entry.file)"
+            }
+            return line + "\n"
         }.joined()
     }
 }

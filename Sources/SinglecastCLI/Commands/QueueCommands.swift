@@ -107,7 +107,9 @@ package struct LimitCommand: CLICommand {
         commandName: "limit",
         abstract: "Show or set the global download speed limit.",
         discussion:
-            "Without a rate, shows the current limit. The limit applies to all downloads together.",
+            "Without a rate, shows the current limit. The limit applies to all downloads together. K, M and G "
+            + "count 1024 bytes, as in the configuration file, while speeds are shown in decimal units (1 MB/s is "
+            + "a million bytes per second), so a limit of 2M reads 2.1 MB/s.",
         arguments: [
             .positional(
                 "rate",

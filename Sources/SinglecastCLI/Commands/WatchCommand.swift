@@ -61,9 +61,21 @@ package struct WatchCommand: CLICommand {
                 }
             }
             _ = try connection.call(Method.watch.rawValue, params: params, timeout: timeout, notification: show)
-            // Events can be hours apart, so from here on there is no deadline.
-            while let (message, line) = try connection.nextMessage() {
+            // Events can be hours apart, so from here on there is no deadline; text output wakes up every second
+            // to notice downloads whose progress events stopped.
+            let wakeUp: Duration? = json ? nil : .seconds(1)
+            while true {
+                let next: (RPCIncoming, line: [UInt8])?
+                do {
+                    next = try connection.nextMessage(timeout: wakeUp)
+                } catch let error as ClientError where error.code == .timedOut {
+                    stdout.write(renderer.tick(now: Date()))
+                    continue
+                }
+                guard let (message, line) = next else { break }
                 if case .notification(let method, let params) = message { show(method, params, line) }
+                // Events about other downloads can keep the wait above from ever timing out.
+                if !json { stdout.write(renderer.tick(now: Date())) }
             }
             if !sawStopping {
                 throw ClientError(

@@ -53,16 +53,33 @@ package enum DownloadText {
         return "\(done) / \(Formatting.byteCount(total))"
     }
 
-    /// `1.2 MB/s` while active with a measured speed.
-    package static func speed(_ download: DownloadInfo) -> String? {
+    /// `stalled 30s` while an active download receives no bytes, counted from the daemon's `stalled_since`;
+    /// `stalled` when the daemon does not say since when but the speed has fallen below
+    /// ``Formatting/minimumRate``; `nil` otherwise.
+    package static func stall(_ download: DownloadInfo, now: Date) -> String? {
+        guard download.state == .active else { return nil }
+        if let stalledSince = download.stalledSince {
+            guard let since = parseDate(stalledSince) else { return "stalled" }
+            return "stalled " + Formatting.duration(seconds: now.timeIntervalSince(since))
+        }
+        if let speed = download.speed, !(speed >= Formatting.minimumRate) { return "stalled" }
+        return nil
+    }
+
+    /// `1.2 MB/s` while active with a measured speed, the ``stall(_:now:)`` text in its place while stalled.
+    package static func speed(_ download: DownloadInfo, now: Date) -> String? {
+        if let stall = stall(download, now: now) { return stall }
         guard download.state == .active, let speed = download.speed else { return nil }
         return Formatting.rate(speed)
     }
 
-    /// `3m 12s` while active with a known size and speed.
-    package static func eta(_ download: DownloadInfo) -> String? {
-        guard download.state == .active, let eta = download.etaSeconds, eta.isFinite, eta >= 0 else { return nil }
-        return Formatting.duration(seconds: eta)
+    /// `3m 12s` while active with a known size and speed, `<1s` for the last moment (never `0s` before the end);
+    /// `nil` while stalled, as the daemon's estimate then only says "never".
+    package static func eta(_ download: DownloadInfo, now: Date) -> String? {
+        guard download.state == .active, stall(download, now: now) == nil,
+            let eta = download.etaSeconds, eta.isFinite, eta >= 0
+        else { return nil }
+        return eta < 1 ? "<1s" : Formatting.duration(seconds: eta)
     }
 
     /// The file's base name, `ep.mp3` for `/music/ep.mp3`.
@@ -84,9 +101,6 @@ package enum DownloadText {
 
     /// Reads the daemon's ISO 8601 UTC times, with or without fractional seconds.
     package static func parseDate(_ text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions.insert(.withFractionalSeconds)
-        return formatter.date(from: text)
+        Timestamps.parse(text)
     }
 }

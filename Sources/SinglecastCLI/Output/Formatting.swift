@@ -7,10 +7,29 @@ package enum Formatting {
     package static func byteCount(_ bytes: Int64) -> String {
         if bytes < 0 { return "-" + byteCount(bytes == .min ? .max : -bytes) }
         if bytes < 1000 { return "\(bytes) B" }
-        let units = ["kB", "MB", "GB", "TB", "PB", "EB"]
+        return decimal(Double(bytes), units: ["kB", "MB", "GB", "TB", "PB", "EB"])
+    }
+
+    /// Speeds below one byte per second are what is left of a decaying average once bytes stop arriving:
+    /// they read as `0 B/s`, and a download going that slowly as stalled.
+    package static let minimumRate = 1.0
+
+    /// A transfer rate in the same decimal (SI) units as ``byteCount(_:)``: `512 B/s`, `500.0 kB/s`, `2.1 MB/s`.
+    ///
+    /// Anything below ``minimumRate``, negative or not a finite number reads `0 B/s`.
+    package static func rate(_ bytesPerSecond: Double) -> String {
+        guard bytesPerSecond.isFinite, bytesPerSecond >= minimumRate else { return "0 B/s" }
+        let whole = bytesPerSecond.rounded()
+        if whole < 1000 { return "\(wholeNumber(whole)) B/s" }
+        return decimal(bytesPerSecond, units: ["kB/s", "MB/s", "GB/s", "TB/s", "PB/s", "EB/s"])
+    }
+
+    /// `value` in the largest of `units` (each 1000 times the one before, the first 1000) that keeps it below
+    /// `1000.0`, with one decimal place; the last unit takes anything larger.
+    private static func decimal(_ value: Double, units: [String]) -> String {
         var divisor = 1000.0
         for (index, unit) in units.enumerated() {
-            let tenths = (Double(bytes) / divisor * 10).rounded()
+            let tenths = (value / divisor * 10).rounded()
             if tenths < 10_000 || index == units.count - 1 {
                 return oneDecimal(tenths: tenths) + " " + unit
             }
@@ -19,10 +38,22 @@ package enum Formatting {
         preconditionFailure("the loop returns at the last unit")
     }
 
+    /// `value` without its fraction, clamped to `Int64`: the daemon's numbers can be huge, infinite or NaN
+    /// (a stalled download's ETA grows towards infinity), and `Int64(_:)` traps on those. NaN becomes 0.
+    ///
+    /// Every conversion of a reported number to an integer goes through here.
+    package static func wholeNumber(_ value: Double) -> Int64 {
+        if value.isNaN { return 0 }
+        if value >= 0x1p63 { return .max }
+        if value < -0x1p63 { return .min }
+        return Int64(value)
+    }
+
     /// A duration such as `42s`, `7m 3s`, `2h 5m 7s` or `3d 4h 12m`: the largest unit and the next two below
-    /// it (seconds are left out once days are shown). Fractions of a second are dropped.
+    /// it (seconds are left out once days are shown). Fractions of a second are dropped; negative and NaN read `0s`,
+    /// and anything beyond `Int64.max` seconds reads as that many.
     package static func duration(seconds: Double) -> String {
-        let total = seconds.isFinite && seconds > 0 ? Int64(seconds.rounded(.down)) : 0
+        let total = seconds > 0 ? wholeNumber(seconds) : 0
         let days = total / 86_400
         let hours = total % 86_400 / 3600
         let minutes = total % 3600 / 60
@@ -56,47 +87,49 @@ package enum Formatting {
         }.joined()
     }
 
-    /// A transfer rate with binary (1024-based) units and one decimal place: `512 B/s`, `500.0 KB/s`, `2.0 MB/s`.
-    ///
-    /// Rates use the same 1024-based units as the `limit` command reads (`2M` is 2,097,152 bytes per second), so a
-    /// download held at that limit shows `2.0 MB/s` rather than a confusing `2.1 MB/s`.
-    package static func rate(_ bytesPerSecond: Double) -> String {
-        guard bytesPerSecond.isFinite, bytesPerSecond >= 0 else { return "0 B/s" }
-        if bytesPerSecond < 1024 { return "\(Int64(bytesPerSecond.rounded())) B/s" }
-        let units = ["KB/s", "MB/s", "GB/s", "TB/s"]
-        var divisor = 1024.0
-        for (index, unit) in units.enumerated() {
-            let tenths = (bytesPerSecond / divisor * 10).rounded()
-            if tenths < 10_000 || index == units.count - 1 {
-                return oneDecimal(tenths: min(tenths, Double(Int64.max / 2))) + " " + unit
-            }
-            divisor *= 1024
-        }
-        preconditionFailure("the loop returns at the last unit")
+    /// The widest a table cell gets, in characters; a longer one (a 100,000-character title) is cut with `…`.
+    /// `show` and `--json` keep the whole text.
+    package static let maximumCellWidth = 60
+
+    /// `text`, or its first ``maximumCellWidth`` - 1 characters and `…` when it is longer.
+    package static func cell(_ text: String) -> String {
+        guard text.utf8.count > maximumCellWidth, text.count > maximumCellWidth else { return text }
+        return String(text.prefix(maximumCellWidth - 1)) + "…"
     }
 
-    /// Columns separated by two spaces, each padded to its widest cell; the first row is the header.
+    /// Columns separated by two spaces, each padded to its widest cell (cells cut by ``cell(_:)``); the first
+    /// row is the header.
     ///
     /// The last column is not padded, so lines carry no trailing spaces. The header is bold when `style` is.
+    /// Each cell is measured once: counting characters is most of the work for a list of 100,000 episodes.
     package static func columns(_ rows: [[String]], style: TextStyle = .plain) -> String {
         guard let header = rows.first else { return "" }
-        let widths = header.indices.map { column in
-            rows.map { $0.indices.contains(column) ? $0[column].count : 0 }.max() ?? 0
-        }
-        return rows.enumerated().map { index, row in
-            var line = ""
-            for (column, cell) in row.enumerated() {
-                let isLast = column == row.count - 1
-                line += index == 0 ? style.bold(cell) : cell
-                if !isLast { line += String(repeating: " ", count: widths[column] - cell.count + 2) }
+        let cells = rows.map { $0.map(cell) }
+        let counts = cells.map { $0.map(\.count) }
+        var widths = [Int](repeating: 0, count: header.count)
+        for row in counts {
+            for (column, count) in row.enumerated() where column < widths.count {
+                widths[column] = max(widths[column], count)
             }
-            return line + "\n"
-        }.joined()
+        }
+        var text = ""
+        text.reserveCapacity(counts.reduce(0) { $0 + $1.reduce(2 * $1.count, +) })
+        for (index, row) in cells.enumerated() {
+            for (column, cell) in row.enumerated() {
+                text += index == 0 ? style.bold(cell) : cell
+                if column < row.count - 1 {
+                    let width = column < widths.count ? widths[column] : 0
+                    text += String(repeating: " ", count: width - counts[index][column] + 2)
+                }
+            }
+            text += "\n"
+        }
+        return text
     }
 
     /// Formats an integral number of tenths without Foundation's locale-dependent number formatting.
     private static func oneDecimal(tenths: Double) -> String {
-        let tenths = Int64(tenths)
+        let tenths = wholeNumber(tenths)
         return "\(tenths / 10).\(tenths % 10)"
     }
 }

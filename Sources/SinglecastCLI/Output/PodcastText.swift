@@ -6,13 +6,13 @@ package enum PodcastText {
     /// `2026-11-29 13:05` in `timeZone`, or the text as sent when it is not an ISO 8601 time.
     package static func time(_ iso8601: String, timeZone: TimeZone) -> String {
         guard let parts = components(iso8601, timeZone: timeZone) else { return iso8601 }
-        return "\(parts.year ?? 0)-\(pad(parts.month))-\(pad(parts.day)) \(pad(parts.hour)):\(pad(parts.minute))"
+        return "\(parts.year)-\(pad(parts.month))-\(pad(parts.day)) \(pad(parts.hour)):\(pad(parts.minute))"
     }
 
     /// `2026-11-29` in `timeZone`, or the text as sent when it is not an ISO 8601 time.
     package static func day(_ iso8601: String, timeZone: TimeZone) -> String {
         guard let parts = components(iso8601, timeZone: timeZone) else { return iso8601 }
-        return "\(parts.year ?? 0)-\(pad(parts.month))-\(pad(parts.day))"
+        return "\(parts.year)-\(pad(parts.month))-\(pad(parts.day))"
     }
 
     /// `1:02:03`, `0:45:12`; `-` when unknown. Hours are not capped, so a 30-hour audiobook reads `30:00:00`.
@@ -94,15 +94,12 @@ package enum PodcastText {
         count == 0 ? "no new episodes" : Formatting.count(count, "new episode")
     }
 
-    private static func components(_ iso8601: String, timeZone: TimeZone) -> DateComponents? {
+    private static func components(_ iso8601: String, timeZone: TimeZone) -> Timestamps.Fields? {
         guard let date = DownloadText.parseDate(iso8601) else { return nil }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        return calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
+        return Timestamps.fields(of: date, in: timeZone)
     }
 
-    private static func pad(_ value: Int?) -> String {
-        let value = value ?? 0
-        return value < 10 ? "0\(value)" : String(value)
+    private static func pad(_ value: Int) -> String {
+        value < 10 ? "0\(value)" : String(value)
     }
 }

@@ -7,6 +7,10 @@ import SinglecastProtocol
 /// (cursor up over the area, each line cleared and rewritten); other events print a line above the area, once.
 /// Elsewhere (a file, a pipe) each event prints one plain line, except progress, which prints at most once per
 /// ``plainProgressInterval`` per download so a log stays readable.
+///
+/// The daemon sends no progress while no bytes arrive, so a download whose last event is older than
+/// ``quietLimit`` shows as stalled: ``tick(now:)``, called while waiting for events, redraws its live line (on a
+/// terminal) or prints `stalled` once (elsewhere).
 package struct ProgressRenderer: Sendable {
     package enum Mode: Hashable, Sendable {
         case terminal
@@ -20,10 +24,20 @@ package struct ProgressRenderer: Sendable {
     package private(set) var live: [DownloadInfo] = []
     /// Lines of the live area on screen now; the cursor is at the start of the line below them.
     private var drawnLines = 0
+    /// The live lines on screen now, to redraw only when one changes.
+    private var drawnLive: [String] = []
     /// When each download's last progress line was printed in plain mode.
     private var lastProgressLine: [Int64: Date] = [:]
+    /// When the last event about each live download arrived.
+    private var lastEvent: [Int64: Date] = [:]
+    /// Live downloads whose stall plain mode has printed.
+    private var reportedStalls: Set<Int64> = []
+    /// The latest time an event or tick brought, for redraws that come with none.
+    private var latest = Date.distantPast
 
     package static let plainProgressInterval: TimeInterval = 5
+    /// How long an active download may go without events before it shows as stalled.
+    package static let quietLimit: TimeInterval = 5
     static let barWidth = 20
 
     package init(mode: Mode, columns: Int? = nil) {
@@ -39,7 +53,10 @@ package struct ProgressRenderer: Sendable {
     ///   - now: the current time, for throttling and retry delays.
     package mutating func event(_ method: String, _ download: DownloadInfo, now: Date) -> String {
         let kind = DownloadEvent(rawValue: method)
+        latest = max(latest, now)
+        reportedStalls.remove(download.id)
         if download.state == .active {
+            lastEvent[download.id] = now
             if let index = live.firstIndex(where: { $0.id == download.id }) {
                 live[index] = download
             } else {
@@ -47,6 +64,7 @@ package struct ProgressRenderer: Sendable {
             }
         } else {
             live.removeAll { $0.id == download.id }
+            lastEvent[download.id] = nil
         }
         switch mode {
         case .plain:
@@ -75,13 +93,41 @@ package struct ProgressRenderer: Sendable {
         }
     }
 
+    /// What to write while no event arrives: live lines that now read stalled (or count their stall up) on a
+    /// terminal, one `stalled` line per newly quiet download elsewhere; usually nothing.
+    package mutating func tick(now: Date) -> String {
+        latest = max(latest, now)
+        switch mode {
+        case .terminal:
+            return liveLines() == drawnLive ? "" : redraw(above: [])
+        case .plain:
+            var text = ""
+            for download in live where isQuiet(download) && !reportedStalls.contains(download.id) {
+                reportedStalls.insert(download.id)
+                text += "\(download.id)  stalled \(DownloadText.name(download))\n"
+            }
+            return text
+        }
+    }
+
+    private func isQuiet(_ download: DownloadInfo) -> Bool {
+        guard let last = lastEvent[download.id] else { return false }
+        return latest.timeIntervalSince(last) > Self.quietLimit
+    }
+
+    private func liveLines() -> [String] {
+        live.map { fit(Self.liveLine($0, now: latest, quiet: isQuiet($0))) }
+    }
+
     private mutating func redraw(above: [String]) -> String {
         var text = drawnLines > 0 ? "\u{1B}[\(drawnLines)A" : ""
         for line in above { text += "\u{1B}[2K" + line + "\n" }
-        for download in live { text += "\u{1B}[2K" + fit(Self.liveLine(download)) + "\n" }
+        let lines = liveLines()
+        for line in lines { text += "\u{1B}[2K" + line + "\n" }
         // Clear what is left of a live area that shrank.
-        if drawnLines > above.count + live.count { text += "\u{1B}[J" }
-        drawnLines = live.count
+        if drawnLines > above.count + lines.count { text += "\u{1B}[J" }
+        drawnLines = lines.count
+        drawnLive = lines
         return text
     }
 
@@ -91,8 +137,13 @@ package struct ProgressRenderer: Sendable {
         return String(line.prefix(columns - 1))
     }
 
-    /// `12  [#########-----------] 45%  12.4 MB / 27.6 MB  1.2 MB/s  ETA 3m 12s  ep.mp3`.
-    package static func liveLine(_ download: DownloadInfo) -> String {
+    /// `12  [#########-----------] 45%  12.4 MB / 27.6 MB  1.2 MB/s  ETA 3m 12s  ep.mp3`, or with `stalled 30s`
+    /// (`stalled` when `quiet` or without `stalled_since`) in place of speed and ETA.
+    ///
+    /// - Parameters:
+    ///   - now: the time to count a stall from.
+    ///   - quiet: no event about the download arrived for longer than ``quietLimit``.
+    package static func liveLine(_ download: DownloadInfo, now: Date, quiet: Bool = false) -> String {
         var fields: [String] = []
         if let percent = DownloadText.percent(download) {
             let filled = min(barWidth, percent * barWidth / 100)
@@ -102,8 +153,12 @@ package struct ProgressRenderer: Sendable {
         } else {
             fields.append(Formatting.byteCount(download.bytesDone))
         }
-        if let speed = DownloadText.speed(download) { fields.append(speed) }
-        if let eta = DownloadText.eta(download) { fields.append("ETA \(eta)") }
+        if let stall = DownloadText.stall(download, now: now) ?? (quiet ? "stalled" : nil) {
+            fields.append(stall)
+        } else {
+            if let speed = DownloadText.speed(download, now: now) { fields.append(speed) }
+            if let eta = DownloadText.eta(download, now: now) { fields.append("ETA \(eta)") }
+        }
         fields.append(DownloadText.name(download))
         return "\(download.id)  " + fields.joined(separator: "  ")
     }
@@ -120,7 +175,7 @@ package struct ProgressRenderer: Sendable {
         case .progress:
             detail =
                 "progress "
-                + ([DownloadText.progress(download)] + [DownloadText.speed(download)].compactMap { $0 })
+                + ([DownloadText.progress(download)] + [DownloadText.speed(download, now: now)].compactMap { $0 })
                 .joined(separator: "  ")
         case .paused:
             detail = "paused \(name)" + (download.pauseReason.map { " (\(DownloadText.humanize($0)))" } ?? "")

@@ -759,7 +759,15 @@ package actor DownloadQueue: Service {
         wakeup.yield()
         return EnqueueResult(
             downloads: outcomes.map {
-                .init(id: $0.record.id, url: $0.record.url, existing: $0.existing, file: $0.record.path)
+                // The table's state: the stored row of an existing download may be behind (active is not stored).
+                let state = records[$0.record.id]?.state ?? $0.record.state
+                return .init(
+                    id: $0.record.id,
+                    url: $0.record.url,
+                    existing: $0.existing,
+                    file: $0.record.path,
+                    state: DownloadState(state)
+                )
             }
         )
     }

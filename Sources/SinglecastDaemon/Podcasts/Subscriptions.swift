@@ -722,7 +722,9 @@ package actor Subscriptions: Service {
             if let info = episode.downloadID.flatMap({ existing[$0] }),
                 info.state != .completed || FileManager.default.fileExists(atPath: info.file)
             {
-                entries.append(EnqueueResult.Entry(id: info.id, url: info.url, existing: true, file: info.file))
+                entries.append(
+                    EnqueueResult.Entry(id: info.id, url: info.url, existing: true, file: info.file, state: info.state)
+                )
                 continue
             }
             let place = settings.naming.place(
