@@ -429,8 +429,12 @@ private final class EngineLoop {
     private func finish(_ context: TransferContext, _ result: CURLcode, cancellation: TransferError? = nil) {
         curl_multi_remove_handle(multi, context.handle)
         active[context.id] = nil
+        if let retry = context.finish(result, cancellation: cancellation) {
+            // Same id: a cancellation on its way still finds the transfer.
+            add(context.id, retry.request, retry.progress, retry.continuation)
+            return
+        }
         forget(context.id)
-        context.finish(result, cancellation: cancellation)
         applySpeedLimit()
     }
 

@@ -65,6 +65,9 @@ package struct TransferRequest: Sendable {
     /// ``TransferOutcome/httpError(_:)`` with its ``TransferResponse/location`` (``HTTPEngine/fetch(_:)`` follows
     /// hop by hop to learn whether every hop was permanent).
     package var followsRedirects = true
+    /// Whether the transfer opens a connection of its own and closes it afterwards (`CURLOPT_FRESH_CONNECT`,
+    /// `CURLOPT_FORBID_REUSE`): set by the engine when it retries a transfer a reused connection broke.
+    var freshConnection = false
 
     package init(
         url: String,

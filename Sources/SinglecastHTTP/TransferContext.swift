@@ -189,6 +189,11 @@ final class TransferContext {
             check(ccurl_setopt_pointer(easy, CURLOPT_HTTPHEADER, headerList), "CURLOPT_HTTPHEADER")
         }
 
+        if request.freshConnection {
+            check(ccurl_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1), "CURLOPT_FRESH_CONNECT")
+            check(ccurl_setopt_long(easy, CURLOPT_FORBID_REUSE, 1), "CURLOPT_FORBID_REUSE")
+        }
+
         // Optional: older or differently built libcurls may refuse these, and the transfer works without them.
         _ = ccurl_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
         _ = ccurl_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
@@ -356,9 +361,21 @@ final class TransferContext {
 
     // MARK: Completion
 
+    /// A transfer to run again, on a new connection, for the same caller.
+    struct FreshConnectionRetry {
+        var request: TransferRequest
+        var progress: @Sendable (TransferProgress) -> Void
+        var continuation: CheckedContinuation<TransferOutcome, Never>
+    }
+
     /// Builds the outcome, cleans up the easy handle (already removed from the multi handle), reports the last
     /// progress and resumes the caller. `cancellation` overrides whatever libcurl said.
-    func finish(_ result: CURLcode, cancellation: TransferError? = nil) {
+    ///
+    /// - Returns: Instead of resuming the caller, the transfer to start again when it failed with a protocol error
+    ///   on a reused connection before anything was written: a server that sent more than its `Content-Length`
+    ///   leaves the excess on the connection, where the next request reads it instead of a status line. Only the
+    ///   connection is broken, so a new one is tried at once (and once: the retry never reuses or keeps one).
+    func finish(_ result: CURLcode, cancellation: TransferError? = nil) -> FreshConnectionRetry? {
         precondition(!finished, "transfer finished twice")
         if policy.truncatePending && writeFailure == nil {
             // A full response arrived without body bytes: the old contents must still go, so that the reported
@@ -366,10 +383,29 @@ final class TransferContext {
             if truncate() { policy.truncated() }
         }
         let outcome = makeOutcome(result, cancellation: cancellation)
+        if case .failed(let error, nil, let bytesInFile) = outcome, error.code == .protocolError,
+            error.curlCode != nil, cancellation == nil, bytesInFile == request.resumeOffset,
+            !request.freshConnection, usedReusedConnection
+        {
+            releaseHandle()
+            finished = true
+            var retry = request
+            retry.freshConnection = true
+            return FreshConnectionRetry(request: retry, progress: progress, continuation: continuation)
+        }
         releaseHandle()
         reportProgress(force: true)
         finished = true
         continuation.resume(returning: outcome)
+        return nil
+    }
+
+    /// Whether the transfer ran on a connection an earlier transfer had opened.
+    private var usedReusedConnection: Bool {
+        // > CURLINFO_NUM_CONNECTS: Pass a pointer to a long to receive how many new connections libcurl had to
+        // > create to achieve the previous transfer (only the successful connects are counted).
+        var connects = 0
+        return ccurl_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects == 0
     }
 
     /// Completes a transfer whose easy handle never reached the multi handle.
