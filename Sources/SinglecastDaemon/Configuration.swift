@@ -48,7 +48,10 @@ package struct DaemonConfiguration: Hashable, Sendable {
     package var speedLimit: Int?
     /// The largest file a download may have, in bytes; a bigger one (announced or received) fails as `too_large`.
     /// `nil` = no limit.
-    package var maxDownloadSize: Int?
+    ///
+    /// 4 GiB by default, so that a response without end stops before it fills the disk: podcast episodes rarely
+    /// pass 2 GB (hours of high-bitrate video), so twice that refuses nothing real.
+    package var maxDownloadSize: Int? = 4 << 30
     /// A program run after each completed download, with the file as its argument.
     package var onComplete: String?
     /// Podcasts: time between refreshes, file name template, largest feed, artwork cache size.

@@ -51,8 +51,10 @@ import Testing
         #expect(configuration.shutdownTimeout == .milliseconds(1500))
     }
 
-    @Test func maxDownloadSizeIsOffByDefault() throws {
-        #expect(DaemonConfiguration().maxDownloadSize == nil)
+    /// An endless response must not fill the disk: without the key, downloads stop at 4 GiB.
+    @Test func maxDownloadSizeIsFourGigabytesByDefault() throws {
+        #expect(DaemonConfiguration().maxDownloadSize == 4 << 30)
+        #expect(try parse("").maxDownloadSize == 4 << 30)
         #expect(try parse("max_download_size = 2G").maxDownloadSize == 2 << 30)
         #expect(try parse("max_download_size = off").maxDownloadSize == nil)
         #expect(try parse("max_download_size = 0").maxDownloadSize == nil)
