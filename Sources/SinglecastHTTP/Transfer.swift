@@ -68,6 +68,10 @@ package struct TransferRequest: Sendable {
     /// Whether the transfer opens a connection of its own and closes it afterwards (`CURLOPT_FRESH_CONNECT`,
     /// `CURLOPT_FORBID_REUSE`): set by the engine when it retries a transfer a reused connection broke.
     var freshConnection = false
+    /// Whether the request accepts every content coding libcurl can decode (gzip, deflate, br, zstd) and the body
+    /// callbacks see the decoded bytes, so that ``TransferOptions/maxFileSize`` limits what is decoded: set by
+    /// ``HTTPEngine/fetch(_:)``, never for downloads (see ``TransferContext``).
+    var decodesContent = false
 
     package init(
         url: String,

@@ -135,8 +135,15 @@ final class TransferContext {
             ccurl_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, max(1, seconds(options.lowSpeedTime))),
             "CURLOPT_LOW_SPEED_TIME"
         )
-        // CURLOPT_ACCEPT_ENCODING stays unset: the bytes on disk must be the file itself, and a Range applies to the
-        // encoded representation, which would make resuming meaningless.
+        // Downloads leave CURLOPT_ACCEPT_ENCODING unset: the bytes on disk must be the file itself, and a Range
+        // applies to the encoded representation, which would make resuming meaningless. A fetch is never resumed,
+        // and feeds are often sent compressed whether asked or not.
+        if request.decodesContent {
+            // > To aid applications not having to bother about what specific algorithms this particular libcurl
+            // > build supports, libcurl allows a zero-length string to be set ("") to ask for an Accept-Encoding
+            // > header to be used that contains all built-in supported encodings.
+            check(ccurl_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, ""), "CURLOPT_ACCEPT_ENCODING")
+        }
         // > CURLOPT_SUPPRESS_CONNECT_HEADERS: When CURLOPT_HTTPPROXYTUNNEL is used [...] the CONNECT response headers
         // > are not passed to the header callback
         // so a proxy's "200 Connection established" is never mistaken for the final response.
