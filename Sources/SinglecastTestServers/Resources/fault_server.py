@@ -39,6 +39,10 @@ Paths:
   /gzip-feed                     200 with a small RSS document, gzip-encoded whatever the request accepts.
   /gzip-bomb/<decoded size>      200 with <decoded size> zero bytes, gzip-encoded (about a thousandth of that on
                                  the wire).
+  /concurrent/<tag>/<ms>         a small RSS document after <ms> milliseconds; counts how many requests of <tag> run at
+                                 once.
+  /concurrent-peak/<tag>         200 with the most requests of <tag> that ever ran at once, how many ended and on
+                                 how many connections, as JSON {"peak": n, "done": n, "connections": n}.
   /overflow/<size>/<extra>       200 with Content-Length <size> and <size> body bytes, then, 200 ms later, <extra>
                                  more bytes on the same keep-alive connection: the next response a client reads
                                  there starts with garbage.
@@ -114,6 +118,8 @@ class FaultHandler(http.server.BaseHTTPRequestHandler):
     counter = 0
     counter_lock = threading.Lock()
     requests_by_path = {}
+    concurrency = {}  # tag -> (running, peak, done)
+    connections = {}  # tag -> {client address}
 
     def log_message(self, format, *args):  # quiet: tests read outcomes, not logs
         pass
@@ -357,6 +363,24 @@ class FaultHandler(http.server.BaseHTTPRequestHandler):
             self.simple_gzip(GZIP_FEED, "application/rss+xml")
         elif kind == "gzip-bomb":
             self.simple_gzip(b"\0" * int(parts[1]), "application/rss+xml")
+        elif kind == "concurrent":
+            tag = parts[1]
+            with FaultHandler.counter_lock:
+                running, peak, done = FaultHandler.concurrency.get(tag, (0, 0, 0))
+                FaultHandler.concurrency[tag] = (running + 1, max(peak, running + 1), done)
+                FaultHandler.connections.setdefault(tag, set()).add(self.client_address)
+            try:
+                time.sleep(int(parts[2]) / 1000)
+                self.simple(200, GZIP_FEED)
+            finally:
+                with FaultHandler.counter_lock:
+                    running, peak, done = FaultHandler.concurrency[tag]
+                    FaultHandler.concurrency[tag] = (running - 1, peak, done + 1)
+        elif kind == "concurrent-peak":
+            with FaultHandler.counter_lock:
+                _, peak, done = FaultHandler.concurrency.get(parts[1], (0, 0, 0))
+                connections = len(FaultHandler.connections.get(parts[1], ()))
+            self.simple(200, json.dumps({"peak": peak, "done": done, "connections": connections}).encode())
         elif kind == "overflow":
             size, extra = int(parts[1]), int(parts[2])
             self.serve_file(size, '"overflow-%d"' % size)
