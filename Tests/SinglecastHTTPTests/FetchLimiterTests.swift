@@ -33,6 +33,39 @@ import Testing
         #expect((counts?["connections"] ?? 999) <= 8, "\(String(describing: counts))")
     }
 
+    /// A fetch cancelled while it waits for a slot ends at once, and its place goes to the next waiter.
+    @Test func cancellingAWaitingFetchEndsItAtOnce() async throws {
+        let server = try FaultServer()
+        let limiter = FetchLimiter(limit: 1, perHostLimit: 1)
+        let slow = FetchRequest(url: server.url("/concurrent/cancel/1500"))
+        let quick = FetchRequest(url: server.url("/concurrent/cancel/0"))
+
+        let (cancelledCode, waitedSeconds, nextStatus) = try await withEngine { engine in
+            async let holder = limiter.fetch(slow, on: engine)
+            try await Task.sleep(for: .milliseconds(200))  // the slow fetch holds the only slot
+            let waiter = Task { () -> TransferError.Code? in
+                do {
+                    _ = try await limiter.fetch(quick, on: engine)
+                    return nil
+                } catch {
+                    return (error as? TransferError)?.code
+                }
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            let start = ContinuousClock.now
+            waiter.cancel()
+            let code = await waiter.value
+            let waited = seconds(since: start)
+            _ = try await holder
+            let next = try await limiter.fetch(quick, on: engine)
+            return (code, waited, next.response.status)
+        }
+
+        #expect(cancelledCode == .cancelled)
+        #expect(waitedSeconds < 0.5, "waited \(waitedSeconds) s")
+        #expect(nextStatus == 200, "the cancelled waiter gave its place back")
+    }
+
     @Test func aFullHostDoesNotHoldUpOthers() {
         var slots = FetchSlots(limit: 3, perHostLimit: 2)
         let granted = [(1, "a"), (2, "a"), (3, "a"), (4, "b"), (5, "c")].map { slots.acquire(id: $0, host: $1) }
