@@ -48,13 +48,20 @@ package struct DaemonConfiguration: Hashable, Sendable {
     package var speedLimit: Int?
     /// The largest file a download may have, in bytes; a bigger one (announced or received) fails as `too_large`.
     /// `nil` = no limit.
-    package var maxDownloadSize: Int?
+    ///
+    /// 4 GiB by default, so that a response without end stops before it fills the disk: podcast episodes rarely
+    /// pass 2 GB (hours of high-bitrate video), so twice that refuses nothing real.
+    package var maxDownloadSize: Int? = 4 << 30
     /// A program run after each completed download, with the file as its argument.
     package var onComplete: String?
     /// Podcasts: time between refreshes, file name template, largest feed, artwork cache size.
     package var refreshInterval: Duration = .seconds(3600)
     package var nameTemplate = EpisodeNaming.defaultTemplate
     package var maxFeedSize: Int = 100 << 20
+    /// Feed fetches running at once, and at once to one host (see `FetchLimiter`): a refresh of a thousand feeds on
+    /// one host otherwise opened hundreds of connections to it, and most of them stalled.
+    package var refreshConcurrent = 16
+    package var refreshPerHost = 4
     package var artworkCacheSize: Int = 100 << 20
     /// The podcast directory (`search`, `lookup`, `top`): endpoints, default store country, cache time,
     /// requests allowed (`nil` = unlimited) and the shortest search term.
@@ -170,6 +177,8 @@ package struct DaemonConfiguration: Hashable, Sendable {
             configuration.nameTemplate = value
             return nil
         },
+        integerKey("refresh_concurrent", 1...256) { $0.refreshConcurrent = $1 },
+        integerKey("refresh_per_host", 1...64) { $0.refreshPerHost = $1 },
         Key(name: "max_feed_size") { configuration, value in
             guard let bytes = parseByteCount(value), bytes >= 64 << 10, bytes <= 4 << 30 else {
                 return "max_feed_size must be a size between 64K and 4G such as 100M; got '\(value)'"

@@ -208,6 +208,9 @@ package struct RedirectPlan: Sendable, Hashable {
             options: options
         )
         request.followsRedirects = false
+        // The body arrives decoded, and maxBytes (as maxFileSize) counts the decoded bytes: a small gzip bomb is
+        // refused as soon as what it unpacks to passes the limit, before more of it reaches memory.
+        request.decodesContent = true
         return request
     }
 

@@ -208,12 +208,11 @@ package final class HTTPEngine: Sendable {
 
     /// Sets the total download speed of all transfers together, in bytes per second (`nil`: unlimited).
     ///
-    /// The limit is split evenly between the running transfers with `CURLOPT_MAX_RECV_SPEED_LARGE` and re-split
-    /// whenever one starts or ends. libcurl applies a changed value to a running transfer (fixed in 7.74,
-    /// curl/curl#6162), so a change takes effect within about a second. Like libcurl's own limit it is an average,
-    /// not a hard cap: transfers started under a limit read in small chunks so a burst stays near a quarter second's
-    /// worth, while a transfer that started unlimited may read a socket buffer ahead before the limit catches up.
-    /// The low-speed timeout is relaxed for a share below ``TransferOptions/lowSpeedLimit``.
+    /// The limit is split evenly between the running transfers and re-split whenever one starts or ends; a change
+    /// applies to running transfers at once. Each share is a token bucket (``ReceiveRateLimiter``) that pauses its
+    /// transfer while it is empty, so the rate stays even: at most a tenth of a second's worth, or one 16 KiB chunk,
+    /// ahead. The low-speed timeout is relaxed for a share below ``TransferOptions/lowSpeedLimit``, so the limit
+    /// never makes a transfer fail as stalled.
     package func setSpeedLimit(_ bytesPerSecond: Int64?) {
         let limit = bytesPerSecond.map { max(1, $0) }
         state.withLock { state in
@@ -321,10 +320,7 @@ package final class HTTPEngine: Sendable {
             loop.perform()
             // > curl_multi_poll [...] waits until activity is detected on at least one of the handles or
             // > timeout_ms has passed [...] This function can be woken up by calling curl_multi_wakeup
-            // libcurl shortens the wait to its own next timeout (low-speed checks, speed-limit pauses), and every
-            // command wakes the thread, so the timeout is only a safety net: with nothing to transfer, an idle
-            // daemon need not wake once a second for it.
-            if curl_multi_poll(multi, nil, 0, loop.isIdle ? 60_000 : 1000, nil) != CURLM_OK {
+            if curl_multi_poll(multi, nil, 0, loop.pollTimeoutMilliseconds, nil) != CURLM_OK {
                 usleep(10_000)  // e.g. CURLM_UNRECOVERABLE_POLL: never spin
             }
         }
@@ -366,7 +362,6 @@ private final class EngineLoop {
             let context = TransferContext.make(
                 id: id,
                 request: request,
-                speedShare: speedLimit.map { max(1, $0 / Int64(active.count + 1)) },
                 progress: progress,
                 continuation: continuation
             )
@@ -404,8 +399,19 @@ private final class EngineLoop {
         applySpeedLimit()
     }
 
+    /// How long the engine thread may sleep in `curl_multi_poll`: until the first transfer paused by the speed limit
+    /// may go on, else a second (a safety net: libcurl shortens the wait to its own timeouts and every command wakes
+    /// the thread), or a minute when there is nothing to transfer, so that an idle daemon does not wake once a second.
+    var pollTimeoutMilliseconds: Int32 {
+        guard let wait = active.values.compactMap(\.nanosecondsUntilResuming).min() else {
+            return isIdle ? 60_000 : 1000
+        }
+        return Int32(min(1000, max(1, (wait + 999_999) / 1_000_000)))
+    }
+
     /// Drives every transfer as far as it can go without blocking and finishes the ones libcurl reports done.
     func perform() {
+        resumeTransfers()
         var running: Int32 = 0
         curl_multi_perform(multi, &running)
         var queued: Int32 = 0
@@ -423,14 +429,33 @@ private final class EngineLoop {
     private func finish(_ context: TransferContext, _ result: CURLcode, cancellation: TransferError? = nil) {
         curl_multi_remove_handle(multi, context.handle)
         active[context.id] = nil
+        if let retry = context.finish(result, cancellation: cancellation) {
+            // Same id: a cancellation on its way still finds the transfer.
+            add(context.id, retry.request, retry.progress, retry.continuation)
+            return
+        }
         forget(context.id)
-        context.finish(result, cancellation: cancellation)
         applySpeedLimit()
     }
 
     private func applySpeedLimit() {
         let share = speedLimit.map { max(1, $0 / Int64(max(1, active.count))) } ?? 0
-        for context in active.values { context.setReceiveSpeedLimit(share) }
+        let now = monotonicNanoseconds()
+        for context in Array(active.values) {
+            finishIfFailed(context, context.setReceiveSpeedLimit(share, now: now))
+        }
+    }
+
+    /// Resumes the transfers the speed limit paused whose share allows more bytes by now.
+    private func resumeTransfers() {
+        let now = monotonicNanoseconds()
+        for context in Array(active.values) where context.isPaused {
+            finishIfFailed(context, context.resumeIfAllowed(now: now))
+        }
+    }
+
+    private func finishIfFailed(_ context: TransferContext, _ result: CURLcode) {
+        if result != CURLE_OK, active[context.id] === context { finish(context, result) }
     }
 }
 

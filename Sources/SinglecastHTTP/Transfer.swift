@@ -65,6 +65,13 @@ package struct TransferRequest: Sendable {
     /// ``TransferOutcome/httpError(_:)`` with its ``TransferResponse/location`` (``HTTPEngine/fetch(_:)`` follows
     /// hop by hop to learn whether every hop was permanent).
     package var followsRedirects = true
+    /// Whether the transfer opens a connection of its own and closes it afterwards (`CURLOPT_FRESH_CONNECT`,
+    /// `CURLOPT_FORBID_REUSE`): set by the engine when it retries a transfer a reused connection broke.
+    var freshConnection = false
+    /// Whether the request accepts every content coding libcurl can decode (gzip, deflate, br, zstd) and the body
+    /// callbacks see the decoded bytes, so that ``TransferOptions/maxFileSize`` limits what is decoded: set by
+    /// ``HTTPEngine/fetch(_:)``, never for downloads (see ``TransferContext``).
+    var decodesContent = false
 
     package init(
         url: String,

@@ -26,6 +26,10 @@ final class TransferContext {
     /// Where the next write-behind starts (see ``startWriteback(from:through:)``); -1 before the first write.
     private var writebackOffset: Int64 = -1
     private var finished = false
+    /// This transfer's share of the speed limit.
+    private var rateLimiter = ReceiveRateLimiter(now: monotonicNanoseconds())
+    /// The write callback paused the transfer because ``rateLimiter`` ran out of tokens.
+    private(set) var isPaused = false
 
     /// The easy handle, for adding it to and removing it from the multi handle.
     var handle: UnsafeMutableRawPointer { easy }
@@ -38,7 +42,6 @@ final class TransferContext {
     static func make(
         id: Int,
         request: TransferRequest,
-        speedShare: Int64?,
         progress: @escaping @Sendable (TransferProgress) -> Void,
         continuation: CheckedContinuation<TransferOutcome, Never>
     ) -> TransferContext? {
@@ -58,7 +61,7 @@ final class TransferContext {
             progress: progress,
             continuation: continuation
         )
-        if let error = context.configure(speedShare: speedShare) {
+        if let error = context.configure() {
             context.abandon(error)
             return nil
         }
@@ -95,7 +98,7 @@ final class TransferContext {
 
     // MARK: Options
 
-    private func configure(speedShare: Int64?) -> TransferError? {
+    private func configure() -> TransferError? {
         let options = request.options
         let protocols = options.requireHTTPS ? "https" : "http,https"
         let me = Unmanaged.passUnretained(self).toOpaque()
@@ -132,16 +135,22 @@ final class TransferContext {
             ccurl_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, max(1, seconds(options.lowSpeedTime))),
             "CURLOPT_LOW_SPEED_TIME"
         )
-        // CURLOPT_ACCEPT_ENCODING stays unset: the bytes on disk must be the file itself, and a Range applies to the
-        // encoded representation, which would make resuming meaningless.
+        // Downloads leave CURLOPT_ACCEPT_ENCODING unset: the bytes on disk must be the file itself, and a Range
+        // applies to the encoded representation, which would make resuming meaningless. A fetch is never resumed,
+        // and feeds are often sent compressed whether asked or not.
+        if request.decodesContent {
+            // > To aid applications not having to bother about what specific algorithms this particular libcurl
+            // > build supports, libcurl allows a zero-length string to be set ("") to ask for an Accept-Encoding
+            // > header to be used that contains all built-in supported encodings.
+            check(ccurl_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, ""), "CURLOPT_ACCEPT_ENCODING")
+        }
         // > CURLOPT_SUPPRESS_CONNECT_HEADERS: When CURLOPT_HTTPPROXYTUNNEL is used [...] the CONNECT response headers
         // > are not passed to the header callback
         // so a proxy's "200 Connection established" is never mistaken for the final response.
         check(ccurl_setopt_long(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1), "CURLOPT_SUPPRESS_CONNECT_HEADERS")
-        check(
-            ccurl_setopt_long(easy, CURLOPT_BUFFERSIZE, TransferContext.receiveBufferSize(speedShare: speedShare)),
-            "CURLOPT_BUFFERSIZE"
-        )
+        // Bigger chunks than the default 16 KiB mean fewer reads per megabyte; libcurl still hands the write callback
+        // at most 16 KiB at a time, which is what keeps the speed limit's steps small.
+        check(ccurl_setopt_long(easy, CURLOPT_BUFFERSIZE, 128 * 1024), "CURLOPT_BUFFERSIZE")
 
         check(
             ccurl_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION) { data, size, count, context in
@@ -187,6 +196,11 @@ final class TransferContext {
             check(ccurl_setopt_pointer(easy, CURLOPT_HTTPHEADER, headerList), "CURLOPT_HTTPHEADER")
         }
 
+        if request.freshConnection {
+            check(ccurl_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1), "CURLOPT_FRESH_CONNECT")
+            check(ccurl_setopt_long(easy, CURLOPT_FORBID_REUSE, 1), "CURLOPT_FORBID_REUSE")
+        }
+
         // Optional: older or differently built libcurls may refuse these, and the transfer works without them.
         _ = ccurl_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
         _ = ccurl_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
@@ -201,30 +215,37 @@ final class TransferContext {
         return nil
     }
 
-    /// libcurl's receive buffer (`CURLOPT_BUFFERSIZE`, default 16 KiB), fixed for the life of the transfer.
+    /// Applies this transfer's share of the global speed limit (`0`: unlimited), also to a running transfer.
     ///
-    /// Unlimited transfers get 128 KiB: bigger chunks mean fewer callbacks and `pwrite` calls per megabyte. A
-    /// speed-limited transfer gets a buffer of about 1/400 of its share, because libcurl 7.88 checks the limit only
-    /// between reads and one read pass drains the socket in up to 100 buffer-sized chunks: with 128 KiB that is a
-    /// 12.5 MiB burst, so a short file arrives whole from a fast server before the limit ever applies (measured
-    /// here: 3 MiB at "1 MiB/s" in 0.07 s). 100 chunks of share/400 bound a burst to a quarter second's worth.
-    static func receiveBufferSize(speedShare: Int64?) -> Int {
-        let unlimited = 128 * 1024
-        guard let speedShare else { return unlimited }
-        // > The minimum buffer size allowed to be set is 1024.
-        return Int(min(Int64(unlimited), max(1024, speedShare / 400)))
-    }
-
-    /// Applies this transfer's share of the global speed limit (`0`: unlimited); libcurl honours a change on a
-    /// running transfer since 7.74 (curl/curl#6162).
+    /// The engine limits with ``ReceiveRateLimiter`` rather than `CURLOPT_MAX_RECV_SPEED_LARGE` (see there why). The
+    /// low-speed limit follows the share: libcurl measures the speed over seconds that include the pauses, so a share
+    /// below the limit would make it abort the transfer as stalled when it is only being held back on purpose.
     ///
-    /// The low-speed limit follows: a share below it would otherwise make libcurl abort the transfer as stalled
-    /// when it is only being held back on purpose.
-    func setReceiveSpeedLimit(_ bytesPerSecond: Int64) {
-        _ = ccurl_setopt_off_t(easy, CURLOPT_MAX_RECV_SPEED_LARGE, curl_off_t(bytesPerSecond))
+    /// - Returns: What libcurl said when a paused transfer that is now unlimited was resumed (see
+    ///   ``resumeIfAllowed(now:)``).
+    func setReceiveSpeedLimit(_ bytesPerSecond: Int64, now: UInt64) -> CURLcode {
+        rateLimiter.setRate(bytesPerSecond, now: now)
         let lowSpeed = max(0, request.options.lowSpeedLimit)
         let effective = bytesPerSecond > 0 ? min(lowSpeed, Int(bytesPerSecond / 2)) : lowSpeed
         _ = ccurl_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, effective)
+        return resumeIfAllowed(now: now)
+    }
+
+    /// Resumes a transfer the speed limit paused once its share allows more bytes again.
+    ///
+    /// - Returns: `CURLE_OK`, or the failure of the held-back bytes that libcurl delivers from within
+    ///   `curl_easy_pause` (a full disk, a policy stop); the engine then finishes the transfer with it.
+    func resumeIfAllowed(now: UInt64) -> CURLcode {
+        rateLimiter.refill(now: now)
+        guard isPaused, rateLimiter.mayReceive else { return CURLE_OK }
+        isPaused = false
+        // CURLPAUSE_CONT is CURLPAUSE_RECV_CONT | CURLPAUSE_SEND_CONT, both 0; a compound macro Swift cannot import.
+        return curl_easy_pause(easy, 0)
+    }
+
+    /// How long until a paused transfer may receive again, in nanoseconds; `nil` when it is not paused.
+    var nanosecondsUntilResuming: UInt64? {
+        isPaused ? rateLimiter.nanosecondsUntilReceiving : nil
     }
 
     // MARK: Callbacks (engine thread, inside curl_multi_perform)
@@ -245,6 +266,14 @@ final class TransferContext {
 
     private func receiveBody(_ data: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
         guard let data, count > 0 else { return count }
+        guard rateLimiter.mayReceive else {
+            // > If your callback function returns CURL_WRITEFUNC_PAUSE it will cause this transfer to become paused.
+            // libcurl keeps the chunk and delivers it again when the engine resumes the transfer, so the policy must
+            // not see it now.
+            isPaused = true
+            return Int(CURL_WRITEFUNC_PAUSE)
+        }
+        rateLimiter.consume(count)
         switch policy.receiveBody(count: count) {
         case .discard:
             return count
@@ -320,9 +349,7 @@ final class TransferContext {
     }
 
     private func reportProgress(force: Bool) {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let nanoseconds = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+        let nanoseconds = monotonicNanoseconds()
         guard force || nanoseconds &- lastProgressNanoseconds >= TransferContext.progressInterval else { return }
         lastProgressNanoseconds = nanoseconds
         // Validators only of a response whose body is written (never of a redirect hop or an error page).
@@ -341,9 +368,21 @@ final class TransferContext {
 
     // MARK: Completion
 
+    /// A transfer to run again, on a new connection, for the same caller.
+    struct FreshConnectionRetry {
+        var request: TransferRequest
+        var progress: @Sendable (TransferProgress) -> Void
+        var continuation: CheckedContinuation<TransferOutcome, Never>
+    }
+
     /// Builds the outcome, cleans up the easy handle (already removed from the multi handle), reports the last
     /// progress and resumes the caller. `cancellation` overrides whatever libcurl said.
-    func finish(_ result: CURLcode, cancellation: TransferError? = nil) {
+    ///
+    /// - Returns: Instead of resuming the caller, the transfer to start again when it failed with a protocol error
+    ///   on a reused connection before anything was written: a server that sent more than its `Content-Length`
+    ///   leaves the excess on the connection, where the next request reads it instead of a status line. Only the
+    ///   connection is broken, so a new one is tried at once (and once: the retry never reuses or keeps one).
+    func finish(_ result: CURLcode, cancellation: TransferError? = nil) -> FreshConnectionRetry? {
         precondition(!finished, "transfer finished twice")
         if policy.truncatePending && writeFailure == nil {
             // A full response arrived without body bytes: the old contents must still go, so that the reported
@@ -351,10 +390,29 @@ final class TransferContext {
             if truncate() { policy.truncated() }
         }
         let outcome = makeOutcome(result, cancellation: cancellation)
+        if case .failed(let error, nil, let bytesInFile) = outcome, error.code == .protocolError,
+            error.curlCode != nil, cancellation == nil, bytesInFile == request.resumeOffset,
+            !request.freshConnection, usedReusedConnection
+        {
+            releaseHandle()
+            finished = true
+            var retry = request
+            retry.freshConnection = true
+            return FreshConnectionRetry(request: retry, progress: progress, continuation: continuation)
+        }
         releaseHandle()
         reportProgress(force: true)
         finished = true
         continuation.resume(returning: outcome)
+        return nil
+    }
+
+    /// Whether the transfer ran on a connection an earlier transfer had opened.
+    private var usedReusedConnection: Bool {
+        // > CURLINFO_NUM_CONNECTS: Pass a pointer to a long to receive how many new connections libcurl had to
+        // > create to achieve the previous transfer (only the successful connects are counted).
+        var connects = 0
+        return ccurl_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects == 0
     }
 
     /// Completes a transfer whose easy handle never reached the multi handle.
@@ -461,4 +519,11 @@ func pathOfDescriptor(_ descriptor: Int32) -> String {
     let length = readlink("/proc/self/fd/\(descriptor)", &buffer, buffer.count - 1)
     guard length > 0 else { return "file descriptor \(descriptor)" }
     return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// Nanoseconds of `CLOCK_MONOTONIC`, for progress intervals and the speed limit.
+func monotonicNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
 }

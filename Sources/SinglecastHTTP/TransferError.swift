@@ -34,7 +34,7 @@ package struct TransferError: Error, Hashable, Sendable, CustomStringConvertible
         case invalidURL = "invalid_url"
         /// TLS handshake or certificate verification failed.
         case tls
-        /// The server broke the HTTP protocol.
+        /// The server broke the HTTP protocol: a malformed response, or garbage where a status line belongs.
         case protocolError = "protocol_error"
         /// The response headers passed libcurl's limit (300 KB): the server is broken or hostile, and another
         /// attempt would only receive them again.
@@ -43,6 +43,20 @@ package struct TransferError: Error, Hashable, Sendable, CustomStringConvertible
         case invalidRequest = "invalid_request"
         /// libcurl could not be set up.
         case engineUnavailable = "engine_unavailable"
+    }
+
+    /// What a download should do after a failure with a code, so that the rule has one owner.
+    package enum RetryClass: Sendable, Hashable {
+        /// A transient failure (network, timeout, protocol error, I/O): try again after the usual backoff.
+        case afterBackoff
+        /// The next attempt fixes it by itself (a resume that must restart from byte 0): try again at once.
+        case immediately
+        /// Nothing changes until someone acts (the disk is full): pause the download.
+        case afterUserAction
+        /// The same request would fail the same way (a refused scheme, too large, a redirect loop): fail for good.
+        case never
+        /// Not a failure: the transfer was stopped on purpose.
+        case notAFailure
     }
 
     package var code: Code
@@ -60,6 +74,23 @@ package struct TransferError: Error, Hashable, Sendable, CustomStringConvertible
     }
 
     package var description: String { "\(code.rawValue): \(message)" }
+}
+
+extension TransferError.Code {
+    /// What a download should do after a failure with this code.
+    package var retryClass: TransferError.RetryClass {
+        switch self {
+        case .network, .timeout, .protocolError, .io, .tls, .invalidRequest, .engineUnavailable: .afterBackoff
+        case .rangeMismatch: .immediately
+        case .diskFull: .afterUserAction
+        case .schemeNotAllowed, .insecureRedirect, .tooManyRedirects, .tooLarge, .headersTooLarge, .invalidURL: .never
+        case .cancelled: .notAFailure
+        }
+    }
+
+    /// Whether another attempt may succeed without anyone acting: ``TransferError/RetryClass/afterBackoff`` or
+    /// ``TransferError/RetryClass/immediately``.
+    package var isRetryable: Bool { retryClass == .afterBackoff || retryClass == .immediately }
 }
 
 extension TransferError {
@@ -157,6 +188,13 @@ extension TransferError {
             message =
                 "Downloading \(url) was redirected more than \(failure.options.maxRedirects) times (\(curl)). "
                 + "The server is probably in a redirect loop; check the URL in a browser."
+        case CURLE_UNSUPPORTED_PROTOCOL where failure.curlMessage.hasPrefix("Received HTTP/0.9"):
+            // libcurl's word for bytes where a status line belongs, typically the excess of the previous response
+            // on a reused connection: a broken response, not a refused scheme.
+            code = .protocolError
+            message =
+                "The server for \(url) sent something that is not an HTTP response where the status line belongs "
+                + "(\(curl)). \(resume)"
         case CURLE_UNSUPPORTED_PROTOCOL:
             let scheme = failure.redirectLocation.flatMap(urlScheme) ?? urlScheme(failure.url) ?? "?"
             if failure.options.requireHTTPS && scheme == "http" && failure.redirectLocation != nil {

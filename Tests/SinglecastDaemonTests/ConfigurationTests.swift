@@ -51,8 +51,22 @@ import Testing
         #expect(configuration.shutdownTimeout == .milliseconds(1500))
     }
 
-    @Test func maxDownloadSizeIsOffByDefault() throws {
-        #expect(DaemonConfiguration().maxDownloadSize == nil)
+    /// Feed refreshes run at most 16 at once and 4 to one host, so a refresh of many feeds on one host does not
+    /// open hundreds of connections to it.
+    @Test func refreshConcurrencyHasLimits() throws {
+        #expect(DaemonConfiguration().refreshConcurrent == 16)
+        #expect(DaemonConfiguration().refreshPerHost == 4)
+        let parsed = try parse("refresh_concurrent = 32\nrefresh_per_host = 2\n")
+        #expect(parsed.refreshConcurrent == 32)
+        #expect(parsed.refreshPerHost == 2)
+        #expect(error("refresh_per_host = 0")?.contains("refresh_per_host must be a whole number from 1 to") == true)
+        #expect(error("refresh_concurrent = 1000")?.contains("refresh_concurrent must be a whole number") == true)
+    }
+
+    /// An endless response must not fill the disk: without the key, downloads stop at 4 GiB.
+    @Test func maxDownloadSizeIsFourGigabytesByDefault() throws {
+        #expect(DaemonConfiguration().maxDownloadSize == 4 << 30)
+        #expect(try parse("").maxDownloadSize == 4 << 30)
         #expect(try parse("max_download_size = 2G").maxDownloadSize == 2 << 30)
         #expect(try parse("max_download_size = off").maxDownloadSize == nil)
         #expect(try parse("max_download_size = 0").maxDownloadSize == nil)

@@ -327,4 +327,27 @@ import Testing
 
         #expect(Ending(outcome) == .failed(.network, bytesInFile: 0))
     }
+
+    /// A server that sends more bytes than its Content-Length leaves them on the keep-alive connection, where the
+    /// next request reads them instead of a status line ("Received HTTP/0.9"); the engine retries that request once
+    /// on a fresh connection instead of failing it.
+    @Test func garbageLeftOnAReusedConnectionIsRetriedOnAFreshOne() async throws {
+        let server = try FaultServer()
+        let first = try TestFile("first.part")
+        let second = try TestFile("second.part")
+
+        let (overflowing, next) = try await withEngine { engine in
+            let overflowing = await engine.transfer(first.request(server.url("/overflow/1000/64")), progress: { _ in })
+            try await Task.sleep(for: .milliseconds(500))  // the extra bytes are waiting on the cached connection
+            let next = await engine.transfer(second.request(server.url("/file/2000")), progress: { _ in })
+            return (overflowing, next)
+        }
+
+        #expect(Ending(overflowing) == .completed(status: 200, resumed: false, bytesInFile: 1000))
+        #expect(
+            Ending(next) == .completed(status: 200, resumed: false, bytesInFile: 2000),
+            "\(String(describing: next.error))"
+        )
+        #expect(second.contents == TestContent.data(size: 2000))
+    }
 }

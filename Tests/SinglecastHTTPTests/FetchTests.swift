@@ -235,6 +235,33 @@ import Testing
         #expect(exact.body.count == 4096)
     }
 
+    /// A feed the server gzips arrives decoded, and the request says which encodings are understood.
+    @Test func gzipEncodedFeedArrivesDecoded() async throws {
+        let server = try FaultServer()
+
+        let result = try await fetch(server.url("/gzip-feed"), maxBytes: 100_000)
+        let echoed = try await fetch(server.url("/echo-headers"))
+
+        #expect(result.response.status == 200)
+        #expect(result.body.starts(with: Data("<?xml".utf8)), "\(result.body.prefix(16).map { $0 })")
+        #expect(result.body.count == 1859)
+        let headers = try JSONSerialization.jsonObject(with: echoed.body) as? [String: String]
+        #expect(headers?["accept-encoding"]?.contains("gzip") == true, "\(String(describing: headers))")
+    }
+
+    /// The size limit applies to the decoded bytes: 100 MB of zeros, about 100 KB gzipped, stays refused, and no more
+    /// than the limit ever reaches memory.
+    @Test func gzipBombIsRefusedByItsDecodedSize() async throws {
+        let server = try FaultServer()
+
+        let error = await transferError { try await fetch(server.url("/gzip-bomb/100000000"), maxBytes: 1_000_000) }
+        let small = try await fetch(server.url("/gzip-bomb/999999"), maxBytes: 1_000_000)
+
+        #expect(error?.code == .tooLarge, "\(String(describing: error))")
+        #expect(error?.message.contains("1000000-byte maximum") == true, "\(String(describing: error))")
+        #expect(small.body == Data(count: 999_999))
+    }
+
     @Test func refusedConnectionThrows() async throws {
         let error = await transferError { try await fetch("http://127.0.0.1:9/feed.xml") }
         #expect(error?.code == .network)

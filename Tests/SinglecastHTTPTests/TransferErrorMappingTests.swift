@@ -108,4 +108,31 @@ private enum CurlFailureMapping {
         #expect(error.curlCode == curlCode)
         #expect(!error.message.contains("u:p@"))
     }
+
+    /// libcurl reports garbage where a status line belongs (left on a reused connection by a server that sent more
+    /// than its Content-Length) as CURLE_UNSUPPORTED_PROTOCOL; it is a broken response, not a refused scheme.
+    @Test func garbageInsteadOfAStatusLineIsAProtocolError() {
+        let error = CurlFailureMapping.map(
+            code: Self.unsupportedProtocol,
+            url: "http://feeds.example/ep.mp3",
+            message: "Received HTTP/0.9 when not allowed"
+        )
+        #expect(error.code == .protocolError)
+        #expect(error.message.contains("not an HTTP response"), "\(error.message)")
+    }
+
+    /// The retry rule the download queue follows, one code at a time.
+    @Test func everyCodeHasARetryClass() {
+        #expect(TransferError.Code.protocolError.isRetryable)
+        #expect(TransferError.Code.network.retryClass == .afterBackoff)
+        #expect(TransferError.Code.timeout.retryClass == .afterBackoff)
+        #expect(TransferError.Code.rangeMismatch.retryClass == .immediately)
+        #expect(TransferError.Code.diskFull.retryClass == .afterUserAction)
+        #expect(TransferError.Code.cancelled.retryClass == .notAFailure)
+        for code in [TransferError.Code.schemeNotAllowed, .insecureRedirect, .tooManyRedirects, .tooLarge] {
+            #expect(!code.isRetryable, "\(code)")
+        }
+        #expect(!TransferError.Code.headersTooLarge.isRetryable)
+        #expect(!TransferError.Code.invalidURL.isRetryable)
+    }
 }

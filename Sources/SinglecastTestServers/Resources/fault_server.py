@@ -38,11 +38,22 @@ Paths:
   /endless-headers               200 followed by header lines without end (1 KiB each) until the client leaves.
   /endless-body                  200 without Content-Length, ended by closing, whose body never ends until the
                                  client leaves.
+  /gzip-feed                     200 with a small RSS document, gzip-encoded whatever the request accepts.
+  /gzip-bomb/<decoded size>      200 with <decoded size> zero bytes, gzip-encoded (about a thousandth of that on
+                                 the wire).
+  /concurrent/<tag>/<ms>         a small RSS document after <ms> milliseconds; counts how many requests of <tag> run at
+                                 once.
+  /concurrent-peak/<tag>         200 with the most requests of <tag> that ever ran at once, how many ended and on
+                                 how many connections, as JSON {"peak": n, "done": n, "connections": n}.
+  /overflow/<size>/<extra>       200 with Content-Length <size> and <size> body bytes, then, 200 ms later, <extra>
+                                 more bytes on the same keep-alive connection: the next response a client reads
+                                 there starts with garbage.
 """
 
 import argparse
 import base64
 import email.utils
+import gzip
 import http.server
 import json
 import os
@@ -54,6 +65,11 @@ import urllib.parse
 
 CHUNK = 64 * 1024
 LAST_MODIFIED = "Tue, 01 Oct 2024 12:00:00 GMT"
+GZIP_FEED = (
+    b'<?xml version="1.0" encoding="UTF-8"?>\n<rss version="2.0"><channel><title>Compressed</title>'
+    + b"<item><title>Episode</title></item>" * 50
+    + b"</channel></rss>\n"
+)
 
 
 def pattern(seed):
@@ -104,6 +120,8 @@ class FaultHandler(http.server.BaseHTTPRequestHandler):
     counter = 0
     counter_lock = threading.Lock()
     requests_by_path = {}
+    concurrency = {}  # tag -> (running, peak, done)
+    connections = {}  # tag -> {client address}
 
     def log_message(self, format, *args):  # quiet: tests read outcomes, not logs
         pass
@@ -146,6 +164,16 @@ class FaultHandler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+    def simple_gzip(self, body, content_type):
+        encoded = gzip.compress(body, compresslevel=9)
+        self.send_response(200)
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(encoded)))
+        self.send_header("Content-Type", content_type)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(encoded)
 
     def serve_file(self, size, etag, seed=0, honour_range=True, drop_after=None, rate=None):
         requested = parse_range(self.headers.get("Range"), size) if honour_range else None
@@ -341,6 +369,34 @@ class FaultHandler(http.server.BaseHTTPRequestHandler):
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline:
                 self.wfile.write(data[:CHUNK])
+        elif kind == "gzip-feed":
+            self.simple_gzip(GZIP_FEED, "application/rss+xml")
+        elif kind == "gzip-bomb":
+            self.simple_gzip(b"\0" * int(parts[1]), "application/rss+xml")
+        elif kind == "concurrent":
+            tag = parts[1]
+            with FaultHandler.counter_lock:
+                running, peak, done = FaultHandler.concurrency.get(tag, (0, 0, 0))
+                FaultHandler.concurrency[tag] = (running + 1, max(peak, running + 1), done)
+                FaultHandler.connections.setdefault(tag, set()).add(self.client_address)
+            try:
+                time.sleep(int(parts[2]) / 1000)
+                self.simple(200, GZIP_FEED)
+            finally:
+                with FaultHandler.counter_lock:
+                    running, peak, done = FaultHandler.concurrency[tag]
+                    FaultHandler.concurrency[tag] = (running - 1, peak, done + 1)
+        elif kind == "concurrent-peak":
+            with FaultHandler.counter_lock:
+                _, peak, done = FaultHandler.concurrency.get(parts[1], (0, 0, 0))
+                connections = len(FaultHandler.connections.get(parts[1], ()))
+            self.simple(200, json.dumps({"peak": peak, "done": done, "connections": connections}).encode())
+        elif kind == "overflow":
+            size, extra = int(parts[1]), int(parts[2])
+            self.serve_file(size, '"overflow-%d"' % size)
+            self.wfile.flush()
+            time.sleep(0.2)  # after the client has taken the response and put the connection back in its cache
+            self.wfile.write(b"x" * extra)
         else:
             self.simple(404, b"no such test path\n")
 

@@ -1,0 +1,88 @@
+import FoundationEssentials
+import Synchronization
+
+/// Caps concurrent fetches, in total and per host, so that refreshing a thousand feeds on one host does not open
+/// hundreds of connections to it (measured before: 749 established, 615 of 1,004 fetches failed as stalled).
+///
+/// A fetch waits for a slot (``FetchSlots`` holds the rules) and then runs on the given engine. Connections are
+/// shared because every fetch runs on the engine's one multi handle: its connection cache keeps a finished fetch's
+/// connection open for the next fetch to the same host, and its DNS cache saves the lookups. So with a per-host
+/// limit of four, a refresh of one host's feeds keeps using about four connections. Use one limiter for all
+/// refreshes.
+package final class FetchLimiter: Sendable {
+    private struct State {
+        var slots: FetchSlots
+        var nextID = 0
+        /// Fetches waiting for a slot; resumed with `true` when they get one, `false` when cancelled.
+        var waiters: [Int: CheckedContinuation<Bool, Never>] = [:]
+        /// Fetches that asked for a slot (so cancellation can tell "not yet asked" from "already running").
+        var asked: Set<Int> = []
+        /// Fetches cancelled before they asked.
+        var cancelledEarly: Set<Int> = []
+    }
+
+    private let state: Mutex<State>
+
+    /// - Parameters:
+    ///   - limit: The most fetches running at once.
+    ///   - perHostLimit: The most fetches running at once to one host (at most `limit`).
+    package init(limit: Int, perHostLimit: Int) {
+        state = Mutex(State(slots: FetchSlots(limit: limit, perHostLimit: perHostLimit)))
+    }
+
+    /// Fetches `request` on `engine` once a slot for its host is free.
+    ///
+    /// - Throws: ``TransferError``: what ``HTTPEngine/fetch(_:)`` throws, and ``TransferError/Code/cancelled`` when
+    ///   the task is cancelled while it waits.
+    package func fetch(_ request: FetchRequest, on engine: HTTPEngine) async throws(TransferError) -> FetchResult {
+        let host = Self.host(of: request.url)
+        guard await acquire(host: host) else {
+            throw .cancelled(request.url, reason: "the fetch was cancelled while it waited for a connection")
+        }
+        defer { release(host: host) }
+        return try await engine.fetch(request)
+    }
+
+    /// The host a URL counts against: its host name, lower-cased (the whole URL when it has none).
+    static func host(of url: String) -> String {
+        URLComponents(string: url)?.host?.lowercased() ?? url
+    }
+
+    /// Waits for a slot; `false` when the task was cancelled first.
+    private func acquire(host: String) async -> Bool {
+        let id = state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
+        defer { state.withLock { _ = $0.asked.remove(id) } }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let now: Bool? = state.withLock { state in
+                    state.asked.insert(id)
+                    if state.cancelledEarly.remove(id) != nil { return false }
+                    if state.slots.acquire(id: id, host: host) { return true }
+                    state.waiters[id] = continuation
+                    return nil
+                }
+                if let now { continuation.resume(returning: now) }
+            }
+        } onCancel: {
+            let waiter: CheckedContinuation<Bool, Never>? = state.withLock { state in
+                if let waiter = state.waiters.removeValue(forKey: id) {
+                    _ = state.slots.cancel(id: id)
+                    return waiter
+                }
+                if !state.asked.contains(id) { state.cancelledEarly.insert(id) }
+                return nil  // already holds a slot: the fetch itself notices the cancellation
+            }
+            waiter?.resume(returning: false)
+        }
+    }
+
+    private func release(host: String) {
+        let started = state.withLock { state in
+            state.slots.release(host: host).compactMap { state.waiters.removeValue(forKey: $0) }
+        }
+        for waiter in started { waiter.resume(returning: true) }
+    }
+}

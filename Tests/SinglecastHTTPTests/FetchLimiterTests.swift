@@ -1,0 +1,98 @@
+import Foundation
+import SinglecastHTTP
+import SinglecastTestServers
+import Testing
+
+/// Refreshing many feeds on one host: a cap on concurrent fetches, per host and in total.
+@Suite struct FetchLimiterTests {
+    /// Before the limit, 200 fetches at once reached a peak of 29 on the server and 50 of them failed.
+    @Test func twoHundredFetchesToOneHostNeverRunMoreThanFourAtOnce() async throws {
+        let server = try FaultServer()
+        let limiter = FetchLimiter(limit: 16, perHostLimit: 4)
+        let request = FetchRequest(url: server.url("/concurrent/refresh/20"), options: TransferOptions())
+
+        let statuses = try await withEngine { engine in
+            await withTaskGroup(of: Int.self) { group in
+                for _ in 0..<200 {
+                    group.addTask { (try? await limiter.fetch(request, on: engine))?.response.status ?? 0 }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        let peak = try await withEngine {
+            try await $0.fetch(FetchRequest(url: server.url("/concurrent-peak/refresh")))
+        }
+        let counts = try JSONSerialization.jsonObject(with: peak.body) as? [String: Int]
+
+        #expect(statuses.count == 200)
+        #expect(statuses.allSatisfy { $0 == 200 }, "\(statuses.filter { $0 != 200 })")
+        #expect(counts?["done"] == 200)
+        #expect((counts?["peak"] ?? 99) <= 4, "\(String(describing: counts))")
+        #expect((counts?["peak"] ?? 0) >= 2, "the limit is a cap, not a queue of one")
+        // Connections are reused across fetches: a handful for 200 fetches, not one each.
+        #expect((counts?["connections"] ?? 999) <= 8, "\(String(describing: counts))")
+    }
+
+    /// A fetch cancelled while it waits for a slot ends at once, and its place goes to the next waiter.
+    @Test func cancellingAWaitingFetchEndsItAtOnce() async throws {
+        let server = try FaultServer()
+        let limiter = FetchLimiter(limit: 1, perHostLimit: 1)
+        let slow = FetchRequest(url: server.url("/concurrent/cancel/1500"))
+        let quick = FetchRequest(url: server.url("/concurrent/cancel/0"))
+
+        let (cancelledCode, waitedSeconds, nextStatus) = try await withEngine { engine in
+            async let holder = limiter.fetch(slow, on: engine)
+            try await Task.sleep(for: .milliseconds(200))  // the slow fetch holds the only slot
+            let waiter = Task { () -> TransferError.Code? in
+                do {
+                    _ = try await limiter.fetch(quick, on: engine)
+                    return nil
+                } catch {
+                    return (error as? TransferError)?.code
+                }
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            let start = ContinuousClock.now
+            waiter.cancel()
+            let code = await waiter.value
+            let waited = seconds(since: start)
+            _ = try await holder
+            let next = try await limiter.fetch(quick, on: engine)
+            return (code, waited, next.response.status)
+        }
+
+        #expect(cancelledCode == .cancelled)
+        #expect(waitedSeconds < 0.5, "waited \(waitedSeconds) s")
+        #expect(nextStatus == 200, "the cancelled waiter gave its place back")
+    }
+
+    @Test func aFullHostDoesNotHoldUpOthers() {
+        var slots = FetchSlots(limit: 3, perHostLimit: 2)
+        let granted = [(1, "a"), (2, "a"), (3, "a"), (4, "b"), (5, "c")].map { slots.acquire(id: $0, host: $1) }
+        // Host a is full at two; b is not; then three run, the global limit, and c waits.
+        #expect(granted == [true, true, false, true, false])
+        #expect(slots.waitingCount == 2)
+
+        let afterB = slots.release(host: "b")
+        #expect(afterB == [5], "b's slot goes to c; a is still full")
+        let afterA = slots.release(host: "a")
+        #expect(afterA == [3])
+        #expect(slots.running == 3)
+        #expect(slots.running(to: "a") == 2)
+    }
+
+    @Test func waitersForOneHostKeepTheirOrder() {
+        var slots = FetchSlots(limit: 8, perHostLimit: 1)
+        let granted = [1, 2, 3].map { slots.acquire(id: $0, host: "a") }
+        #expect(granted == [true, false, false])
+        let cancelledWaiting = slots.cancel(id: 2)
+        let cancelledRunning = slots.cancel(id: 1)
+        #expect(cancelledWaiting)
+        #expect(!cancelledRunning, "a running fetch is not waiting")
+        let first = slots.release(host: "a")
+        let second = slots.release(host: "a")
+        #expect(first == [3])
+        #expect(second == [])
+        #expect(slots.running == 0)
+    }
+}
