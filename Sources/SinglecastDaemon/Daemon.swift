@@ -342,6 +342,8 @@ package enum Daemon {
         settings.artworkCacheBytes = Int64(configuration.artworkCacheSize)
         settings.transfer = queueSettings(configuration).transfer
         settings.transfer.maxFileSize = nil  // max_download_size is for episodes; feeds have max_feed_size
+        settings.fetchConcurrency = configuration.refreshConcurrent
+        settings.fetchesPerHost = configuration.refreshPerHost
         return settings
     }
 

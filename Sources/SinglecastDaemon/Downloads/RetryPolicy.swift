@@ -64,16 +64,12 @@ package struct RetryPolicy: Sendable, Hashable {
         let retry: Retry
         switch failure {
         case .transfer(let error):
-            switch error.code {
-            case .cancelled:
-                preconditionFailure("a stopped transfer is concluded, not decided on")
-            case .schemeNotAllowed, .insecureRedirect, .tooManyRedirects, .tooLarge, .headersTooLarge, .invalidURL,
-                .invalidRequest:
-                retry = .never
-            case .rangeMismatch:
-                retry = .immediately
-            case .network, .timeout, .io, .tls, .protocolError, .engineUnavailable, .diskFull:
-                retry = .backoff(retryAfter: nil)
+            // Which transfer errors are worth another attempt is the engine's knowledge (TransferError.RetryClass).
+            switch error.code.retryClass {
+            case .notAFailure: preconditionFailure("a stopped transfer is concluded, not decided on")
+            case .never: retry = .never
+            case .immediately: retry = .immediately
+            case .afterBackoff, .afterUserAction: retry = .backoff(retryAfter: nil)
             }
         case .httpStatus(let status, _, let retryAfter):
             retry = Self.isRetryable(httpStatus: status) ? .backoff(retryAfter: retryAfter) : .never

@@ -22,6 +22,9 @@ package struct PodcastSettings: Sendable, Hashable {
     package var transfer = TransferOptions()
     /// How long one feed or artwork fetch may take in all, however steadily its server trickles bytes.
     package var fetchDeadline: Duration = .seconds(120)
+    /// Feed and artwork fetches running at once, in all and to one host (`refresh_concurrent`, `refresh_per_host`).
+    package var fetchConcurrency = 16
+    package var fetchesPerHost = 4
 
     package init() {}
 }
@@ -53,6 +56,9 @@ package actor Subscriptions: Service {
     private let wakeup: AsyncStream<Void>.Continuation
     /// When the sleeping child of ``run()`` wakes the loop, if one sleeps.
     private var wake = WakeSchedule()
+    /// Bounds the fetches of feeds and artwork; replaced when a reload changes its limits (fetches already
+    /// waiting in the old one finish there).
+    private var limiter: FetchLimiter
     /// New subscriptions whose artwork the service loop fetches, as children of its task group.
     private var artworkWanted: Set<Int64> = []
 
@@ -76,6 +82,7 @@ package actor Subscriptions: Service {
         self.downloadDirectory = downloadDirectory
         self.artworkDirectory = artworkDirectory
         self.lookup = lookup
+        self.limiter = FetchLimiter(limit: settings.fetchConcurrency, perHostLimit: settings.fetchesPerHost)
         (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -85,6 +92,11 @@ package actor Subscriptions: Service {
     }
 
     package func update(_ newSettings: PodcastSettings) {
+        if (newSettings.fetchConcurrency, newSettings.fetchesPerHost)
+            != (settings.fetchConcurrency, settings.fetchesPerHost)
+        {
+            limiter = FetchLimiter(limit: newSettings.fetchConcurrency, perHostLimit: newSettings.fetchesPerHost)
+        }
         settings = newSettings
         wakeup.yield()
     }
@@ -121,7 +133,7 @@ package actor Subscriptions: Service {
         await withTaskGroup(of: Void.self) { group in
             var running = 0
             for podcast in due {
-                if running == 4 {
+                if running == settings.fetchConcurrency {
                     await group.next()
                     running -= 1
                 }
@@ -394,7 +406,7 @@ package actor Subscriptions: Service {
             options: settings.transfer
         )
         let result: FetchResult
-        switch await fetchWithin(settings.fetchDeadline, engine.fetch, request) {
+        switch await fetchWithin(settings.fetchDeadline, limitedFetch, request) {
         case .success(let fetched)?:
             result = fetched
         case .failure(let error)?:
@@ -433,6 +445,11 @@ package actor Subscriptions: Service {
                 message: "the server answered HTTP \(status) for \(redactedURL(result.response.finalURL))"
             )
         }
+    }
+
+    /// The engine's fetch, within the limiter's per-host and total limits.
+    private var limitedFetch: @Sendable (FetchRequest) async throws(TransferError) -> FetchResult {
+        { [limiter, engine] (request) throws(TransferError) in try await limiter.fetch(request, on: engine) }
     }
 
     /// Parses a feed, turning its episodes into records a thousand at a time as the document is read, so that a
@@ -776,7 +793,7 @@ package actor Subscriptions: Service {
             options: settings.transfer
         )
         let result: FetchResult
-        switch await fetchWithin(settings.fetchDeadline, engine.fetch, request) {
+        switch await fetchWithin(settings.fetchDeadline, limitedFetch, request) {
         case .success(let fetched)?:
             result = fetched
         case .failure(let error)?:
