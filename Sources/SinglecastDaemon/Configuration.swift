@@ -1,6 +1,10 @@
 import FoundationEssentials
 import SinglecastSupport
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A problem in the configuration file, reported as `file:line: what is wrong`.
 package struct ConfigurationError: Error, Hashable, Sendable, CustomStringConvertible {
     package var path: String
@@ -165,6 +169,10 @@ package struct DaemonConfiguration: Hashable, Sendable {
             }
             guard value.hasPrefix("/") else {
                 return "on_complete must be the absolute path of a program (or empty); got '\(value)'"
+            }
+            // Refused now rather than found out at the first completed download.
+            guard access(value, X_OK) == 0 else {
+                return "on_complete program '\(value)' cannot be run: \(String(cString: strerror(errno)))"
             }
             configuration.onComplete = value
             return nil

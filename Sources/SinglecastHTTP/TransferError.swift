@@ -205,11 +205,14 @@ extension TransferError {
                     + "Turn off the HTTPS requirement for this feed if that is acceptable."
             } else {
                 code = .schemeNotAllowed
-                let target = failure.redirectLocation.map { " redirected to \(redactedURL($0))" } ?? ""
+                let what =
+                    failure.redirectLocation.map { "was redirected to \(redactedURL($0)), a '\(scheme)' URL" }
+                    ?? "is a '\(scheme)' URL"
                 let allowed = failure.options.requireHTTPS ? "https" : "http and https"
+                let link = failure.options.requireHTTPS ? "an https" : "an http or https"
                 message =
-                    "Downloading \(url) failed:\(target) a '\(scheme)' URL, but only \(allowed) URLs are "
-                    + "downloaded (\(curl)). Ask the publisher for an \(allowed) link."
+                    "Downloading \(url) failed: it \(what), but only \(allowed) URLs are downloaded (\(curl)). "
+                    + "Ask the publisher for \(link) link."
             }
         case CURLE_URL_MALFORMAT:
             code = .invalidURL

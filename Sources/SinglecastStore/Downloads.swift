@@ -227,7 +227,13 @@ extension Store {
     ///
     /// - Parameter durability: ``Durability/powerLoss`` (the default) for anything a client was or will be told;
     ///   ``Durability/processCrash`` for bookkeeping a power cut may roll back safely, such as progress.
-    package func save(_ records: [DownloadRecord], durability: Durability = .powerLoss) throws(StoreError) {
+    ///   - pendingHooks: Downloads whose `on_complete` program is due, recorded in the same transaction as their
+    ///     completion, so that a crash before the program starts still runs it after the restart.
+    package func save(
+        _ records: [DownloadRecord],
+        durability: Durability = .powerLoss,
+        pendingHooks: [Int64] = []
+    ) throws(StoreError) {
         guard !records.isEmpty else { return }
         try withConnection("saving downloads") { connection throws(SQLiteError) in
             try connection.transaction(durability) { () throws(SQLiteError) in
@@ -238,7 +244,32 @@ extension Store {
                         update.reset()
                     }
                 }
+                let insert = "INSERT OR IGNORE INTO pending_hooks (download_id) VALUES (?)"
+                try connection.withReusableStatement(insert) { (statement) throws(SQLiteError) in
+                    for id in pendingHooks {
+                        try statement.bind([.integer(id)])
+                        while try statement.step() {}
+                        statement.reset()
+                    }
+                }
             }
+        }
+    }
+
+    /// Downloads whose `on_complete` program is due, oldest first.
+    package func pendingHooks() throws(StoreError) -> [Int64] {
+        try withConnection("reading pending hooks") { connection throws(SQLiteError) in
+            try connection.query("SELECT download_id FROM pending_hooks ORDER BY download_id").compactMap {
+                $0[0].int64
+            }
+        }
+    }
+
+    /// Takes a download's pending hook: `true` when it was pending, and is not any more. Called just before the
+    /// program starts, which makes it run at most once.
+    package func takePendingHook(_ id: Int64) throws(StoreError) -> Bool {
+        try withConnection("taking a pending hook") { connection throws(SQLiteError) in
+            try connection.execute("DELETE FROM pending_hooks WHERE download_id = ?", [.integer(id)]) > 0
         }
     }
 

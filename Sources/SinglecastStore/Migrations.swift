@@ -207,6 +207,9 @@ package enum Migrations {
             -- (and its episodes' ids) for the next subscription. The podcasts table cannot be rebuilt with
             -- AUTOINCREMENT inside a migration's transaction: dropping it would cascade to the episodes. Inserts
             -- take their id past this high-water mark instead, which the triggers raise on every delete.
+            -- Completed downloads whose on_complete program has not been started yet; written with the completion,
+            -- removed just before the program starts (so it runs at most once, also across a crash).
+            CREATE TABLE pending_hooks (download_id INTEGER PRIMARY KEY) STRICT;
             CREATE TABLE id_high_water (name TEXT PRIMARY KEY, value INTEGER NOT NULL) STRICT;
             INSERT INTO id_high_water (name, value) VALUES
                 ('podcasts', (SELECT COALESCE(MAX(id), 0) FROM podcasts)),

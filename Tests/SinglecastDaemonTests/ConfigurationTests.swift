@@ -1,4 +1,6 @@
+import Foundation
 import SinglecastDaemon
+import SinglecastTestServers
 import Testing
 
 @Suite struct ConfigurationTests {
@@ -61,6 +63,22 @@ import Testing
         #expect(parsed.refreshPerHost == 2)
         #expect(error("refresh_per_host = 0")?.contains("refresh_per_host must be a whole number from 1 to") == true)
         #expect(error("refresh_concurrent = 1000")?.contains("refresh_concurrent must be a whole number") == true)
+    }
+
+    /// A hook that cannot run is refused when the file is read (start-up exits 78, a reload keeps the old one),
+    /// not found out at the first completed download.
+    @Test func anOnCompleteProgramThatCannotRunIsRefused() throws {
+        #expect(try parse("on_complete = /bin/true").onComplete == "/bin/true")
+        #expect(try parse("on_complete =").onComplete == nil)
+        #expect(
+            error("on_complete = /nonexistent/hook")
+                == "/etc/sc.conf:1: on_complete program '/nonexistent/hook' cannot be run: No such file or directory"
+        )
+        let home = try TemporaryDirectory(prefix: "singlecast-config-test")
+        let notAProgram = home.file("notes.txt")
+        try Data("not a program".utf8).write(to: URL(fileURLWithPath: notAProgram))
+        chmod(notAProgram, 0o644)
+        #expect(error("on_complete = \(notAProgram)")?.contains("cannot be run: Permission denied") == true)
     }
 
     /// An endless response must not fill the disk: without the key, downloads stop at 4 GiB.

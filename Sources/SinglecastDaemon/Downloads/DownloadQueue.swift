@@ -73,6 +73,7 @@ package actor DownloadQueue: Service {
     /// the power cut left, so it is cut back to the checkpoint.
     private let distrustUncheckpointedBytes: Bool
     private var settings: QueueSettings
+    private let hooks: HookRunner
     private var speedLimitOverride: Int64??
 
     private var records = DownloadTable()
@@ -124,6 +125,7 @@ package actor DownloadQueue: Service {
         self.settings = settings
         self.defaultDirectory = defaultDirectory
         self.distrustUncheckpointedBytes = distrustUncheckpointedBytes
+        self.hooks = HookRunner(store: store, logger: logger)
         (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         (changes, changed) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
@@ -195,6 +197,13 @@ package actor DownloadQueue: Service {
         }
         try await store.deleteDownloads(removed)
         try await store.save(changed)
+        let pendingHooks = try await store.pendingHooks()
+        let completed = pendingHooks.compactMap { records[$0] }.filter { $0.state == .completed }
+        await hooks.resume(
+            pendingHooks,
+            completed: Dictionary(uniqueKeysWithValues: completed.map { ($0.id, $0) }),
+            program: settings.onComplete
+        )
         let pending = records.values.count { $0.state == .queued || $0.state == .active }
         if pending > 0 { logger.notice("resuming \(pending) unfinished download(s)") }
     }
@@ -280,9 +289,6 @@ package actor DownloadQueue: Service {
             if let failure = Self.truncate(fd, to: 0, record) { return await fail(id, failure) }
         }
         transfer.progress.withLock { $0 = (offset, record.bytesTotal) }
-        if offset > 0 {
-            logger.info("download \(id) resumes at byte \(offset)\(record.bytesTotal.map { " of \($0)" } ?? "")")
-        }
         // Not saved here: a crash makes an active download queued again anyway, and the attempt count goes to
         // the store with the next checkpoint, failure or completion. Waiting for a commit here would leave the
         // transfer slot idle behind other downloads' syncs.
@@ -327,6 +333,7 @@ package actor DownloadQueue: Service {
             group.cancelAll()
             return result ?? .failed(TransferError(code: .cancelled, message: "stopped"), response: nil, bytesInFile: 0)
         }
+        if offset > 0 { logResume(id, from: offset, outcome) }
         // The network part is over: the next download may start while this one syncs and commits, so that
         // durability costs latency per file, not throughput.
         releaseSlot(id, transfer)
@@ -337,6 +344,20 @@ package actor DownloadQueue: Service {
         // sees, but one may arrive during its last commit).
         if records[id]?.state == .cancelled { await concludeStopped(id) }
         wakeup.yield()  // a resume meanwhile may start it again now
+    }
+
+    /// Says how a resume went, once the answer is known: a server that ignored the range sent the whole file.
+    private func logResume(_ id: Int64, from offset: Int64, _ outcome: TransferOutcome) {
+        let response: TransferResponse?
+        switch outcome {
+        case .completed(let answer, _), .rangeNotSatisfiable(let answer), .httpError(let answer): response = answer
+        case .failed(_, let answer, _): response = answer
+        }
+        switch response?.status {
+        case 206?: logger.info("download \(id) resumes at byte \(offset)")
+        case 200?: logger.info("download \(id): the server ignored the range request, so it started over")
+        default: break
+        }
     }
 
     private func releaseSlot(_ id: Int64, _ transfer: RunningTransfer) {
@@ -577,9 +598,7 @@ package actor DownloadQueue: Service {
         if overridden { await persist(record) }
         logger.info("download \(id) completed: \(record.path) (\(bytes) bytes)")
         publish(.completed, record)
-        if let program = settings.onComplete {
-            CompletionHook.run(program, for: record, logger: logger)
-        }
+        if let program = settings.onComplete { hooks.run(program, for: record) }
     }
 
     /// Group commit of completions: those that finish while a batch is being synced wait and go together in the
@@ -603,7 +622,9 @@ package actor DownloadQueue: Service {
             await FileSync.directories(Set(batch.map(\.record.directory)))
             var failure: (any Error)?
             do {
-                try await store.save(batch.map(\.record))
+                // A hook due is recorded with its completion, so that a crash before it starts still runs it.
+                let hooks = settings.onComplete == nil ? [] : batch.map(\.record.id)
+                try await store.save(batch.map(\.record), pendingHooks: hooks)
             } catch {
                 failure = error
             }

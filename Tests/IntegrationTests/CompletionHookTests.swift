@@ -1,0 +1,107 @@
+import Foundation
+import SinglecastProtocol
+import SinglecastTestServers
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `on_complete` programs: a few at a time however many downloads complete, and at most once each, also when the
+/// daemon dies between a completion and its program.
+@Suite struct CompletionHookTests {
+    private func waitUntil(_ timeout: Double = 60, _ condition: () throws -> Bool) rethrows -> Bool {
+        let deadline = Date.now.addingTimeInterval(timeout)
+        while Date.now < deadline {
+            if try condition() { return true }
+            usleep(50_000)
+        }
+        return try condition()
+    }
+
+    private func lines(_ path: String) -> [String] {
+        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
+    @Test func aBurstOfCompletionsRunsItsHooksAFewAtATime() throws {
+        let site = try NginxServer()
+        let urls = try (0..<12).map { try site.serve(Data(repeating: UInt8($0), count: 1000), as: "h\($0).mp3") }
+        let daemon = DaemonProcess()
+        let running = daemon.root.file("running")
+        let log = daemon.root.file("hooks.log")
+        try FileManager.default.createDirectory(atPath: running, withIntermediateDirectories: true)
+        // Each run marks itself running, writes how many are running, lingers, then unmarks itself.
+        let hook = daemon.root.file("hook.sh")
+        try """
+        #!/bin/sh
+        touch \(running)/$$
+        ls \(running) | wc -l >> \(log)
+        sleep 0.3
+        rm -f \(running)/$$
+        """.write(toFile: hook, atomically: true, encoding: .utf8)
+        chmod(hook, 0o755)
+        try daemon.writeConfig("on_complete = \(hook)\nmax_concurrent = 8\nmax_per_host = 8\n")
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let list = urls.map { "\"\($0)\"" }.joined(separator: ",")
+        _ = try client.result(
+            "enqueue",
+            as: EnqueueResult.self,
+            params: #"{"urls":[\#(list)],"directory":"\#(daemon.root.file("dl"))"}"#
+        )
+        #expect(try waitUntil { lines(log).count == 12 }, "hooks ran \(lines(log).count) times, not 12")
+        let most = lines(log).compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }.max() ?? 0
+        #expect(most <= 2, "\(most) hooks ran at once")
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func aHookAStopInterruptedRunsOnceAfterTheRestart() throws {
+        let site = try NginxServer()
+        let url = try site.serve(Data(repeating: 9, count: 1000), as: "once.mp3")
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let id = try client.result(
+            "enqueue",
+            as: EnqueueResult.self,
+            params: #"{"urls":["\#(url)"],"directory":"\#(daemon.root.file("dl"))"}"#
+        ).downloads[0].id
+        #expect(
+            try waitUntil {
+                try client.result("show", as: DownloadInfo.self, params: #"{"id":\#(id)}"#).state == .completed
+            }
+        )
+        #expect(daemon.stop() == 0)
+        // What a kill -9 between the completion's commit and the program's start leaves: the hook still pending.
+        let database = daemon.stateDirectory + "/singlecast.sqlite3"
+        let seeded = try spawnAndWait(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('INSERT INTO pending_hooks VALUES (?)',"
+                    + " (int(sys.argv[2]),)); c.commit()",
+                database, String(id),
+            ],
+            output: daemon.root.file("seed.log")
+        )
+        #expect(seeded == 0, "\((try? String(contentsOfFile: daemon.root.file("seed.log"), encoding: .utf8)) ?? "")")
+
+        let log = daemon.root.file("hooks.log")
+        let hook = daemon.root.file("hook.sh")
+        try "#!/bin/sh\nprintf '%s %s\\n' \"$SINGLECAST_ID\" \"$1\" >> \(log)\n".write(
+            toFile: hook,
+            atomically: true,
+            encoding: .utf8
+        )
+        chmod(hook, 0o755)
+        try daemon.writeConfig("on_complete = \(hook)\n")
+        for _ in 0..<2 {
+            let again = DaemonProcess(root: daemon.root)
+            try again.startAndWaitUntilReady()
+            _ = waitUntil(5) { !lines(log).isEmpty }
+            usleep(300_000)
+            #expect(again.stop() == 0)
+        }
+        #expect(lines(log) == ["\(id) \(daemon.root.file("dl/once.mp3"))"], "the hook ran \(lines(log).count) times")
+    }
+}
