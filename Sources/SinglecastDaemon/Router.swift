@@ -142,6 +142,17 @@ package struct Router: Sendable {
             return try WireCoding.encoded(
                 await context.podcasts.downloadLatest(try params(DownloadLatestParams.self, request))
             )
+        case .delete:
+            return try WireCoding.encoded(
+                await context.podcasts.delete(try params(EpisodeSelectionParams.self, request))
+            )
+        case .redownload:
+            return try WireCoding.encoded(
+                await context.podcasts.redownload(try params(EpisodeSelectionParams.self, request))
+            )
+        case .inbox:
+            let params = try request.params == nil ? InboxParams() : params(InboxParams.self, request)
+            return try WireCoding.encoded(await context.podcasts.inbox(params))
         case .import:
             return try WireCoding.encoded(await context.podcasts.importOPML(try params(ImportParams.self, request)))
         case .export:

@@ -22,6 +22,9 @@ package enum Method: String, CaseIterable, Sendable {
     case refresh
     case set
     case download
+    case delete
+    case redownload
+    case inbox
     case `import`
     case export
     case search

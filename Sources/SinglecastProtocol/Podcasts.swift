@@ -461,6 +461,54 @@ package struct DownloadLatestParams: Codable, Hashable, Sendable {
     }
 }
 
+/// Params of `delete` and `redownload`: episodes by id.
+package struct EpisodeSelectionParams: Codable, Hashable, Sendable {
+    package var episodes: [Int64]
+
+    package init(episodes: [Int64]) { self.episodes = episodes }
+}
+
+/// Result of `delete`.
+package struct DeleteResult: Codable, Hashable, Sendable {
+    /// The episodes that had a file or a download and no longer have one.
+    package var episodes: [Int64]
+    /// Files deleted.
+    package var deletedFiles: [String]
+    /// Files another episode (of another podcast) still refers to, so they stay.
+    package var keptFiles: [String]
+
+    package init(episodes: [Int64], deletedFiles: [String], keptFiles: [String]) {
+        self.episodes = episodes
+        self.deletedFiles = deletedFiles
+        self.keptFiles = keptFiles
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case episodes
+        case deletedFiles = "deleted_files"
+        case keptFiles = "kept_files"
+    }
+}
+
+/// Params of `inbox`.
+package struct InboxParams: Codable, Hashable, Sendable {
+    /// At most this many episodes (default: all).
+    package var limit: Int?
+
+    package init(limit: Int? = nil) { self.limit = limit }
+}
+
+/// Result of `inbox`: new episodes of every podcast, newest first, and the podcasts they belong to.
+package struct InboxResult: Codable, Hashable, Sendable {
+    package var episodes: [EpisodeInfo]
+    package var podcasts: [PodcastInfo]
+
+    package init(episodes: [EpisodeInfo], podcasts: [PodcastInfo]) {
+        self.episodes = episodes
+        self.podcasts = podcasts
+    }
+}
+
 /// Params of `import`: the OPML document's text (the client reads the file, which the daemon may not see).
 package struct ImportParams: Codable, Hashable, Sendable {
     package var opml: String

@@ -369,6 +369,19 @@ extension Store {
         }
     }
 
+    /// New episodes of every podcast, newest first (undated ones last): the inbox.
+    package func newEpisodes(limit: Int? = nil) throws(StoreError) -> [EpisodeRecord] {
+        try withConnection("listing new episodes") { connection throws(SQLiteError) in
+            try connection.query(
+                """
+                SELECT \(episodeColumnsWithoutDescription) FROM episodes WHERE is_new = 1
+                ORDER BY published_at DESC, podcast_id, feed_order, id LIMIT ?
+                """,
+                [.integer(Int64(limit ?? -1))]
+            ).map(EpisodeRecord.init(row:))
+        }
+    }
+
     /// Episodes by id, in the order asked; unknown ids are left out.
     package func episodes(ids: [Int64], includingDescriptions: Bool = true) throws(StoreError) -> [EpisodeRecord] {
         // Show notes can be kilobytes each, and an enqueue of 10,000 episodes needs none of them.

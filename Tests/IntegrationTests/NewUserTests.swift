@@ -290,4 +290,65 @@ import Glibc
         let log = (try? String(contentsOfFile: daemon.stderrPath, encoding: .utf8)) ?? ""
         #expect(log.contains("repeats 2 item(s)"), "\(log)")
     }
+
+    @Test func deleteAndRedownloadOneEpisode() throws {
+        let site = try NginxServer()
+        let media = try site.serve(Data(repeating: 4, count: 4096), as: "del.mp3")
+        let feed = try site.serve(Self.feed("Epsilon", [media]), as: "eps.xml")
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let podcast = try client.result("subscribe", as: SubscribeResult.self, params: #"{"url":"\#(feed)"}"#).podcast
+        let episode = try #require(try episodes(client, podcast.id).first?.id)
+        let first = try client.result("enqueue", as: EnqueueResult.self, params: #"{"episodes":[\#(episode)]}"#)
+        let file = try #require(try waitUntilFinished(client, first.downloads.map(\.id)).first?.file)
+
+        let deleted = try client.result("delete", as: DeleteResult.self, params: #"{"episodes":[\#(episode)]}"#)
+        #expect(deleted.episodes == [episode])
+        #expect(deleted.deletedFiles == [file])
+        #expect(!FileManager.default.fileExists(atPath: file))
+        #expect(try episodes(client, podcast.id).map(\.downloadID) == [nil])
+        let again = try client.result("delete", as: DeleteResult.self, params: #"{"episodes":[\#(episode)]}"#)
+        #expect(again.episodes.isEmpty && again.deletedFiles.isEmpty, "nothing left to delete")
+
+        let queued = try client.result("redownload", as: EnqueueResult.self, params: #"{"episodes":[\#(episode)]}"#)
+        #expect(queued.downloads.map(\.existing) == [false])
+        _ = try waitUntilFinished(client, queued.downloads.map(\.id))
+        #expect(FileManager.default.contents(atPath: file) == Data(repeating: 4, count: 4096))
+        // A redownload of a file that is there fetches it anew.
+        let twice = try client.result("redownload", as: EnqueueResult.self, params: #"{"episodes":[\#(episode)]}"#)
+        #expect(twice.downloads.map(\.existing) == [false])
+        #expect(try waitUntilFinished(client, twice.downloads.map(\.id)).map(\.file) == [file])
+        let missing = try error(client, "delete", #"{"episodes":[\#(episode + 1000)]}"#)
+        #expect(missing.reason == "unknown_episode")
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func theInboxListsNewEpisodesOfEveryPodcastNewestFirst() throws {
+        let site = try NginxServer()
+        let one = try site.serve(Self.feed("Zeta", [site.url("/z1.mp3")]), as: "z.xml")
+        let two = try site.serve(Self.feed("Eta", [site.url("/e1.mp3")]), as: "e.xml")
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        _ = try client.result("subscribe", as: SubscribeResult.self, params: #"{"url":"\#(one)"}"#)
+        _ = try client.result("subscribe", as: SubscribeResult.self, params: #"{"url":"\#(two)"}"#)
+        #expect(try client.result("inbox", as: InboxResult.self).episodes.isEmpty, "the back catalogue is not new")
+        usleep(1_100_000)  // a new Last-Modified second for nginx
+        // Newest first: the feed builder dates items 28, 27… Nov; Eta's new item is the newest of all.
+        _ = try site.serve(Self.feed("Zeta", [site.url("/z2.mp3"), site.url("/z1.mp3")]), as: "z.xml")
+        _ = try site.serve(
+            Self.feed("Eta", [site.url("/e3.mp3"), site.url("/e2.mp3"), site.url("/e1.mp3")]),
+            as: "e.xml"
+        )
+        _ = try client.result("refresh", as: RefreshResult.self)
+        let inbox = try client.result("inbox", as: InboxResult.self)
+        #expect(inbox.episodes.count == 3)
+        #expect(Set(inbox.podcasts.map(\.title)) == ["Zeta", "Eta"])
+        let dates = inbox.episodes.compactMap(\.published)
+        #expect(dates == dates.sorted(by: >), "not newest first: \(dates)")
+        let limited = try client.result("inbox", as: InboxResult.self, params: #"{"limit":1}"#)
+        #expect(limited.episodes.count == 1)
+        #expect(daemon.stop() == 0)
+    }
 }

@@ -40,9 +40,12 @@ import Testing
           unsubscribe             Unsubscribe from a podcast.
           podcasts                List subscribed podcasts.
           episodes                List a podcast's episodes, newest first.
+          inbox                   List new episodes of every podcast, newest first.
           refresh                 Fetch podcast feeds now.
           set                     Change a podcast's auto-download and keep settings.
           download                Download a podcast's newest episodes.
+          delete                  Delete downloaded episodes' files.
+          redownload              Download episodes again.
           import                  Subscribe to the feeds of an OPML file.
           export                  Write the subscriptions as an OPML file.
 

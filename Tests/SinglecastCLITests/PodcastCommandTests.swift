@@ -543,3 +543,35 @@ import Testing
         }
     }
 }
+
+/// `delete`, `redownload` and `inbox`: what they send and how they print.
+@Suite struct EpisodeFileCommandTests {
+    /// The command the words parse into; `nil` when the parser itself refuses them.
+    private func command<T: CLICommand>(_ words: [String], as type: T.Type) throws -> T? {
+        guard case .run(let path, let parsed) = CommandParser.parse(words, root: CLI.root) else { return nil }
+        return try path[path.count - 1].init(parsed) as? T
+    }
+
+    @Test func deleteTakesEpisodeIDsAndSaysWhatHappened() throws {
+        let parsed = try #require(try command(["delete", "815", "816", "815"], as: DeleteCommand.self))
+        #expect(parsed.params == EpisodeSelectionParams(episodes: [815, 816]))
+        #expect(
+            DeleteCommand.render(DeleteResult(episodes: [815], deletedFiles: ["/d/a.mp3"], keptFiles: ["/d/b.mp3"]))
+                == "Deleted /d/a.mp3\nKept /d/b.mp3 (another podcast's episode has it)\n"
+        )
+        #expect(
+            DeleteCommand.render(DeleteResult(episodes: [], deletedFiles: [], keptFiles: [])) == "Nothing to delete.\n"
+        )
+    }
+
+    @Test func episodeIDsMustBePositiveWholeNumbers() throws {
+        #expect(throws: UsageError.self) { try command(["redownload", "x1"], as: RedownloadCommand.self) }
+        #expect(try command(["delete"], as: DeleteCommand.self) == nil, "an ID is required")
+    }
+
+    @Test func theInboxNamesEachEpisodesPodcast() throws {
+        let parsed = try #require(try command(["inbox", "--limit", "5"], as: InboxCommand.self))
+        #expect(parsed.params == InboxParams(limit: 5))
+        #expect(InboxCommand.render(InboxResult(episodes: [], podcasts: [])) == "No new episodes.\n")
+    }
+}

@@ -4,7 +4,8 @@ extension Singlecastctl {
         name: "Podcasts",
         subcommands: [
             SubscribeCommand.self, UnsubscribeCommand.self, PodcastsCommand.self, EpisodesCommand.self,
-            RefreshCommand.self, SetCommand.self, DownloadLatestCommand.self, ImportCommand.self, ExportCommand.self,
+            InboxCommand.self, RefreshCommand.self, SetCommand.self, DownloadLatestCommand.self, DeleteCommand.self,
+            RedownloadCommand.self, ImportCommand.self, ExportCommand.self,
         ]
     )
 }

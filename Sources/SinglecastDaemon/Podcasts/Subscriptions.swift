@@ -666,15 +666,87 @@ package actor Subscriptions: Service {
         let leaving = Set(policy.surplus(downloaded: completed.map(\.id)))
         let surplus = completed.filter { leaving.contains($0.id) }
         guard !surplus.isEmpty else { return }
-        let owned = try await ownDownloads(surplus.compactMap(\.downloadID), leaving: surplus.map(\.id))
-        let deleted = try await queue.discard(owned, deleteFiles: true)
-        episodesWritten()
-        defer { episodesWritten() }
-        try await store.setEpisodeDownloads(surplus.map { ($0.id, nil) })
+        let (deleted, _) = try await letGo(surplus)
         logger.info(
             "kept the newest \(policy.keep ?? 0) episodes of \(podcasts[id]?.title ?? "?"): "
                 + "deleted \(deleted.count) file(s)"
         )
+    }
+
+    /// Episodes let go of their downloads: a download no other episode points at is cancelled (an unfinished one)
+    /// or forgotten with its file deleted (a completed one); a shared one stays for the other episodes.
+    ///
+    /// - Returns: The files deleted, and the files kept because another episode has them.
+    private func letGo(_ episodes: [EpisodeRecord]) async throws -> (deleted: [String], kept: [String]) {
+        let downloads = episodes.compactMap(\.downloadID)
+        let owned = try await ownDownloads(downloads, leaving: episodes.map(\.id))
+        let shared = Set(downloads).subtracting(owned)
+        let kept = await queue.infos(Array(shared)).values.filter { $0.state == .completed }.map(\.file)
+        let deleted = try await queue.discard(owned, deleteFiles: true)
+        episodesWritten()
+        defer { episodesWritten() }
+        do {
+            try await store.setEpisodeDownloads(episodes.map { ($0.id, nil) })
+        } catch {
+            throw RPCError.internalError("cannot unlink the episodes from their downloads: \(error)")
+        }
+        return (deleted, kept.sorted())
+    }
+
+    /// `delete`: the episodes' files go (unless another episode has them), and their downloads with them.
+    package func delete(_ params: EpisodeSelectionParams) async throws -> DeleteResult {
+        let episodes = try await existingEpisodes(params.episodes).filter { $0.downloadID != nil }
+        let (deleted, kept) = try await letGo(episodes)
+        if !deleted.isEmpty { logger.info("deleted \(deleted.count) episode file(s) on request") }
+        return DeleteResult(episodes: episodes.map(\.id), deletedFiles: deleted, keptFiles: kept)
+    }
+
+    /// `redownload`: as `delete`, then queued again.
+    package func redownload(_ params: EpisodeSelectionParams) async throws -> EnqueueResult {
+        let episodes = try await existingEpisodes(params.episodes)
+        // Checked before anything is deleted: an episode with nothing to download would lose its file for nothing.
+        if let episode = episodes.first(where: { !Self.isDownloadable($0.enclosureURL) }) {
+            throw Self.noEnclosure(episode)
+        }
+        _ = try await letGo(episodes.filter { $0.downloadID != nil })
+        return try await enqueueEpisodes(params.episodes, priority: nil)
+    }
+
+    /// `inbox`: new episodes of every podcast, newest first.
+    package func inbox(_ params: InboxParams) async throws -> InboxResult {
+        if let limit = params.limit, limit < 1 {
+            throw RPCError.invalidParams("'limit' must be at least 1", parameter: "limit")
+        }
+        let records: [EpisodeRecord]
+        do {
+            records = try await store.newEpisodes(limit: params.limit)
+        } catch {
+            throw RPCError.internalError("cannot read the episodes: \(error)")
+        }
+        let downloads = await queue.infos(records.compactMap(\.downloadID))
+        let counts = try await counts()
+        let shown = Set(records.map(\.podcastID))
+        return InboxResult(
+            episodes: records.map { Self.info($0, download: $0.downloadID.flatMap { downloads[$0] }) },
+            podcasts: podcasts.values.filter { shown.contains($0.id) }.sorted { $0.id < $1.id }
+                .map { info($0, counts: counts[$0.id]) }
+        )
+    }
+
+    /// The episodes with these ids, in the order asked; an unknown id is `unknown_episode`.
+    private func existingEpisodes(_ ids: [Int64]) async throws -> [EpisodeRecord] {
+        guard !ids.isEmpty else {
+            throw RPCError.invalidParams("'episodes' must name at least one episode", parameter: "episodes")
+        }
+        let found: [EpisodeRecord]
+        do {
+            found = try await store.episodes(ids: ids, includingDescriptions: false)
+        } catch {
+            throw RPCError.internalError("cannot read the episodes: \(error)")
+        }
+        let foundIDs = Set(found.map(\.id))
+        if let missing = ids.first(where: { !foundIDs.contains($0) }) { throw Self.unknownEpisode(missing) }
+        return found
     }
 
     /// The downloads among `downloads` that no episode but `leaving` points at: only those may be cancelled or have
@@ -706,26 +778,11 @@ package actor Subscriptions: Service {
             throw RPCError.internalError("cannot read the episodes: \(error)")
         }
         let foundIDs = Set(found.map(\.id))
-        if let missing = ids.first(where: { !foundIDs.contains($0) }) {
-            throw RPCError(
-                code: RPCError.invalidParamsCode,
-                message: "Invalid params: there is no episode \(missing); 'singlecastctl episodes PODCAST' lists them.",
-                reason: "unknown_episode",
-                details: ["id": String(missing)]
-            )
-        }
+        if let missing = ids.first(where: { !foundIDs.contains($0) }) { throw Self.unknownEpisode(missing) }
         // Every episode is checked before any is queued, so a refused request queues nothing.
         if let episode = found.first(where: { podcasts[$0.podcastID] != nil && !Self.isDownloadable($0.enclosureURL) })
         {
-            let what =
-                episode.enclosureURL.map { "its enclosure '\($0)' is not an http or https URL" }
-                ?? "it has no enclosure"
-            throw RPCError(
-                code: RPCError.invalidParamsCode,
-                message: "Invalid params: episode \(episode.id) ('\(episode.title)') has nothing to download: \(what).",
-                reason: "no_enclosure",
-                details: ["id": String(episode.id)]
-            )
+            throw Self.noEnclosure(episode)
         }
         // Every new download goes to the queue in one request, so ten thousand episodes cost one transaction.
         let existing = await queue.infos(found.compactMap(\.downloadID))
@@ -1010,6 +1067,26 @@ package actor Subscriptions: Service {
                 parameter: "url"
             )
         }
+    }
+
+    private static func unknownEpisode(_ id: Int64) -> RPCError {
+        RPCError(
+            code: RPCError.invalidParamsCode,
+            message: "Invalid params: there is no episode \(id); 'singlecastctl episodes PODCAST' lists them.",
+            reason: "unknown_episode",
+            details: ["id": String(id)]
+        )
+    }
+
+    private static func noEnclosure(_ episode: EpisodeRecord) -> RPCError {
+        let what =
+            episode.enclosureURL.map { "its enclosure '\($0)' is not an http or https URL" } ?? "it has no enclosure"
+        return RPCError(
+            code: RPCError.invalidParamsCode,
+            message: "Invalid params: episode \(episode.id) ('\(episode.title)') has nothing to download: \(what).",
+            reason: "no_enclosure",
+            details: ["id": String(episode.id)]
+        )
     }
 
     /// A policy's problems as the protocol reports them.
