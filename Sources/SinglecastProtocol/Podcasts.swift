@@ -79,6 +79,11 @@ package struct PodcastInfo: Codable, Hashable, Sendable {
     package var hasCredentials: Bool
     /// Items of the last good refresh left out because an earlier item had the same guid (or identity).
     package var duplicateItems: Int
+    /// Settings of this podcast's own, when set: its `name_template`, the folder `{podcast}` stands for, and its
+    /// refresh interval in seconds.
+    package var nameTemplate: String?
+    package var folder: String?
+    package var refreshInterval: Int?
 
     package init(
         id: Int64,
@@ -100,9 +105,15 @@ package struct PodcastInfo: Codable, Hashable, Sendable {
         lastError: String?,
         gone: Bool,
         hasCredentials: Bool,
-        duplicateItems: Int = 0
+        duplicateItems: Int = 0,
+        nameTemplate: String? = nil,
+        folder: String? = nil,
+        refreshInterval: Int? = nil
     ) {
         self.duplicateItems = duplicateItems
+        self.nameTemplate = nameTemplate
+        self.folder = folder
+        self.refreshInterval = refreshInterval
         self.id = id
         self.title = title
         self.author = author
@@ -145,6 +156,9 @@ package struct PodcastInfo: Codable, Hashable, Sendable {
         case gone
         case hasCredentials = "has_credentials"
         case duplicateItems = "duplicate_items"
+        case nameTemplate = "name_template"
+        case folder
+        case refreshInterval = "refresh_interval"
     }
 
     package init(from decoder: any Decoder) throws {
@@ -170,6 +184,9 @@ package struct PodcastInfo: Codable, Hashable, Sendable {
         hasCredentials = try container.decode(Bool.self, forKey: .hasCredentials)
         // Absent from daemons before it was added.
         duplicateItems = try container.decodeIfPresent(Int.self, forKey: .duplicateItems) ?? 0
+        nameTemplate = try container.decodeIfPresent(String.self, forKey: .nameTemplate)
+        folder = try container.decodeIfPresent(String.self, forKey: .folder)
+        refreshInterval = try container.decodeIfPresent(Int.self, forKey: .refreshInterval)
     }
 }
 
@@ -437,16 +454,36 @@ package struct SetPodcastParams: Codable, Hashable, Sendable {
     /// A number of episodes to keep, or 0 to keep all.
     package var keep: Int?
 
-    package init(podcast: String, autoDownload: AutoDownload? = nil, keep: Int? = nil) {
+    /// This podcast's own `name_template`; `""` goes back to the configured one.
+    package var nameTemplate: String?
+    /// The folder name that `{podcast}` stands for (default: the podcast's title); `""` goes back to the title.
+    package var folder: String?
+    /// This podcast's own refresh interval in seconds; 0 goes back to the configured `refresh_interval`.
+    package var refreshInterval: Int?
+
+    package init(
+        podcast: String,
+        autoDownload: AutoDownload? = nil,
+        keep: Int? = nil,
+        nameTemplate: String? = nil,
+        folder: String? = nil,
+        refreshInterval: Int? = nil
+    ) {
         self.podcast = podcast
         self.autoDownload = autoDownload
         self.keep = keep
+        self.nameTemplate = nameTemplate
+        self.folder = folder
+        self.refreshInterval = refreshInterval
     }
 
     enum CodingKeys: String, CodingKey {
         case podcast
         case autoDownload = "auto_download"
         case keep
+        case nameTemplate = "name_template"
+        case folder
+        case refreshInterval = "refresh_interval"
     }
 }
 

@@ -203,6 +203,10 @@ package enum Migrations {
             ALTER TABLE downloads ADD COLUMN listed INTEGER NOT NULL DEFAULT 1;
             -- Items of the last good refresh dropped because an earlier item had the same identity.
             ALTER TABLE podcasts ADD COLUMN duplicate_items INTEGER NOT NULL DEFAULT 0;
+            -- A podcast's own settings, NULL for the configured ones.
+            ALTER TABLE podcasts ADD COLUMN name_template TEXT NULL;
+            ALTER TABLE podcasts ADD COLUMN folder TEXT NULL;
+            ALTER TABLE podcasts ADD COLUMN refresh_interval INTEGER NULL; -- milliseconds
             -- Without AUTOINCREMENT a new row gets max(id) + 1, so unsubscribing the newest podcast freed its id
             -- (and its episodes' ids) for the next subscription. The podcasts table cannot be rebuilt with
             -- AUTOINCREMENT inside a migration's transaction: dropping it would cascade to the episodes. Inserts

@@ -30,6 +30,12 @@ package struct PodcastRecord: Sendable, Hashable {
     package var keep: Int?
     /// Items of the last good refresh left out because an earlier item had the same identity.
     package var duplicateItems: Int
+    /// The podcast's own settings; `nil` uses the configured ones.
+    package var nameTemplate: String?
+    /// What `{podcast}` stands for in file names instead of the title.
+    package var folder: String?
+    /// Milliseconds between refreshes.
+    package var refreshInterval: Int64?
 
     package init(feedURL: String, subscribedAt: Int64) {
         id = 0
@@ -57,6 +63,9 @@ package struct PodcastRecord: Sendable, Hashable {
         autoDownload = "off"
         keep = nil
         duplicateItems = 0
+        nameTemplate = nil
+        folder = nil
+        refreshInterval = nil
     }
 }
 
@@ -125,7 +134,8 @@ package struct EpisodeCounts: Sendable, Hashable {
 private let podcastColumns = """
     id, feed_url, title, author, description, link, language, artwork_url, artwork_path, artwork_etag,
     artwork_last_modified, itunes_id, auth_user, auth_password, etag, last_modified, subscribed_at, refreshed_at,
-    succeeded_at, next_refresh_at, last_error, gone, auto_download, keep, duplicate_items
+    succeeded_at, next_refresh_at, last_error, gone, auto_download, keep, duplicate_items, name_template, folder,
+    refresh_interval
     """
 private let podcastWritable = writableNames(podcastColumns)
 private let insertPodcastSQL = """
@@ -191,6 +201,9 @@ extension PodcastRecord {
         autoDownload = row[22].string ?? "off"
         keep = row[23].int64.map { Int($0) }
         duplicateItems = Int(row[24].int64 ?? 0)
+        nameTemplate = row[25].string
+        folder = row[26].string
+        refreshInterval = row[27].int64
     }
 
     fileprivate var columnValues: [SQLiteValue] {
@@ -201,6 +214,7 @@ extension PodcastRecord {
             SQLiteValue(etag), SQLiteValue(lastModified), .integer(subscribedAt), SQLiteValue(refreshedAt),
             SQLiteValue(succeededAt), SQLiteValue(nextRefreshAt), SQLiteValue(lastError), .integer(gone ? 1 : 0),
             .text(autoDownload), SQLiteValue(keep.map { Int64($0) }), .integer(Int64(duplicateItems)),
+            SQLiteValue(nameTemplate), SQLiteValue(folder), SQLiteValue(refreshInterval),
         ]
     }
 }

@@ -351,4 +351,45 @@ import Glibc
         #expect(limited.episodes.count == 1)
         #expect(daemon.stop() == 0)
     }
+
+    @Test func aPodcastCanHaveItsOwnNamesFolderAndRefreshInterval() throws {
+        let site = try NginxServer()
+        let media = try site.serve(Data(repeating: 6, count: 4096), as: "own.mp3")
+        let feed = try site.serve(Self.feed("Theta", [media]), as: "t.xml")
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let podcast = try client.result("subscribe", as: SubscribeResult.self, params: #"{"url":"\#(feed)"}"#).podcast
+        let changed = try client.result(
+            "set",
+            as: PodcastResult.self,
+            params:
+                #"{"podcast":"\#(podcast.id)","folder":"News","name_template":"{podcast}/{title}.{ext}","refresh_interval":600}"#
+        ).podcast
+        #expect(changed.folder == "News" && changed.nameTemplate == "{podcast}/{title}.{ext}")
+        #expect(changed.refreshInterval == 600)
+        let next = try #require(changed.nextRefreshAt.flatMap { ISO8601DateFormatter().date(from: $0) })
+        #expect(next.timeIntervalSinceNow < 700, "the next refresh does not follow the new interval: \(next)")
+        let queued = try client.result(
+            "download",
+            as: EnqueueResult.self,
+            params: #"{"podcast":"\#(podcast.id)","latest":1}"#
+        )
+        #expect(queued.downloads.map(\.file) == [daemon.root.file("data/singlecast/episodes/News/Theta own.mp3.mp3")])
+
+        for (params, parameter) in [
+            (#""folder":"../escape""#, "folder"), (#""name_template":"{nope}""#, "name_template"),
+            (#""refresh_interval":5"#, "refresh_interval"),
+        ] {
+            let refused = try error(client, "set", #"{"podcast":"\#(podcast.id)",\#(params)}"#)
+            #expect(refused.reason == "invalid_params" && refused.message.contains(parameter), "\(refused.message)")
+        }
+        let reset = try client.result(
+            "set",
+            as: PodcastResult.self,
+            params: #"{"podcast":"\#(podcast.id)","folder":"","name_template":"","refresh_interval":0}"#
+        ).podcast
+        #expect(reset.folder == nil && reset.nameTemplate == nil && reset.refreshInterval == nil)
+        #expect(daemon.stop() == 0)
+    }
 }

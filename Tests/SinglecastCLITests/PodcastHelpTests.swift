@@ -153,14 +153,18 @@ import Testing
         OVERVIEW: Change a podcast's auto-download and keep settings.
 
         Switching --auto on applies it to the episodes already there: latest:N queues
-        the N newest at once.
+        the N newest at once. --name-template, --folder and --refresh-interval give
+        this podcast settings of its own, for downloads queued from now on; 'default'
+        goes back to the configured ones.
 
         Examples:
           singlecastctl set 3 --auto latest:3 --keep 5
           singlecastctl set daily --auto off
           singlecastctl set daily --keep 0
+          singlecastctl set daily --folder News --name-template
+        '{podcast}/{date}.{ext}' --refresh-interval 15m
 
-        USAGE: singlecastctl set [--socket <path>] [--json] <podcast> [--auto <policy>] [--keep <n>]
+        USAGE: singlecastctl set [--socket <path>] [--json] <podcast> [--auto <policy>] [--keep <n>] [--name-template <template>] [--folder <name>] [--refresh-interval <duration>]
 
         ARGUMENTS:
           <podcast>               The podcast's ID, or the start of its title, as
@@ -174,6 +178,14 @@ import Testing
                                   (every new episode) or latest:N (the N newest).
           --keep <n>              How many downloaded episodes to keep; older files are
                                   deleted. 0 keeps all.
+          --name-template <template>
+                                  This podcast's file names, as name_template in the
+                                  configuration, or 'default'.
+          --folder <name>         The folder name that {podcast} stands for instead of
+                                  the title, or 'default'.
+          --refresh-interval <duration>
+                                  Time between this podcast's refreshes (90s, 15m, 6h,
+                                  1d; 1m to 7d), or 'default'.
           --version               Show the version.
           -h, --help              Show help information.
 

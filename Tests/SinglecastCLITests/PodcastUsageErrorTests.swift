@@ -23,7 +23,11 @@ import Testing
         "podcasts": usage("podcasts", ""),
         "episodes": usage("episodes", "<podcast> [--new] [--limit <n>]"),
         "refresh": usage("refresh", "[<podcast>]"),
-        "set": usage("set", "<podcast> [--auto <policy>] [--keep <n>]"),
+        "set": usage(
+            "set",
+            "<podcast> [--auto <policy>] [--keep <n>] [--name-template <template>] [--folder <name>] "
+                + "[--refresh-interval <duration>]"
+        ),
         "download": usage("download", "<podcast> --latest <n>"),
         "import": usage("import", "<file>"),
         "export": usage("export", "[<file>]"),
@@ -160,7 +164,10 @@ import Testing
                 + refresh
         ),
         // set
-        Case(arguments: ["set", "3"], stderr: "Error: Give --auto, --keep or both\n" + set),
+        Case(
+            arguments: ["set", "3"],
+            stderr: "Error: Give --auto, --keep, --name-template, --folder or --refresh-interval\n" + set
+        ),
         Case(
             arguments: ["set", "--keep", "3"],
             stderr: "Error: Missing expected argument '<podcast>'\n" + podcastHelp + set

@@ -274,14 +274,34 @@ package struct SetCommand: CLICommand {
         commandName: "set",
         abstract: "Change a podcast's auto-download and keep settings.",
         discussion: """
-            Switching --auto on applies it to the episodes already there: latest:N queues the N newest at once.
+            Switching --auto on applies it to the episodes already there: latest:N queues the N newest at once. \
+            --name-template, --folder and --refresh-interval give this podcast settings of its own, for \
+            downloads queued from now on; 'default' goes back to the configured ones.
 
             Examples:
               singlecastctl set 3 --auto latest:3 --keep 5
               singlecastctl set daily --auto off
               singlecastctl set daily --keep 0
+              singlecastctl set daily --folder News --name-template '{podcast}/{date}.{ext}' --refresh-interval 15m
             """,
-        arguments: [PodcastArguments.podcast(), PodcastArguments.auto(), PodcastArguments.keep()]
+        arguments: [
+            PodcastArguments.podcast(), PodcastArguments.auto(), PodcastArguments.keep(),
+            .option(
+                "name-template",
+                valueName: "template",
+                help: "This podcast's file names, as name_template in the configuration, or 'default'."
+            ),
+            .option(
+                "folder",
+                valueName: "name",
+                help: "The folder name that {podcast} stands for instead of the title, or 'default'."
+            ),
+            .option(
+                "refresh-interval",
+                valueName: "duration",
+                help: "Time between this podcast's refreshes (90s, 15m, 6h, 1d; 1m to 7d), or 'default'."
+            ),
+        ]
     )
 
     package var options: GlobalOptions
@@ -293,11 +313,36 @@ package struct SetCommand: CLICommand {
         params = SetPodcastParams(
             podcast: try PodcastArguments.podcast(arguments) ?? "",
             autoDownload: auto,
-            keep: try PodcastArguments.keep(arguments, auto: auto)
+            keep: try PodcastArguments.keep(arguments, auto: auto),
+            nameTemplate: arguments.option("name-template").map { $0 == "default" ? "" : $0 },
+            folder: arguments.option("folder").map { $0 == "default" ? "" : $0 },
+            refreshInterval: try arguments.option("refresh-interval").map { word in
+                if word == "default" { return 0 }
+                guard let seconds = Self.seconds(word), (60...7 * 86_400).contains(seconds) else {
+                    throw UsageError.invalidValue(
+                        word,
+                        for: arguments.spec("refresh-interval", kind: .option),
+                        reason: "a duration from 1m to 7d such as 90s, 15m, 6h or 1d, or 'default'"
+                    )
+                }
+                return seconds
+            }
         )
-        if params.autoDownload == nil, params.keep == nil {
-            throw UsageError.validation("Give --auto, --keep or both")
+        if params.autoDownload == nil, params.keep == nil, params.nameTemplate == nil, params.folder == nil,
+            params.refreshInterval == nil
+        {
+            throw UsageError.validation("Give --auto, --keep, --name-template, --folder or --refresh-interval")
         }
+    }
+
+    /// `90s`, `15m`, `6h`, `1d` (or plain seconds) as seconds.
+    static func seconds(_ word: String) -> Int? {
+        let units: [Character: Int] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        guard let last = word.last else { return nil }
+        let (digits, unit) = units[last].map { (word.dropLast(), $0) } ?? (Substring(word), 1)
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let count = Int(digits), count >= 0 else { return nil }
+        let (seconds, overflow) = count.multipliedReportingOverflow(by: unit)
+        return overflow ? nil : seconds
     }
 
     package func run(_ context: CommandContext) async throws {
@@ -309,9 +354,16 @@ package struct SetCommand: CLICommand {
         ) { changed in Self.render(changed.podcast) }
     }
 
-    /// `Set 3  The Daily: auto-download latest:3, keep 5`.
+    /// `Set 3  The Daily: auto-download latest:3, keep 5`, then the podcast's own settings, if any.
     package static func render(_ podcast: PodcastInfo) -> String {
-        "Set \(podcast.id)  \(podcast.title): auto-download \(podcast.autoDownload), "
-            + "keep \(PodcastText.keep(podcast.keep))\n"
+        var text =
+            "Set \(podcast.id)  \(podcast.title): auto-download \(podcast.autoDownload), "
+            + "keep \(PodcastText.keep(podcast.keep))"
+        if let template = podcast.nameTemplate { text += ", name template \(template)" }
+        if let folder = podcast.folder { text += ", folder \(folder)" }
+        if let seconds = podcast.refreshInterval {
+            text += ", refreshed every \(Formatting.duration(seconds: Double(seconds)))"
+        }
+        return text + "\n"
     }
 }

@@ -284,8 +284,49 @@ package actor Subscriptions: Service {
 
     package func set(_ params: SetPodcastParams) async throws -> PodcastResult {
         var podcast = try resolve(params.podcast)
-        guard params.autoDownload != nil || params.keep != nil else {
-            throw RPCError.invalidParams("'set' needs 'auto_download', 'keep' or both", parameter: "auto_download")
+        guard
+            params.autoDownload != nil || params.keep != nil || params.nameTemplate != nil || params.folder != nil
+                || params.refreshInterval != nil
+        else {
+            throw RPCError.invalidParams(
+                "'set' needs at least one of 'auto_download', 'keep', 'name_template', 'folder' and 'refresh_interval'",
+                parameter: "auto_download"
+            )
+        }
+        if let template = params.nameTemplate {
+            if !template.isEmpty, let problem = EpisodeNaming.problem(in: template) {
+                throw RPCError.invalidParams(
+                    "'name_template' '\(template)' is not usable: \(problem)",
+                    parameter: "name_template"
+                )
+            }
+            podcast.nameTemplate = template.isEmpty ? nil : template
+        }
+        if let folder = params.folder {
+            // One folder name, sanitized like every part of a file name: it cannot leave the download directory.
+            let sanitized = FileNaming.sanitize(folder)
+            guard folder.isEmpty || (sanitized == folder && !folder.contains("/")) else {
+                throw RPCError.invalidParams(
+                    "'folder' must be one plain folder name (no '/', no leading dot, no control characters); "
+                        + "'\(sanitized)' would do",
+                    parameter: "folder"
+                )
+            }
+            podcast.folder = folder.isEmpty ? nil : folder
+        }
+        if let seconds = params.refreshInterval {
+            guard seconds == 0 || (60...7 * 86_400).contains(seconds) else {
+                throw RPCError.invalidParams(
+                    "'refresh_interval' must be from 60 seconds to 7 days (604800), or 0 for the configured one; "
+                        + "got \(seconds)",
+                    parameter: "refresh_interval"
+                )
+            }
+            podcast.refreshInterval = seconds == 0 ? nil : Int64(seconds) * 1000
+            // The next refresh follows the new interval, not the old one.
+            podcast.nextRefreshAt =
+                (podcast.succeededAt ?? podcast.refreshedAt ?? Self.now()) + jitteredInterval(podcast)
+            wakeup.yield()
         }
         if let auto = params.autoDownload { podcast.autoDownload = EpisodePolicy.Fetch(auto).stored }
         if let keep = params.keep {
@@ -514,7 +555,7 @@ package actor Subscriptions: Service {
         let now = Self.now()
         guard var current = podcasts[id] else { return unsubscribed("unsubscribed during the refresh") }
         current.refreshedAt = now
-        current.nextRefreshAt = now + jitteredInterval()
+        current.nextRefreshAt = now + jitteredInterval(current)
         var outcome = "updated"
         var inserted: [EpisodeRecord] = []
         var failure: String?
@@ -604,7 +645,7 @@ package actor Subscriptions: Service {
         podcast.succeededAt = now
         podcast.lastError = nil
         podcast.gone = false
-        podcast.nextRefreshAt = podcast.nextRefreshAt ?? now + jitteredInterval()
+        podcast.nextRefreshAt = podcast.nextRefreshAt ?? now + jitteredInterval(podcast)
         var moved = false
         if let newURL = feed.newFeedURL, newURL != podcast.feedURL, let (url, _, _) = try? Self.feedURL(newURL),
             !podcasts.values.contains(where: { $0.id != id && $0.feedURL == url })
@@ -801,9 +842,11 @@ package actor Subscriptions: Service {
                 )
                 continue
             }
-            let place = settings.naming.place(
+            // A podcast's own template is parsed per request; it was checked when it was set.
+            let naming = podcast.nameTemplate.map { EpisodeNaming(template: $0) } ?? settings.naming
+            let place = naming.place(
                 EpisodeNaming.Episode(
-                    podcastTitle: podcast.title.isEmpty ? "podcast \(podcast.id)" : podcast.title,
+                    podcastTitle: podcast.folder ?? (podcast.title.isEmpty ? "podcast \(podcast.id)" : podcast.title),
                     title: episode.title,
                     published: episode.publishedAt.map { Date(timeIntervalSince1970: Double($0) / 1000) },
                     enclosureURL: url,
@@ -989,7 +1032,10 @@ package actor Subscriptions: Service {
             lastError: podcast.lastError,
             gone: podcast.gone,
             hasCredentials: podcast.authUser != nil,
-            duplicateItems: podcast.duplicateItems
+            duplicateItems: podcast.duplicateItems,
+            nameTemplate: podcast.nameTemplate,
+            folder: podcast.folder,
+            refreshInterval: podcast.refreshInterval.map { Int($0 / 1000) }
         )
     }
 
@@ -1049,8 +1095,10 @@ package actor Subscriptions: Service {
         )
     }
 
-    private func jitteredInterval() -> Int64 {
-        let base = Double(settings.refreshInterval.components.seconds) * 1000
+    /// The podcast's own interval, else the configured one, jittered by ±10 %.
+    private func jitteredInterval(_ podcast: PodcastRecord) -> Int64 {
+        let base =
+            podcast.refreshInterval.map(Double.init) ?? Double(settings.refreshInterval.components.seconds) * 1000
         return Int64(base * Double.random(in: 0.9...1.1))
     }
 
