@@ -45,7 +45,8 @@ package actor Subscriptions: Service {
     private let lookup: @Sendable (Int64) async throws -> String
     private var settings: PodcastSettings
 
-    private var podcasts: [Int64: PodcastRecord] = [:]
+    /// Every subscription; read by the actor's extensions in other files.
+    private(set) var podcasts: [Int64: PodcastRecord] = [:]
     /// Episode totals by podcast as the last count found them (a scan of every episode, tens of milliseconds with
     /// 100,000), or `nil` once a write may have changed them.
     private var episodeCounts: [Int64: EpisodeCounts]?
@@ -364,62 +365,6 @@ package actor Subscriptions: Service {
         return try await enqueueEpisodes(params.episodes ?? [], priority: params.priority, with: urls)
     }
 
-    package func importOPML(_ params: ImportParams) async throws -> ImportResult {
-        let outlines: [OPMLOutline]
-        do {
-            outlines = try OPML.parse(Data(params.opml.utf8))
-        } catch {
-            let detail = error.message.hasSuffix(".") ? String(error.message.dropLast()) : error.message
-            throw RPCError.invalidParams("the OPML document cannot be read: \(detail)", parameter: "opml")
-        }
-        // Four feeds at a time: a long list should not take one feed's time per entry.
-        var results = [ImportResult.Entry?](repeating: nil, count: outlines.count)
-        await withTaskGroup(of: (Int, ImportResult.Entry).self) { group in
-            var next = 0
-            func addNext() {
-                guard next < outlines.count else { return }
-                let (index, outline) = (next, outlines[next])
-                next += 1
-                group.addTask { (index, await self.importOne(outline)) }
-            }
-            for _ in 0..<4 { addNext() }
-            for await (index, entry) in group {
-                results[index] = entry
-                addNext()
-            }
-        }
-        return ImportResult(feeds: results.compactMap { $0 })
-    }
-
-    private func importOne(_ outline: OPMLOutline) async -> ImportResult.Entry {
-        do {
-            let result = try await subscribe(SubscribeParams(url: outline.feedURL))
-            return ImportResult.Entry(
-                url: outline.feedURL,
-                title: outline.title ?? result.podcast.title,
-                outcome: result.existing ? "already" : "subscribed",
-                podcastID: result.podcast.id,
-                error: nil
-            )
-        } catch {
-            return ImportResult.Entry(
-                url: outline.feedURL,
-                title: outline.title,
-                outcome: "failed",
-                podcastID: nil,
-                error: (error as? RPCError)?.message ?? String(describing: error)
-            )
-        }
-    }
-
-    package func exportOPML() -> ExportResult {
-        let outlines = podcasts.values.sorted { $0.id < $1.id }.map {
-            OPMLOutline(title: $0.title.isEmpty ? nil : $0.title, feedURL: $0.feedURL, htmlURL: $0.link)
-        }
-        let document = OPML.document(title: "singlecast subscriptions", outlines: outlines, created: .now)
-        return ExportResult(opml: String(decoding: document, as: UTF8.self), count: outlines.count)
-    }
-
     // MARK: - Refresh
 
     /// A parsed feed: its channel, and its episodes as records (the parser's own episodes are never all in memory).
@@ -432,7 +377,7 @@ package actor Subscriptions: Service {
         case updated(ParsedFeed, TransferResponse, movedTo: String?)
         case notModified(TransferResponse, movedTo: String?)
         case gone
-        case failed(reason: String, message: String)
+        case failed(FeedProblem, message: String)
     }
 
     private func fetchFeed(_ podcast: PodcastRecord, conditional: Bool) async throws -> Fetched {
@@ -451,10 +396,10 @@ package actor Subscriptions: Service {
         case .success(let fetched)?:
             result = fetched
         case .failure(let error)?:
-            return .failed(reason: "feed_unreachable", message: error.message)
+            return .failed(.unreachable, message: error.message)
         case nil:
             return .failed(
-                reason: "feed_unreachable",
+                .unreachable,
                 message: "\(redactedURL(podcast.feedURL)) did not finish within "
                     + "\(settings.fetchDeadline.components.seconds) s"
             )
@@ -478,11 +423,11 @@ package actor Subscriptions: Service {
             }.value
             switch parsed {
             case .success(let feed): return .updated(feed, result.response, movedTo: result.permanentRedirect)
-            case .failure(let error): return .failed(reason: "feed_invalid", message: error.message)
+            case .failure(let error): return .failed(.invalid, message: error.message)
             }
         default:
             return .failed(
-                reason: "feed_unreachable",
+                .unreachable,
                 message: "the server answered HTTP \(status) for \(redactedURL(result.response.finalURL))"
             )
         }
@@ -539,7 +484,7 @@ package actor Subscriptions: Service {
         func unsubscribed(_ error: String) -> RefreshResult.Entry {
             RefreshResult.Entry(
                 podcast: Self.placeholderInfo(id),
-                outcome: "failed",
+                outcome: RefreshOutcome.failed.rawValue,
                 newEpisodes: 0,
                 queued: [],
                 error: error
@@ -550,13 +495,13 @@ package actor Subscriptions: Service {
         do {
             fetched = try await fetchFeed(podcast, conditional: true)
         } catch {
-            fetched = .failed(reason: "feed_unreachable", message: String(describing: error))
+            fetched = .failed(.unreachable, message: String(describing: error))
         }
         let now = Self.now()
         guard var current = podcasts[id] else { return unsubscribed("unsubscribed during the refresh") }
         current.refreshedAt = now
         current.nextRefreshAt = now + jitteredInterval(current)
-        var outcome = "updated"
+        var outcome = RefreshOutcome.updated
         var inserted: [EpisodeRecord] = []
         var failure: String?
         switch fetched {
@@ -564,23 +509,23 @@ package actor Subscriptions: Service {
             if let movedTo, movedTo != current.feedURL {
                 logger.notice("feed of \(current.title) moved permanently to \(redactedURL(movedTo))")
                 current.feedURL = movedTo
-                outcome = "moved"
+                outcome = .moved
             }
             podcasts[id] = current
             do {
                 let stored = try await storeFeed(id, feed, response: response, markNew: true)
                 inserted = stored.inserted
-                if stored.moved { outcome = "moved" }
+                if stored.moved { outcome = .moved }
             } catch {
                 failure = "cannot save the refresh: \(error)"
-                outcome = "failed"
+                outcome = .failed
             }
         case .notModified(_, let movedTo):
             if let movedTo, movedTo != current.feedURL {
                 current.feedURL = movedTo
-                outcome = "moved"
+                outcome = .moved
             } else {
-                outcome = "not_modified"
+                outcome = .notModified
             }
             current.succeededAt = now
             current.lastError = nil
@@ -588,13 +533,13 @@ package actor Subscriptions: Service {
         case .gone:
             current.gone = true
             current.lastError = "the feed is gone (HTTP 410); it is no longer refreshed"
-            outcome = "gone"
+            outcome = .gone
             failure = current.lastError
             logger.warning("feed of \(current.title) is gone (HTTP 410)")
             try? await save(current)
         case .failed(_, let message):
             current.lastError = message
-            outcome = "failed"
+            outcome = .failed
             failure = message
             logger.info("refresh of \(current.title) failed: \(message)")
             try? await save(current)
@@ -606,14 +551,14 @@ package actor Subscriptions: Service {
             } catch {
                 logger.error("auto-download for \(current.title) failed: \(error)")
             }
-            if outcome != "not_modified" { await refreshArtwork(id) }
+            if outcome != .notModified { await refreshArtwork(id) }
         }
         let final = podcasts[id] ?? current
         let result = (try? await info(final)) ?? info(final, counts: nil)
         publish(.refreshed, result, newEpisodes: inserted.count)
         return RefreshResult.Entry(
             podcast: result,
-            outcome: outcome,
+            outcome: outcome.rawValue,
             newEpisodes: inserted.count,
             queued: queued,
             error: failure
@@ -1154,28 +1099,28 @@ package actor Subscriptions: Service {
 
     private static func feedError(_ fetched: Fetched, url: String) -> RPCError {
         switch fetched {
-        case .failed(let reason, let text):
+        case .failed(let problem, let text):
             let message = text.hasSuffix(".") ? String(text.dropLast()) : text
             return RPCError(
-                code: reason == "feed_invalid" ? feedInvalidCode : feedUnreachableCode,
-                message: reason == "feed_invalid"
+                code: problem == .invalid ? feedInvalidCode : feedUnreachableCode,
+                message: problem == .invalid
                     ? "The feed at \(redactedURL(url)) cannot be read: \(message)."
                     : "The feed at \(redactedURL(url)) cannot be fetched: \(message).",
-                reason: reason,
+                reason: problem.rawValue,
                 details: ["url": redactedURL(url)]
             )
         case .gone:
             return RPCError(
                 code: feedUnreachableCode,
                 message: "The feed at \(redactedURL(url)) is gone (HTTP 410).",
-                reason: "feed_unreachable",
+                reason: FeedProblem.unreachable.rawValue,
                 details: ["url": redactedURL(url)]
             )
         case .notModified, .updated:
             return RPCError(
                 code: feedUnreachableCode,
                 message: "The feed at \(redactedURL(url)) answered 304 Not Modified to an unconditional request.",
-                reason: "feed_unreachable",
+                reason: FeedProblem.unreachable.rawValue,
                 details: ["url": redactedURL(url)]
             )
         }

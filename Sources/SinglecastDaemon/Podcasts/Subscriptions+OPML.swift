@@ -1,0 +1,62 @@
+import FoundationEssentials
+import SinglecastFeeds
+import SinglecastProtocol
+
+/// OPML: subscribing to a list of feeds, and writing the subscriptions as one.
+extension Subscriptions {
+    package func importOPML(_ params: ImportParams) async throws -> ImportResult {
+        let outlines: [OPMLOutline]
+        do {
+            outlines = try OPML.parse(Data(params.opml.utf8))
+        } catch {
+            let detail = error.message.hasSuffix(".") ? String(error.message.dropLast()) : error.message
+            throw RPCError.invalidParams("the OPML document cannot be read: \(detail)", parameter: "opml")
+        }
+        // Four feeds at a time: a long list should not take one feed's time per entry.
+        var results = [ImportResult.Entry?](repeating: nil, count: outlines.count)
+        await withTaskGroup(of: (Int, ImportResult.Entry).self) { group in
+            var next = 0
+            func addNext() {
+                guard next < outlines.count else { return }
+                let (index, outline) = (next, outlines[next])
+                next += 1
+                group.addTask { (index, await self.importOne(outline)) }
+            }
+            for _ in 0..<4 { addNext() }
+            for await (index, entry) in group {
+                results[index] = entry
+                addNext()
+            }
+        }
+        return ImportResult(feeds: results.compactMap { $0 })
+    }
+
+    private func importOne(_ outline: OPMLOutline) async -> ImportResult.Entry {
+        do {
+            let result = try await subscribe(SubscribeParams(url: outline.feedURL))
+            return ImportResult.Entry(
+                url: outline.feedURL,
+                title: outline.title ?? result.podcast.title,
+                outcome: result.existing ? "already" : "subscribed",
+                podcastID: result.podcast.id,
+                error: nil
+            )
+        } catch {
+            return ImportResult.Entry(
+                url: outline.feedURL,
+                title: outline.title,
+                outcome: "failed",
+                podcastID: nil,
+                error: (error as? RPCError)?.message ?? String(describing: error)
+            )
+        }
+    }
+
+    package func exportOPML() -> ExportResult {
+        let outlines = podcasts.values.sorted { $0.id < $1.id }.map {
+            OPMLOutline(title: $0.title.isEmpty ? nil : $0.title, feedURL: $0.feedURL, htmlURL: $0.link)
+        }
+        let document = OPML.document(title: "singlecast subscriptions", outlines: outlines, created: .now)
+        return ExportResult(opml: String(decoding: document, as: UTF8.self), count: outlines.count)
+    }
+}
