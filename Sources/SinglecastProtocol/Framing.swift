@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Splits a byte stream into `\n`-terminated lines without ever buffering more than the line limit.
 ///
 /// The control protocol is one JSON object per line. A peer that sends a line longer than the limit gets
@@ -26,6 +30,9 @@ package struct LineFramer: Sendable {
     /// Feeds received bytes and returns the events they complete, in order.
     package mutating func append(_ bytes: some Collection<UInt8>) -> [Event] {
         guard !overflowed else { return [] }
+        // Contiguous bytes (what sockets deliver) are searched with memchr: a byte-by-byte loop over a generic
+        // collection was a fifth of the client's time reading a 100,000-episode reply.
+        if let events = bytes.withContiguousStorageIfAvailable({ appendContiguous($0) }) { return events }
         var events: [Event] = []
         var lineStart = bytes.startIndex
         var index = bytes.startIndex
@@ -46,6 +53,22 @@ package struct LineFramer: Sendable {
             return overflow(events)
         }
         pending.append(contentsOf: rest)
+        return events
+    }
+
+    private mutating func appendContiguous(_ bytes: UnsafeBufferPointer<UInt8>) -> [Event] {
+        var events: [Event] = []
+        guard let base = bytes.baseAddress else { return events }
+        var start = 0
+        while start < bytes.count, let found = memchr(base + start, Int32(UInt8(ascii: "\n")), bytes.count - start) {
+            let end = UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
+            if pending.count + (end - start) > maximumLineLength { return overflow(events) }
+            pending.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<end]))
+            events.append(.line(takePending()))
+            start = end + 1
+        }
+        if pending.count + (bytes.count - start) > maximumLineLength { return overflow(events) }
+        pending.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
         return events
     }
 
