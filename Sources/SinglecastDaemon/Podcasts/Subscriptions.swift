@@ -57,6 +57,8 @@ package actor Subscriptions: Service {
     private let wakeup: AsyncStream<Void>.Continuation
     /// When the sleeping child of ``run()`` wakes the loop, if one sleeps.
     private var wake = WakeSchedule()
+    /// Big feeds stored since the heap was last trimmed (``trimHeapAfterBigFeeds()``).
+    private var bigFeedsStored = 0
     /// Bounds the fetches of feeds and artwork; replaced when a reload changes its limits (fetches already
     /// waiting in the old one finish there).
     private var limiter: FetchLimiter
@@ -155,6 +157,11 @@ package actor Subscriptions: Service {
     // MARK: - Commands
 
     package func subscribe(_ params: SubscribeParams) async throws -> SubscribeResult {
+        defer { trimHeapAfterBigFeeds() }
+        return try await subscribeAndStore(params)
+    }
+
+    private func subscribeAndStore(_ params: SubscribeParams) async throws -> SubscribeResult {
         guard (params.url == nil) != (params.itunesID == nil) else {
             throw RPCError.invalidParams("'subscribe' takes exactly one of 'url' and 'itunes_id'", parameter: "url")
         }
@@ -438,6 +445,14 @@ package actor Subscriptions: Service {
         { [limiter, engine] (request) throws(TransferError) in try await limiter.fetch(request, on: engine) }
     }
 
+    /// A big feed's document and records are freed once its refresh or subscription is over, but glibc keeps the
+    /// memory in its arenas: give it back then, so that one 100,000-item feed does not hold 100 MB for good.
+    private func trimHeapAfterBigFeeds() {
+        guard bigFeedsStored > 0, refreshing.isEmpty else { return }
+        bigFeedsStored = 0
+        _ = cposix_trim_heap()
+    }
+
     /// Parses a feed, turning its episodes into records a thousand at a time as the document is read, so that a
     /// 100,000-item feed's episodes exist once, as records, not twice.
     private static func parse(_ body: Data, url: String) throws(FeedError) -> ParsedFeed {
@@ -477,6 +492,7 @@ package actor Subscriptions: Service {
         refreshing[id] = task
         let entry = await task.value
         refreshing[id] = nil
+        trimHeapAfterBigFeeds()
         return entry
     }
 
@@ -620,8 +636,7 @@ package actor Subscriptions: Service {
         episodesWritten()
         defer { episodesWritten() }
         let inserted = try await store.applyRefresh(podcast, episodes: episodes)
-        // A large feed's buffers were freed, but glibc keeps them in its arenas: give them back.
-        if episodes.count >= 1000 { _ = cposix_trim_heap() }
+        if episodes.count >= 1000 { bigFeedsStored += 1 }
         return (inserted, moved)
     }
 
