@@ -122,18 +122,7 @@ package struct InboxCommand: CLICommand {
 
     package init(_ arguments: ParsedArguments) throws {
         options = try GlobalOptions(arguments)
-        var limit: Int?
-        if let word = arguments.option("limit") {
-            guard word.allSatisfy(\.isASCII), let value = Int(word), value >= 1 else {
-                throw UsageError.invalidValue(
-                    word,
-                    for: arguments.spec("limit", kind: .option),
-                    reason: "a whole number of episodes, at least 1"
-                )
-            }
-            limit = value
-        }
-        params = InboxParams(limit: limit)
+        params = InboxParams(limit: try EpisodesCommand.limit(arguments))
     }
 
     package func run(_ context: CommandContext) async throws {

@@ -85,8 +85,16 @@ package struct EpisodesCommand: CLICommand {
 
     package init(_ arguments: ParsedArguments) throws {
         options = try GlobalOptions(arguments)
-        var limit: Int?
-        if let word = arguments.option("limit") {
+        params = EpisodesParams(
+            podcast: try PodcastArguments.podcast(arguments) ?? "",
+            new: arguments.flag("new") ? true : nil,
+            limit: try Self.limit(arguments)
+        )
+    }
+
+    /// `--limit <n>`, a whole number of episodes of at least 1, if given (also `inbox`'s).
+    static func limit(_ arguments: ParsedArguments) throws -> Int? {
+        try arguments.option("limit").map { word in
             guard word.allSatisfy(\.isASCII), let value = Int(word), value >= 1 else {
                 throw UsageError.invalidValue(
                     word,
@@ -94,13 +102,8 @@ package struct EpisodesCommand: CLICommand {
                     reason: "a whole number of episodes, at least 1"
                 )
             }
-            limit = value
+            return value
         }
-        params = EpisodesParams(
-            podcast: try PodcastArguments.podcast(arguments) ?? "",
-            new: arguments.flag("new") ? true : nil,
-            limit: limit
-        )
     }
 
     package func run(_ context: CommandContext) async throws {
