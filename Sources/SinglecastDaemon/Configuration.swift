@@ -75,6 +75,8 @@ package struct DaemonConfiguration: Hashable, Sendable {
     package var searchCacheTTL: Duration = .seconds(3600)
     package var searchRateLimit: RateLimit? = RateLimit(count: 20, interval: .seconds(60))
     package var searchMinTermLength = 2
+    /// Desktop notifications over the session bus; none by default.
+    package var notify: NotificationKinds = []
 
     package init() {}
 
@@ -224,6 +226,14 @@ package struct DaemonConfiguration: Hashable, Sendable {
             return nil
         },
         integerKey("search_min_term_length", 1...100) { $0.searchMinTermLength = $1 },
+        Key(name: "notify") { configuration, value in
+            guard let kinds = NotificationKinds.parse(value) else {
+                let names = NotificationKinds.names.map(\.name).joined(separator: ", ")
+                return "notify must be off or a comma-separated list of \(names); got '\(value)'"
+            }
+            configuration.notify = kinds
+            return nil
+        },
     ]
 
     /// An http or https base URL; a trailing slash is dropped.

@@ -177,7 +177,7 @@ package enum Daemon {
         logger.notice("ready; listening on \(socket.path)\(socket.activated ? " (socket-activated)" : "")")
 
         /// Which child of the service group ended.
-        enum Part { case server, watchdog, signals, queue, podcasts, statusLine }
+        enum Part { case server, watchdog, signals, queue, podcasts, statusLine, notifications }
         /// How the services are told to stop, in this order: the server stops taking requests first, so that none
         /// arrives for a service already stopping. Each returns at once; the group then waits for them all.
         let stopOrder: [@Sendable () -> Void] = [server.beginShutdown, queue.shutdown, podcasts.shutdown]
@@ -203,6 +203,15 @@ package enum Daemon {
                     guard (try? await Task.sleep(for: .seconds(2))) != nil else { break }
                 }
                 return .statusLine
+            }
+            group.addTask {
+                try await DesktopNotifications(
+                    kinds: configuration.notify,
+                    events: context.events,
+                    environment: environment,
+                    logger: logger
+                ).run()
+                return .notifications
             }
             if let interval = SystemdNotifier.watchdogPingInterval() {
                 logger.debug("watchdog enabled; pinging every \(interval)")
@@ -280,6 +289,7 @@ package enum Daemon {
             if newPaths.stateDirectory != context.paths.stateDirectory { needRestart.append("state_dir") }
             if newPaths.downloadDirectory != context.paths.downloadDirectory { needRestart.append("download_dir") }
             if newPaths.socket != context.paths.socket && !context.socketActivated { needRestart.append("socket_path") }
+            if configuration.notify != context.configuration.notify { needRestart.append("notify") }
             let message =
                 needRestart.isEmpty
                 ? nil : "\(needRestart.joined(separator: ", ")) changed; restart singlecastd to apply"
@@ -289,6 +299,7 @@ package enum Daemon {
                 // Paths stay as they were until a restart; the status must show what is really in use.
                 applied.stateDirectory = runtime.configuration.stateDirectory
                 applied.downloadDirectory = runtime.configuration.downloadDirectory
+                applied.notify = runtime.configuration.notify
                 applied.socketPath = runtime.configuration.socketPath
                 runtime.configuration = applied
                 runtime.configLoaded = loaded

@@ -31,6 +31,7 @@ import Testing
           watch                   Print daemon events as they happen.
           ping                    Check that the daemon answers.
           version                 Show client and daemon versions.
+          completion              Print a shell completion script.
           search                  Search Apple's podcast directory.
           lookup                  Show one podcast of Apple's directory, with its feed.
           top                     Show Apple's top-podcasts chart.

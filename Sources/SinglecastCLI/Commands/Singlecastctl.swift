@@ -11,7 +11,7 @@ package struct Singlecastctl: CLICommand {
         subcommands: [
             StatusCommand.self, EnqueueCommand.self, DownloadsCommand.self, ShowCommand.self, PauseCommand.self,
             ResumeCommand.self, RetryCommand.self, CancelCommand.self, MoveCommand.self, ClearCommand.self,
-            LimitCommand.self, WatchCommand.self, PingCommand.self, VersionCommand.self,
+            LimitCommand.self, WatchCommand.self, PingCommand.self, VersionCommand.self, CompletionCommand.self,
             SearchCommand.self, LookupCommand.self, TopCommand.self,
         ]
     )

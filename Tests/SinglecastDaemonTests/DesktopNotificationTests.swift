@@ -1,0 +1,261 @@
+import Foundation
+import SinglecastDaemon
+import SinglecastProtocol
+import Synchronization
+import Testing
+
+/// `notify`: which events become notifications, and delivery to a real notification server (python-dbusmock's
+/// notification-daemon template) on a private `dbus-daemon`.
+@Suite struct DesktopNotificationTests {
+    static func download(_ state: DownloadState, error: DownloadErrorInfo? = nil) -> DownloadInfo {
+        DownloadInfo(
+            id: 7,
+            url: "https://feeds.example.com/show/7.mp3",
+            finalURL: nil,
+            file: "/home/me/Podcasts/Harbour/2026-11-29 Low tide.mp3",
+            state: state,
+            pauseReason: nil,
+            priority: 0,
+            position: 7,
+            bytesDone: 1000,
+            bytesTotal: 1000,
+            speed: nil,
+            etaSeconds: nil,
+            attempts: 1,
+            lastError: error,
+            nextRetryAt: nil,
+            addedAt: "2026-11-29T11:00:00Z",
+            completedAt: nil,
+            headerNames: [],
+            hasCredentials: false
+        )
+    }
+
+    static func line(_ method: DownloadEvent, _ download: DownloadInfo) throws -> Data {
+        try WireCoding.notificationLine(method: method.rawValue, params: DownloadEventParams(download: download))
+    }
+
+    /// `podcast.refreshed` as the subscriptions publish it, built from JSON so the test does not depend on
+    /// every field of ``PodcastInfo``.
+    static func refreshedLine(title: String, newEpisodes: Int) -> Data {
+        let line = """
+            {"jsonrpc":"2.0","method":"podcast.refreshed","params":{"new_episodes":\(newEpisodes),\
+            "podcast":{"title":"\(title)"}}}
+            """
+        return Data(line.utf8)
+    }
+
+    // MARK: policy
+
+    @Test func parsesTheNotifyKey() throws {
+        #expect(NotificationKinds.parse("off") == [])
+        #expect(NotificationKinds.parse("") == [])
+        #expect(NotificationKinds.parse("downloads, failures") == [.downloads, .failures])
+        #expect(NotificationKinds.parse("downloads,episodes,failures") == [.downloads, .episodes, .failures])
+        #expect(NotificationKinds.parse("downloads,podcasts") == nil)
+        let configuration = try DaemonConfiguration.parse(
+            "notify = episodes,downloads\n",
+            path: "test.conf",
+            home: "/home/u"
+        )
+        #expect(configuration.notify == NotificationKinds([.episodes, .downloads]))
+        #expect(try DaemonConfiguration.parse("", path: "test.conf", home: "/home/u").notify == [])
+        #expect(throws: (any Error).self) {
+            try DaemonConfiguration.parse("notify = everything\n", path: "test.conf", home: "/home/u")
+        }
+    }
+
+    @Test func completedAndFailedDownloadsBecomeNotificationsWhenAskedFor() throws {
+        let completed = try Self.line(.completed, Self.download(.completed))
+        #expect(
+            NotificationPolicy.notification(forEventLine: completed, kinds: .downloads)
+                == DesktopNotification(
+                    summary: "Download complete",
+                    body: "2026-11-29 Low tide.mp3",
+                    icon: "document-save"
+                )
+        )
+        #expect(NotificationPolicy.notification(forEventLine: completed, kinds: [.failures, .episodes]) == nil)
+
+        let failed = try Self.line(
+            .failed,
+            Self.download(.failed, error: DownloadErrorInfo(code: "http_status", message: "HTTP 404 Not Found"))
+        )
+        #expect(
+            NotificationPolicy.notification(forEventLine: failed, kinds: .failures)?.body
+                == "2026-11-29 Low tide.mp3: HTTP 404 Not Found"
+        )
+        #expect(NotificationPolicy.notification(forEventLine: failed, kinds: .downloads) == nil)
+
+        let progress = try Self.line(.progress, Self.download(.active))
+        #expect(NotificationPolicy.notification(forEventLine: progress, kinds: [.downloads, .failures]) == nil)
+    }
+
+    @Test func aRefreshWithNewEpisodesIsOneNotification() {
+        let three = NotificationPolicy.notification(
+            forEventLine: Self.refreshedLine(title: "Harbour Lights", newEpisodes: 3),
+            kinds: .episodes
+        )
+        #expect(
+            three == DesktopNotification(summary: "Harbour Lights", body: "3 new episodes", icon: "audio-x-generic")
+        )
+        let none = Self.refreshedLine(title: "Harbour Lights", newEpisodes: 0)
+        #expect(NotificationPolicy.notification(forEventLine: none, kinds: .episodes) == nil)
+        #expect(NotificationPolicy.topics(for: []) == [])
+        #expect(NotificationPolicy.topics(for: .episodes) == [.podcasts])
+        #expect(NotificationPolicy.topics(for: .failures) == [.downloads])
+    }
+
+    // MARK: the bus
+
+    static let canRunBus =
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon")
+        && FileManager.default.fileExists(
+            atPath: "/usr/lib/python3/dist-packages/dbusmock/templates/notification_daemon.py"
+        )
+
+    /// Collects what the sender reports.
+    final class Reports: Sendable {
+        private let lines = Mutex<[String]>([])
+        func add(_ line: String) { lines.withLock { $0.append(line) } }
+        var all: [String] { lines.withLock { $0 } }
+    }
+
+    @Test(.enabled(if: canRunBus), .timeLimit(.minutes(1)))
+    func eventsOnTheBusReachTheNotificationServer() async throws {
+        try await PrivateNotificationBus.with { bus in
+            let events = EventBus(logger: Logger(level: .error, environment: [:]))
+            let service = DesktopNotifications(
+                kinds: [.downloads, .episodes],
+                events: events,
+                environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address],
+                logger: Logger(level: .error, environment: [:])
+            )
+            let task = Task { try await service.run() }
+            defer { task.cancel() }
+            // The service subscribes as it starts; publish once it watches.
+            while !events.isWatched(.podcasts) { try await Task.sleep(for: .milliseconds(10)) }
+            events.publish(
+                .downloads,
+                method: DownloadEvent.completed.rawValue,
+                params: DownloadEventParams(download: Self.download(.completed))
+            )
+            events.publish(
+                .downloads,
+                method: DownloadEvent.progress.rawValue,
+                params: DownloadEventParams(download: Self.download(.active))
+            )
+            // Three podcasts refreshed, one with new episodes: one notification.
+            for (title, count) in [("Quiet", 0), ("Harbour Lights", 2), ("Also quiet", 0)] {
+                events.publish(
+                    .podcasts,
+                    method: PodcastEvent.refreshed.rawValue,
+                    params: RawParams(title: title, newEpisodes: count)
+                )
+            }
+            let calls = try await bus.waitForNotifyCalls(2)
+            #expect(calls.count == 2, "\(calls)")
+            #expect(calls.first?.contains("\"Download complete\"") == true, "\(calls)")
+            #expect(calls.first?.contains("2026-11-29 Low tide.mp3") == true, "\(calls)")
+            #expect(calls.last?.contains("\"Harbour Lights\" \"2 new episodes\"") == true, "\(calls)")
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func withoutABusTheProblemIsReportedOnce() async throws {
+        let reports = Reports()
+        let missing = "unix:path=/tmp/sc-no-bus-\(UUID().uuidString.prefix(8))/bus"
+        let sender = SessionBusSender(environment: ["DBUS_SESSION_BUS_ADDRESS": missing]) { reports.add($0) }
+        defer { sender.stop() }
+        let start = ContinuousClock.now
+        for _ in 0..<5 {
+            sender.send(DesktopNotification(summary: "s", body: "b", icon: "i"))
+        }
+        // send never waits for the bus.
+        #expect(ContinuousClock.now - start < .milliseconds(100))
+        while reports.all.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(reports.all.count == 1, "\(reports.all)")
+        #expect(reports.all.first?.contains("cannot connect to the session bus \(missing)") == true, "\(reports.all)")
+    }
+}
+
+/// `podcast.refreshed` params with only the fields the policy reads.
+private struct RawParams: Encodable {
+    struct Podcast: Encodable { var title: String }
+    var podcast: Podcast
+    var newEpisodes: Int
+
+    init(title: String, newEpisodes: Int) {
+        podcast = Podcast(title: title)
+        self.newEpisodes = newEpisodes
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case podcast
+        case newEpisodes = "new_episodes"
+    }
+}
+
+/// A private `dbus-daemon --session` with python-dbusmock's notification-daemon template on it, logging each call.
+struct PrivateNotificationBus {
+    var address: String
+    var log: URL
+
+    static func with(_ body: (PrivateNotificationBus) async throws -> Void) async throws {
+        let directory = URL(fileURLWithPath: "/tmp/sc-bus-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let address = "unix:path=\(directory.path)/bus"
+        let daemon = Process()
+        daemon.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+        daemon.arguments = ["--session", "--nofork", "--nopidfile", "--address=\(address)"]
+        try daemon.run()
+        defer { daemon.terminate() }
+
+        let log = directory.appendingPathComponent("notify.log")
+        let mock = Process()
+        mock.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        mock.arguments = ["-m", "dbusmock", "--session", "-t", "notification_daemon", "-l", log.path]
+        mock.environment = ["DBUS_SESSION_BUS_ADDRESS": address, "PATH": "/usr/bin:/bin"]
+        try mock.run()
+        defer { mock.terminate() }
+
+        // Ready once the mock owns its name.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !(try nameIsOwned(address: address)) {
+            guard ContinuousClock.now < deadline else { throw TestError("the notification mock did not start") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try await body(PrivateNotificationBus(address: address, log: log))
+    }
+
+    private static func nameIsOwned(address: String) throws -> Bool {
+        let busctl = Process()
+        busctl.executableURL = URL(fileURLWithPath: "/usr/bin/busctl")
+        busctl.arguments = ["--address=\(address)", "status", "org.freedesktop.Notifications"]
+        busctl.standardOutput = FileHandle.nullDevice
+        busctl.standardError = FileHandle.nullDevice
+        try busctl.run()
+        busctl.waitUntilExit()
+        return busctl.terminationStatus == 0
+    }
+
+    /// The mock's log lines for `Notify` once there are `count`, giving them a moment to exceed it.
+    func waitForNotifyCalls(_ count: Int) async throws -> [String] {
+        let deadline = ContinuousClock.now + .seconds(20)
+        func calls() -> [String] {
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            return text.split(separator: "\n").filter { $0.contains(" Notify ") }.map(String.init)
+        }
+        while calls().count < count, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        return calls()
+    }
+}
+
+struct TestError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
