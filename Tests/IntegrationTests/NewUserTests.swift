@@ -392,4 +392,22 @@ import Glibc
         #expect(reset.folder == nil && reset.nameTemplate == nil && reset.refreshInterval == nil)
         #expect(daemon.stop() == 0)
     }
+
+    @Test func importNeverEchoesCredentials() throws {
+        let site = try NginxServer()
+        let feed = try site.serve(Self.feed("Iota", [site.url("/i.mp3")]), as: "i.xml")
+        let secret = feed.replacingOccurrences(of: "http://", with: "http://alice:s3cret@")
+        let opml = #"<?xml version="1.0"?><opml version="2.0"><body><outline xmlUrl="\#(secret)"/></body></opml>"#
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let opmlJSON = String(decoding: try JSONEncoder().encode(opml), as: UTF8.self)
+        let imported = try client.result("import", as: ImportResult.self, params: #"{"opml":\#(opmlJSON)}"#)
+        #expect(imported.feeds.map(\.outcome) == ["subscribed"])
+        #expect(imported.feeds.map(\.url) == [feed], "the answer shows the password")
+        let podcasts = try client.result("podcasts", as: PodcastsResult.self).podcasts
+        #expect(podcasts.map(\.feedURL) == [feed] && podcasts.map(\.hasCredentials) == [true])
+        #expect(daemon.stop() == 0)
+        #expect(!daemon.log.contains("s3cret"))
+    }
 }

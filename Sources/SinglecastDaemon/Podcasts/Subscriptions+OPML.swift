@@ -32,10 +32,13 @@ extension Subscriptions {
     }
 
     private func importOne(_ outline: OPMLOutline) async -> ImportResult.Entry {
+        // The answer names the feed without credentials an OPML file may carry (`https://user:pass@host/…`); the
+        // subscription keeps them apart from the URL, as subscribe does.
+        let shown = (try? HTTPURL(outline.feedURL).string) ?? HTTPURL.shown(outline.feedURL)
         do {
             let result = try await subscribe(SubscribeParams(url: outline.feedURL))
             return ImportResult.Entry(
-                url: outline.feedURL,
+                url: shown,
                 title: outline.title ?? result.podcast.title,
                 outcome: result.existing ? "already" : "subscribed",
                 podcastID: result.podcast.id,
@@ -43,7 +46,7 @@ extension Subscriptions {
             )
         } catch {
             return ImportResult.Entry(
-                url: outline.feedURL,
+                url: shown,
                 title: outline.title,
                 outcome: "failed",
                 podcastID: nil,
