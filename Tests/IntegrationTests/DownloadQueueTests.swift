@@ -446,7 +446,7 @@ import Glibc
         // As root the mount must work: a test that quietly did nothing would pass without testing anything.
         try #require(
             mounted == 0,
-            "mount failed: \((try? String(contentsOfFile: daemon.root.file("mount.log"))) ?? "")"
+            "mount failed: \((try? String(contentsOfFile: daemon.root.file("mount.log"), encoding: .utf8)) ?? "")"
         )
         defer { _ = try? spawnAndWait("/bin/umount", ["-l", small], output: daemon.root.file("umount.log")) }
         let server = try FaultServer()

@@ -772,14 +772,7 @@ package actor Subscriptions: Service {
         with urls: [DownloadRequest] = []
     ) async throws -> EnqueueResult {
         guard !ids.isEmpty || !urls.isEmpty else { return EnqueueResult(downloads: []) }
-        let found: [EpisodeRecord]
-        do {
-            found = try await store.episodes(ids: ids, includingDescriptions: false)
-        } catch {
-            throw RPCError.internalError("cannot read the episodes: \(error)")
-        }
-        let foundIDs = Set(found.map(\.id))
-        if let missing = ids.first(where: { !foundIDs.contains($0) }) { throw Self.unknownEpisode(missing) }
+        let found = ids.isEmpty ? [] : try await existingEpisodes(ids)
         // Every episode is checked before any is queued, so a refused request queues nothing.
         if let episode = found.first(where: { podcasts[$0.podcastID] != nil && !Self.isDownloadable($0.enclosureURL) })
         {
