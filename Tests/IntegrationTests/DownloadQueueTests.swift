@@ -77,7 +77,8 @@ import Glibc
         let daemon = DaemonProcess()
         try daemon.startAndWaitUntilReady()
         var client = try LineClient(path: daemon.socketPath)
-        let url = server.url("/slow/\(size)/524288")
+        // A server that honours Range: the restart must resume, and the log says where.
+        let url = server.url("/slow-ranges/\(size)/524288")
         let id = try enqueue(client, EnqueueParams(urls: [url], directory: daemon.root.file("dl"))).downloads[0].id
         try waitFor(client, id) { $0.bytesDone > 256 << 10 }
         daemon.signal(SIGKILL)

@@ -208,6 +208,22 @@ import Glibc
         var expected = script.cases.enumerated().filter { $0.element.expect != .none }.makeIterator()
         var reader = AnswerReader(fd: client.fd)
         while let line = try reader.readLine() {
+            if let answers = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [[String: Any]] {
+                guard let (index, item) = expected.next(), case .batch(let ids) = item.expect else {
+                    problems.add("connection \(connection): a batch answer where none was due: \(line.prefix(300))")
+                    continue
+                }
+                guard answers.count == ids.count else {
+                    problems.add("connection \(connection) line \(index): \(answers.count) answers for \(ids.count)")
+                    continue
+                }
+                for (answer, id) in zip(answers, ids) {
+                    if let problem = check(answer, line: line, expected: .id(id)) {
+                        problems.add("\(problem); seed \(seed) connection \(connection) line \(index)")
+                    }
+                }
+                continue
+            }
             guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else {
                 problems.add("connection \(connection): not a JSON object: \(line.prefix(300))")
                 continue
@@ -316,6 +332,8 @@ struct FuzzCase {
         case id(JSONValue)
         /// A notification: no answer.
         case none
+        /// A batch: one array line answering each request with these ids, in order.
+        case batch([JSONValue])
     }
 
     var bytes: [UInt8]
@@ -452,6 +470,8 @@ struct FuzzGenerator: RandomNumberGenerator {
             let text = pick([
                 "null", "42", #""ping""#, "[]", #"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, "{}", "true",
             ])
+            // A batch of one request gets an array of one answer (JSON-RPC 2.0, section 6); `[]` gets one error.
+            if text.hasPrefix("[{") { return FuzzCase(bytes: Array(text.utf8), expect: .batch([.integer(1)])) }
             return FuzzCase(bytes: Array(text.utf8), expect: .id(.null))
         }
     }

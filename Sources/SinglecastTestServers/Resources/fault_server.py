@@ -20,7 +20,8 @@ Paths:
   /redirect/<n>/<target path>    n hops of 302 (each with a body) before /<target path>.
   /redirect-to?url=<url>         302 to <url>.
   /moved-to?url=<url>            301 to <url>.
-  /slow/<size>/<bytes per second> trickles the body.
+  /slow/<size>/<bytes per second> trickles the body (the whole body, whatever Range asks).
+  /slow-ranges/<size>/<bytes per second>  like /slow, but Range, If-Range and ETag are honoured as by /file.
   /wrong-range/<size>            206 whose Content-Range starts elsewhere than the Range asked for.
   /wrong-total/<size>            206 at the right offset but a total one byte larger than the file.
   /no-length/<size>[?close=1]    200 without Content-Length: chunked, or ended by closing the connection.
@@ -262,6 +263,9 @@ class FaultHandler(http.server.BaseHTTPRequestHandler):
         elif kind == "slow":
             size, rate = int(parts[1]), int(parts[2])
             self.serve_file(size, '"slow-%d"' % size, honour_range=False, rate=rate)
+        elif kind == "slow-ranges":
+            size, rate = int(parts[1]), int(parts[2])
+            self.serve_file(size, '"slow-ranges-%d"' % size, rate=rate)
         elif kind == "wrong-range":
             size = int(parts[1])
             requested = parse_range(self.headers.get("Range"), size)
