@@ -209,16 +209,22 @@ struct PrivateNotificationBus {
         let daemon = Process()
         daemon.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
         daemon.arguments = ["--session", "--nofork", "--nopidfile", "--address=\(address)"]
+        // Neither may hold the test runner's output open: `swift test` waits for its end of file, so a bus left
+        // behind would hang the whole run.
+        daemon.standardOutput = FileHandle.nullDevice
+        daemon.standardError = FileHandle.nullDevice
         try daemon.run()
-        defer { daemon.terminate() }
+        defer { end(daemon) }
 
         let log = directory.appendingPathComponent("notify.log")
         let mock = Process()
         mock.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         mock.arguments = ["-m", "dbusmock", "--session", "-t", "notification_daemon", "-l", log.path]
         mock.environment = ["DBUS_SESSION_BUS_ADDRESS": address, "PATH": "/usr/bin:/bin"]
+        mock.standardOutput = FileHandle.nullDevice
+        mock.standardError = FileHandle.nullDevice
         try mock.run()
-        defer { mock.terminate() }
+        defer { end(mock) }
 
         // Ready once the mock owns its name.
         let deadline = ContinuousClock.now + .seconds(20)
@@ -227,6 +233,13 @@ struct PrivateNotificationBus {
             try await Task.sleep(for: .milliseconds(50))
         }
         try await body(PrivateNotificationBus(address: address, log: log))
+    }
+
+    /// Stops a helper for good: python-dbusmock outlived SIGTERM here.
+    private static func end(_ process: Process) {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
     }
 
     private static func nameIsOwned(address: String) throws -> Bool {
