@@ -55,6 +55,8 @@ package struct Router: Sendable {
             outcome = .success(try await handle(request, connection: connection))
         } catch let error as RPCError {
             outcome = .failure(error)
+        } catch let error as DownloadQueueError {
+            outcome = .failure(RPCError(error))
         } catch {
             context.logger.error("\(request.method) failed: \(error)")
             outcome = .failure(.internalError(String(describing: error)))

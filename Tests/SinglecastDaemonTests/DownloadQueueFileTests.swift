@@ -28,31 +28,6 @@ import Glibc
         return (queue, store)
     }
 
-    /// Runs the queue's loop while `body` runs, then stops it.
-    private func whileRunning<T: Sendable>(
-        _ queue: DownloadQueue,
-        _ body: () async throws -> T
-    ) async throws -> T {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await queue.run() }
-            defer { queue.shutdown() }
-            return try await body()
-        }
-    }
-
-    /// Polls until `condition` holds or 120 s pass; returns whether it held.
-    ///
-    /// Generous on purpose: in a full `swift test` on two cores, blocking integration tests can hold both threads of
-    /// the cooperative pool for half a minute, and the queue under test runs on that pool.
-    private func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(120)
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return try await condition()
-    }
-
     /// Runs the queue's loop until `id` is completed or failed (or 120 s pass), then stops it.
     private func runUntilDone(_ queue: DownloadQueue, _ id: Int64) async throws -> DownloadInfo {
         try await whileRunning(queue) {

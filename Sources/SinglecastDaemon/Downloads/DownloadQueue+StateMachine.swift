@@ -1,0 +1,663 @@
+import SinglecastHTTP
+import SinglecastProtocol
+import SinglecastStore
+
+/// Every decision about a download's life, without I/O.
+///
+/// ``DownloadQueue`` feeds it events (a command, a transfer that opened, ended or was stopped, a name chosen, a
+/// completion committed) and performs the ``Action``s it returns, in their order: commits before announcements,
+/// transfers started or stopped, partial files discarded. What is true of a download lives here in one place: its
+/// record in the ``DownloadTable`` and, while a transfer of it exists, the ``Phase`` of that transfer. Time and
+/// chance come in as arguments, so the races between a transfer and a client's command are unit tests.
+package struct DownloadQueueStateMachine {
+    /// Where a download's transfer is. A download without a phase has no transfer: its record says everything.
+    package enum Phase: Hashable, Sendable {
+        /// Holds a transfer slot while its partial file is opened.
+        case opening
+        /// Holds a transfer slot; bytes arrive.
+        case transferring
+        /// Gave its slot back and is syncing, naming, renaming or committing. It must not start again until this
+        /// ends: a pause and a resume meanwhile would run a second transfer that renames the same partial file.
+        case finishing
+    }
+
+    package enum Action: Equatable, Sendable {
+        /// Open the partial file of this `active` download and run its transfer.
+        case startTransfer(Int64)
+        /// Stop the running transfer; its end comes back as ``DownloadQueueStateMachine/stopped(_:)``.
+        case stopTransfer(Int64)
+        case persist([DownloadRecord], Durability)
+        /// Forget rows (a failure is logged, not thrown: the next start removes cancelled rows anyway).
+        case delete([Int64])
+        /// Remove the partial file when the record asks for it, or when it is empty.
+        case discardPartial(DownloadRecord)
+        case publish(DownloadEvent, DownloadRecord)
+        case runHook(DownloadRecord)
+        case log(LogLevel, String)
+        /// Look for downloads to start now.
+        case reschedule
+        /// Look again at this time (Unix milliseconds): a retry comes due.
+        case wake(at: Int64)
+    }
+
+    package private(set) var records = DownloadTable()
+    package private(set) var phases: [Int64: Phase] = [:]
+    /// Paths chosen by enqueues waiting for their commit: the table learns of those downloads only after it.
+    private var reservedPaths: Set<String> = []
+
+    package init() {}
+
+    // MARK: - Start-up
+
+    /// What start-up makes of a stored download.
+    package enum Recovery: Equatable, Sendable {
+        /// A cancel the daemon did not finish: remove the partial file (as the cancel asked) and the row.
+        case discard(DownloadRecord)
+        case keep(DownloadRecord, changed: Bool)
+    }
+
+    /// Decides what a stored download becomes at start-up, given what is on disk.
+    ///
+    /// - Parameters:
+    ///   - partialExists: Whether `<file>.part` exists.
+    ///   - finalSize: The size of the file under the download's final name, if one exists.
+    package static func recover(
+        _ stored: DownloadRecord,
+        partialExists: Bool,
+        finalSize: Int64?,
+        now: Int64
+    ) -> Recovery {
+        var record = stored
+        var changed = false
+        switch record.state {
+        case .cancelled: return .discard(record)
+        case .active:
+            record.state = .queued
+            changed = true
+        case .queued, .paused, .failed, .completed: break
+        }
+        guard record.state != .completed else { return .keep(record, changed: changed) }
+        if !partialExists, let total = record.bytesTotal, finalSize == total, record.bytesDone == total {
+            // Renamed into place, then the daemon died before the row said so.
+            record.state = .completed
+            record.completedAt = record.completedAt ?? now
+            record.partialName = nil
+            changed = true
+        } else if let partialName = record.partialName, partialName.hasSuffix(".part") {
+            // The daemon died between choosing a new final name and the rename: the bytes are still in the partial
+            // file under its old name, which becomes the download's name again. The next completion chooses afresh.
+            record.fileName = String(partialName.dropLast(".part".count))
+            record.partialName = nil
+            changed = true
+        }
+        return .keep(record, changed: changed)
+    }
+
+    /// Takes the recovered downloads into the table.
+    package mutating func load(_ recovered: [DownloadRecord]) {
+        for record in recovered { records[record.id] = record }
+    }
+
+    // MARK: - Scheduling
+
+    /// Starts what the scheduler allows: each download chosen becomes `active` and holds a slot until its transfer
+    /// ends.
+    package mutating func startDue(_ scheduler: QueueScheduler, now: Int64) -> [Action] {
+        let candidates = records.queued().compactMap { entry in
+            phases[entry.id] == nil
+                ? QueueScheduler.Candidate(id: entry.id, host: entry.host, notBefore: entry.notBefore) : nil
+        }
+        let activeHosts = phases.compactMap { id, phase in phase == .finishing ? nil : records.host(of: id) }
+        let (start, wakeAt) = scheduler.select(candidates: candidates, activeHosts: activeHosts, now: now)
+        var actions: [Action] = []
+        for id in start {
+            guard var record = records[id], record.state == .queued, phases[id] == nil else { continue }
+            record.state = .active
+            record.nextAttemptAt = nil
+            records[id] = record
+            phases[id] = .opening
+            actions.append(.startTransfer(id))
+        }
+        if let wakeAt { actions.append(.wake(at: wakeAt)) }
+        return actions
+    }
+
+    /// Whether a download holds a transfer slot (opening or transferring).
+    package func holdsSlot(_ id: Int64) -> Bool {
+        phases[id] == .opening || phases[id] == .transferring
+    }
+
+    // MARK: - One transfer
+
+    /// How a transfer resumes from the partial file it opened.
+    package enum ResumePlan: Equatable, Sendable {
+        /// Send a request from `offset`, after cutting the file back to it when `truncate` says so.
+        case transfer(offset: Int64, truncate: Bool)
+        /// A pause or cancel came while the file was opened: nothing is sent.
+        case stopped
+    }
+
+    /// The partial file is open and holds `fileSize` bytes.
+    ///
+    /// - Parameter distrustUncheckpointedBytes: The previous run died on another boot, so bytes past the last
+    ///   checkpoint may be zeros a power cut left.
+    package func resumePlan(_ id: Int64, fileSize: Int64, distrustUncheckpointedBytes: Bool) -> ResumePlan {
+        guard let record = records[id], record.state == .active else { return .stopped }
+        var offset = fileSize
+        var truncate = false
+        if distrustUncheckpointedBytes && offset > record.bytesDone {
+            offset = record.bytesDone
+            truncate = true
+        }
+        if offset > 0 && record.etag == nil && record.lastModified == nil && record.bytesTotal == nil {
+            // Nothing would tell whether the server's file is still the one these bytes came from.
+            offset = 0
+            truncate = true
+        }
+        return .transfer(offset: offset, truncate: truncate)
+    }
+
+    /// The request is about to be sent: one more attempt.
+    ///
+    /// Not persisted here: a crash makes an active download queued again anyway, and the attempt count goes to the
+    /// store with the next checkpoint, failure or completion. Waiting for a commit here would leave the slot idle.
+    package mutating func began(_ id: Int64) -> [Action] {
+        guard var record = records[id], phases[id] == .opening else {
+            preconditionFailure("download \(id) began a transfer it had not opened")
+        }
+        record.attempts += 1
+        records[id] = record
+        phases[id] = .transferring
+        return [.publish(.started, record)]
+    }
+
+    /// What a running transfer learned of the server's file (its size, its validators).
+    ///
+    /// - Returns: Whether anything is new; then it is saved at once, since without it a resume after `kill -9`
+    ///   could not be validated and would start over.
+    package mutating func learned(_ id: Int64, total: Int64?, etag: String?, lastModified: String?) -> Bool {
+        guard var record = records[id], record.state == .active else { return false }
+        var learned = false
+        if let total, record.bytesTotal != total {
+            record.bytesTotal = total
+            learned = true
+        }
+        if (etag != nil && etag != record.etag) || (lastModified != nil && lastModified != record.lastModified) {
+            record.etag = etag
+            record.lastModified = lastModified
+            learned = true
+        }
+        records[id] = record
+        return learned
+    }
+
+    /// The bytes before `bytes` are on disk (`fdatasync`): the offset is recorded. A power cut may roll the row back
+    /// to an older checkpoint, which only means fetching more again.
+    package mutating func checkpointed(_ id: Int64, bytes: Int64) -> [Action] {
+        guard var record = records[id] else { return [] }
+        record.bytesDone = bytes
+        records[id] = record
+        return [.persist([record], .processCrash)]
+    }
+
+    /// The network part is over: the slot goes to the next download while this one syncs and commits, so that
+    /// durability costs latency per file, not throughput.
+    package mutating func transferEnded(_ id: Int64) -> [Action] {
+        guard holdsSlot(id) else { preconditionFailure("download \(id) ended a transfer it was not running") }
+        phases[id] = .finishing
+        return [.reschedule]
+    }
+
+    /// What to do with a transfer's outcome.
+    package enum FinishStep: Equatable, Sendable {
+        /// The body is complete: sync, choose the final name, rename, commit.
+        case complete(bytes: Int64)
+        /// The bytes kept are unusable: cut the partial file to nothing, then fail with this.
+        case startOver(DownloadFailure)
+        /// Keep what arrived: sync the partial file, record `bytes` as done (``kept(_:bytes:)``), then fail with
+        /// this, or conclude the stop when the transfer was stopped.
+        case keepThenFail(DownloadFailure, bytes: Int64)
+        case fail(DownloadFailure)
+    }
+
+    /// A transfer ended with `outcome`; the partial file holds `fileSize` bytes.
+    package mutating func finished(_ id: Int64, _ outcome: TransferOutcome, fileSize: Int64) -> FinishStep {
+        guard var record = records[id] else { preconditionFailure("download \(id) finished without a record") }
+        func absorb(_ response: TransferResponse?) {
+            guard let response else { return }
+            record.finalURL = response.finalURL
+            if let etag = response.etag { record.etag = etag }
+            if let modified = response.lastModified { record.lastModified = modified }
+            if let total = response.totalLength { record.bytesTotal = total }
+        }
+        func startOver(forgettingValidators: Bool) {
+            record.bytesDone = 0
+            if forgettingValidators {
+                record.etag = nil
+                record.lastModified = nil
+            }
+        }
+        defer { records[id] = record }
+        switch outcome {
+        case .completed(let response, let bytes):
+            absorb(response)
+            if let total = record.bytesTotal, total != bytes {
+                startOver(forgettingValidators: false)
+                return .startOver(.lengthMismatch(received: bytes, announced: total))
+            }
+            return .complete(bytes: bytes)
+        case .rangeNotSatisfiable(let response):
+            absorb(response)
+            if let total = record.bytesTotal, total == fileSize { return .complete(bytes: fileSize) }
+            startOver(forgettingValidators: true)
+            return .startOver(.rangeNotSatisfiable(offset: fileSize))
+        case .httpError(let response):
+            absorb(response)
+            return .fail(.httpStatus(response.status, url: response.finalURL, retryAfter: response.retryAfter))
+        case .failed(let error, let response, let bytes):
+            absorb(response)
+            if error.code == .rangeMismatch {
+                startOver(forgettingValidators: true)
+                return .startOver(.transfer(error))
+            }
+            return .keepThenFail(.transfer(error), bytes: min(bytes, fileSize))
+        }
+    }
+
+    /// The partial file was synced after a failed or stopped transfer: `bytes` are done.
+    package mutating func kept(_ id: Int64, bytes: Int64) {
+        records[id]?.bytesDone = bytes
+    }
+
+    /// A transfer failed: records what ``RetryPolicy/decide(_:attempts:now:random:)`` makes of it (a retry time,
+    /// failed, or paused). A download that a command stopped meanwhile concludes that stop instead.
+    package mutating func failed(
+        _ id: Int64,
+        _ failure: DownloadFailure,
+        policy: RetryPolicy,
+        now: Int64,
+        random: Double
+    ) -> [Action] {
+        guard var record = records[id] else { return [] }
+        guard record.state == .active else { return stopped(id) }
+        let error = failure.info
+        record.errorCode = error.code
+        record.errorMessage = error.message
+        record.errorHTTPStatus = error.httpStatus
+        let event: DownloadEvent
+        let log: Action
+        switch policy.decide(failure, attempts: record.attempts, now: now, random: random) {
+        case .retry(let at):
+            record.state = .queued
+            record.nextAttemptAt = at
+            (event, log) = (.retrying, .log(.info, "download \(id) failed (\(error.message)); retrying"))
+        case .fail:
+            record.state = .failed
+            (event, log) = (.failed, .log(.warning, "download \(id) failed: \(error.message)"))
+        case .pause(let reason):
+            record.state = .paused
+            record.pauseReason = reason
+            (event, log) = (.paused, .log(.warning, "download \(id) paused: \(error.message)"))
+        }
+        records[id] = record
+        return [log, .persist([record], .powerLoss), .publish(event, record)]
+    }
+
+    /// A transfer stopped by a pause, a cancel or the shutdown: records the checkpoint. A cancelled download leaves
+    /// the table (its partial file removed when the cancel asked); one still active (shutdown) resumes at the next
+    /// start.
+    package mutating func stopped(_ id: Int64) -> [Action] {
+        guard var record = records[id] else { return [] }
+        if record.state == .cancelled {
+            records[id] = nil
+            return [.discardPartial(record), .delete([id]), .publish(.removed, record)]
+        }
+        if record.state == .active { record.state = .queued }
+        records[id] = record
+        return [.persist([record], .powerLoss)]
+    }
+
+    /// The attempt is over, whatever became of it: the download may start again. A cancel that came during the
+    /// last commit left the removal to this moment.
+    package mutating func attemptEnded(_ id: Int64) -> [Action] {
+        phases[id] = nil
+        var actions: [Action] = []
+        if records[id]?.state == .cancelled { actions = stopped(id) }
+        return actions + [.reschedule]
+    }
+
+    // MARK: - Completion
+
+    /// Whether the download is still to be completed after its file was synced (a pause or cancel may have come).
+    package func stillActive(_ id: Int64) -> Bool { records[id]?.state == .active }
+
+    /// Chooses the final name of a complete download and records it, with the size and the partial file's own name,
+    /// before the rename: a crash right after the rename then finds the file under the row's name, one right before
+    /// it finds the bytes under the partial name (``recover(_:partialExists:finalSize:now:)``).
+    ///
+    /// - Parameters:
+    ///   - partialPath: Where the bytes are now.
+    ///   - exists: Whether a file exists at a path. A name is taken by an existing file, by a `<name>.part` a cancel
+    ///     kept, or by the name another unfinished download will use.
+    /// - Returns: The record to persist (``Action/persist(_:_:)``) before renaming to its path.
+    package mutating func chooseName(
+        _ id: Int64,
+        bytes: Int64,
+        partialPath: String,
+        exists: (String) -> Bool
+    ) -> DownloadRecord {
+        guard var record = records[id] else { preconditionFailure("download \(id) named without a record") }
+        let partialName = String(partialPath.dropFirst(record.directory.count + 1))
+        // Counted from the name the download had (its partial file's), so that a second try after a file appeared
+        // at the last moment gives "a (3).bin", not "a (2) (2).bin".
+        let wanted = partialName.hasSuffix(".part") ? String(partialName.dropLast(".part".count)) : record.fileName
+        let name = FileNaming.unique(wanted) { candidate in
+            let path = record.directory + "/" + candidate
+            return records.isClaimed(path, byOtherThan: id) || exists(path)
+                || (path + ".part" != partialPath && exists(path + ".part"))
+        }
+        if name + ".part" != partialName { record.partialName = partialName }
+        record.fileName = name
+        record.bytesDone = bytes
+        record.bytesTotal = bytes
+        records[id] = record
+        return record
+    }
+
+    /// The file is in place under its final name: the record as it will be committed (not yet in the table).
+    package func completedRecord(_ id: Int64, now: Int64) -> DownloadRecord {
+        guard var record = records[id] else { preconditionFailure("download \(id) completed without a record") }
+        record.partialName = nil
+        record.state = .completed
+        record.completedAt = now
+        record.nextAttemptAt = nil
+        record.errorCode = nil
+        record.errorMessage = nil
+        record.errorHTTPStatus = nil
+        return record
+    }
+
+    /// The completion is committed. A cancel that came meanwhile removes the entry (the complete file stays); a
+    /// pause yields to the completion, which is then saved over it.
+    package mutating func committed(_ record: DownloadRecord, runsHook: Bool) -> [Action] {
+        guard let current = records[record.id] else { return [] }
+        if current.state == .cancelled { return stopped(record.id) }
+        records[record.id] = record
+        var actions: [Action] = []
+        if current.state != .active { actions.append(.persist([record], .powerLoss)) }
+        let size = record.bytesTotal ?? record.bytesDone
+        actions.append(.log(.info, "download \(record.id) completed: \(record.path) (\(size) bytes)"))
+        actions.append(.publish(.completed, record))
+        if runsHook { actions.append(.runHook(record)) }
+        return actions
+    }
+
+    // MARK: - Enqueue
+
+    /// Chooses free names for new downloads and reserves them until ``enqueued(_:reserved:)``.
+    ///
+    /// - Parameter exists: Whether a file of this name exists in the directory (a leftover `<name>.part` kept by a
+    ///   cancel also takes the name: the new download would resume into it or truncate it).
+    /// - Returns: The paths chosen, in the order asked.
+    package mutating func reserveNames(
+        _ wanted: [(directory: String, name: String)],
+        exists: (_ directory: String, _ name: String) -> Bool
+    ) -> [String] {
+        var taken: Set<String> = []
+        var paths: [String] = []
+        for (directory, wantedName) in wanted {
+            let name = FileNaming.unique(wantedName) { candidate in
+                let path = directory + "/" + candidate
+                if taken.contains(path) || reservedPaths.contains(path) || records.isClaimed(path, byOtherThan: nil) {
+                    return true
+                }
+                return exists(directory, candidate) || exists(directory, candidate + ".part")
+            }
+            taken.insert(directory + "/" + name)
+            paths.append(directory + "/" + name)
+        }
+        reservedPaths.formUnion(taken)
+        return paths
+    }
+
+    /// The enqueue's commit ended (or failed): its names are no longer reserved, and the new downloads join.
+    package mutating func enqueued(_ added: [DownloadRecord], reserved: [String]) -> [Action] {
+        reservedPaths.subtract(reserved)
+        for record in added { records[record.id] = record }
+        return added.map { .publish(.added, $0) } + [.reschedule]
+    }
+
+    // MARK: - Commands
+
+    /// The downloads a command names: every listed one, or these ids (each must exist).
+    package enum Selection: Equatable, Sendable {
+        case all
+        case ids([Int64])
+    }
+
+    /// Whether clients see this download (a cancelled one is on its way out; an unlisted one was cleared).
+    package func isVisible(_ id: Int64) -> Bool {
+        guard let record = records[id] else { return false }
+        return record.state != .cancelled && record.listed
+    }
+
+    private func select(
+        _ selection: Selection,
+        where eligible: (DownloadRecord) -> Bool
+    ) throws(DownloadQueueError) -> [Int64] {
+        switch selection {
+        case .all:
+            return records.values.filter { $0.listed && eligible($0) }.map(\.id).sorted()
+        case .ids(let ids):
+            for id in ids where !isVisible(id) { throw .unknownDownload(id) }
+            return ids
+        }
+    }
+
+    /// Applies `change` to the selected downloads that are `eligible` (others are left alone).
+    private mutating func change(
+        _ selection: Selection,
+        where eligible: (DownloadRecord) -> Bool,
+        _ change: (inout DownloadRecord) -> Void
+    ) throws(DownloadQueueError) -> [DownloadRecord] {
+        var changed: [DownloadRecord] = []
+        for id in try select(selection, where: eligible) {
+            guard var record = records[id], eligible(record) else { continue }
+            change(&record)
+            records[id] = record
+            changed.append(record)
+        }
+        return changed
+    }
+
+    package mutating func pause(_ selection: Selection) throws(DownloadQueueError) -> [Action] {
+        let running = { (record: DownloadRecord) in record.state == .queued || record.state == .active }
+        let changed = try change(selection, where: running) {
+            $0.state = .paused
+            $0.pauseReason = nil
+        }
+        var actions: [Action] = [.persist(changed, .powerLoss)]
+        for record in changed {
+            if holdsSlot(record.id) { actions.append(.stopTransfer(record.id)) }
+            actions.append(.publish(.paused, record))
+        }
+        return actions
+    }
+
+    package mutating func resume(_ selection: Selection) throws(DownloadQueueError) -> [Action] {
+        let paused = { (record: DownloadRecord) in record.state == .paused }
+        let changed = try change(selection, where: paused) {
+            $0.state = .queued
+            $0.pauseReason = nil
+            $0.nextAttemptAt = nil
+        }
+        return [.persist(changed, .powerLoss)] + changed.map { .publish(.resumed, $0) } + [.reschedule]
+    }
+
+    package mutating func retry(_ selection: Selection) throws(DownloadQueueError) -> [Action] {
+        let eligible = { (record: DownloadRecord) in
+            record.state == .failed || (record.state == .queued && record.nextAttemptAt != nil)
+        }
+        let changed = try change(selection, where: eligible) {
+            $0.state = .queued
+            $0.attempts = 0
+            $0.nextAttemptAt = nil
+        }
+        return [.persist(changed, .powerLoss)] + changed.map { .publish(.resumed, $0) } + [.reschedule]
+    }
+
+    /// Committed as `cancelled` first, so that a daemon dying before the partial file is gone finishes the job at
+    /// the next start. A download with a transfer is removed when that transfer ends; the others go at once, in one
+    /// transaction.
+    package mutating func cancel(_ ids: [Int64], deletePartial: Bool) throws(DownloadQueueError) -> [Action] {
+        let unfinished = { (record: DownloadRecord) in record.state != .completed && record.state != .cancelled }
+        let changed = try change(.ids(ids), where: unfinished) {
+            $0.state = .cancelled
+            $0.deletePartial = deletePartial
+        }
+        var actions: [Action] = [.persist(changed, .powerLoss)]
+        var idle: [DownloadRecord] = []
+        for record in changed {
+            switch phases[record.id] {
+            case .opening?, .transferring?: actions.append(.stopTransfer(record.id))
+            case .finishing?: break  // the end of the attempt removes it
+            case nil: idle.append(record)
+            }
+        }
+        for record in idle { records[record.id] = nil }
+        actions += idle.map { .discardPartial($0) }
+        if !idle.isEmpty { actions.append(.delete(idle.map(\.id))) }
+        actions += idle.map { .publish(.removed, $0) }
+        return actions
+    }
+
+    /// Where a download goes in the queue.
+    package enum Placement: Equatable, Sendable {
+        case top
+        case bottom
+        case before(Int64)
+    }
+
+    package mutating func move(_ id: Int64, to placement: Placement) throws(DownloadQueueError) -> [Action] {
+        guard isVisible(id), let moving = records[id] else { throw .unknownDownload(id) }
+        let unfinished = { (state: DownloadRecord.State) in state == .queued || state == .paused || state == .active }
+        guard unfinished(moving.state) else { throw .notMovable(id, moving.state) }
+        var order = orderedRecords().filter { unfinished($0.state) }.map(\.id)
+        order.removeAll { $0 == id }
+        switch placement {
+        case .top: order.insert(id, at: 0)
+        case .bottom: order.append(id)
+        case .before(let other):
+            guard let index = order.firstIndex(of: other) else { throw .unknownDownload(other) }
+            order.insert(id, at: index)
+        }
+        var changed: [DownloadRecord] = []
+        for (index, current) in order.enumerated() {
+            guard var record = records[current] else { continue }
+            if placement == .top && current == id, let first = order.dropFirst().first, let next = records[first] {
+                record.priority = max(record.priority, next.priority)
+            }
+            let position = Int64(index + 1)
+            if record.position != position || current == id {
+                record.position = position
+                records[current] = record
+                changed.append(record)
+            }
+        }
+        return [.persist(changed, .powerLoss), .reschedule]
+    }
+
+    /// The finished downloads `clear` takes off the list, by id.
+    package func clearable(_ states: Set<DownloadRecord.State>) -> [DownloadRecord] {
+        records.values.filter { $0.listed && states.contains($0.state) }.sorted { $0.id < $1.id }
+    }
+
+    /// The downloads left the list: `unlisted` ones stay in the table off the list (an episode points at their file,
+    /// so its podcast's keep and `unsubscribe --delete-files` still find it), the others are gone.
+    package mutating func cleared(
+        _ cleared: [DownloadRecord],
+        unlisted: Set<Int64>,
+        deletePartial: Bool
+    ) -> [Action] {
+        var actions: [Action] = []
+        for var record in cleared {
+            if unlisted.contains(record.id) {
+                records[record.id]?.listed = false
+            } else {
+                records[record.id] = nil
+            }
+            if record.state == .failed {
+                record.deletePartial = deletePartial
+                actions.append(.discardPartial(record))
+            }
+            actions.append(.publish(.removed, record))
+        }
+        return actions
+    }
+
+    /// Completed downloads forgotten (their rows deleted by the caller): they leave the table.
+    package mutating func forgotten(_ completed: [DownloadRecord]) -> [Action] {
+        for record in completed where records[record.id]?.state == .completed { records[record.id] = nil }
+        return completed.map { .publish(.removed, $0) }
+    }
+
+    // MARK: - Reading
+
+    /// Active first, then queued by priority (high first) and position, then the rest by id.
+    package func orderedRecords() -> [DownloadRecord] {
+        // Small keys are sorted, not the records: moving whole records around was a tenth of a `downloads` call.
+        typealias Key = (rank: Int, priority: Int, position: Int64, id: Int64)
+        let keys: [Key] = records.values.compactMap { record in
+            guard record.listed else { return nil }
+            let rank = Self.rank(record.state)
+            // Only unfinished downloads are ordered by priority (high first: `~` reverses the order and, unlike a
+            // minus, cannot overflow) and position; the rest by id.
+            return rank <= 2 ? (rank, ~record.priority, record.position, record.id) : (rank, 0, 0, record.id)
+        }
+        return keys.sorted { $0 < $1 }.compactMap { records[$0.id] }
+    }
+
+    private static func rank(_ state: DownloadRecord.State) -> Int {
+        switch state {
+        case .active: 0
+        case .queued: 1
+        case .paused: 2
+        case .failed: 3
+        case .completed: 4
+        case .cancelled: 5
+        }
+    }
+}
+
+/// Why the download queue refused a command. The control server maps it to a JSON-RPC error in one place.
+package struct DownloadQueueError: Error, Equatable, Sendable {
+    package enum Code: Equatable, Sendable {
+        /// A parameter is wrong; `parameter` names it.
+        case invalid(parameter: String)
+        case unknownDownload(Int64)
+        /// Only unfinished downloads have a place in the queue.
+        case notMovable(Int64, DownloadRecord.State)
+        /// The store could not save the change.
+        case notSaved
+    }
+
+    package var code: Code
+    /// What is wrong, as a clause that the protocol layer frames ("'ids' must name at least one download").
+    package var message: String
+
+    static func invalid(_ message: String, parameter: String) -> Self {
+        Self(code: .invalid(parameter: parameter), message: message)
+    }
+
+    static func unknownDownload(_ id: Int64) -> Self {
+        Self(code: .unknownDownload(id), message: "there is no download \(id)")
+    }
+
+    static func notMovable(_ id: Int64, _ state: DownloadRecord.State) -> Self {
+        Self(code: .notMovable(id, state), message: "download \(id) is \(state.rawValue)")
+    }
+
+    static func notSaved(_ error: any Error) -> Self {
+        Self(code: .notSaved, message: "the queue could not be saved: \(error)")
+    }
+}

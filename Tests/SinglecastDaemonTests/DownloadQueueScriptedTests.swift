@@ -1,0 +1,165 @@
+import Foundation
+import SinglecastDaemon
+import SinglecastHTTP
+import SinglecastProtocol
+import SinglecastStore
+import SinglecastTestServers
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An engine that writes each URL's bytes from memory into the partial file, as ``HTTPEngine`` would from the network,
+/// so the queue's own work (files, store, events, races with commands) is tested in milliseconds. The same
+/// behaviours run end to end against nginx and the fault server in DownloadQueueFileTests and the integration tests.
+final class ScriptedTransferEngine: TransferEngine {
+    /// URLs whose transfer sends `heldAfter` bytes and then waits until it is stopped, like a stalled server.
+    let held = Mutex<[String: Int]>([:])
+    let bodies: [String: [UInt8]]
+    let transfers = Atomic<Int>(0)
+
+    init(bodies: [String: [UInt8]]) { self.bodies = bodies }
+
+    func transfer(
+        _ request: TransferRequest,
+        progress: @escaping @Sendable (TransferProgress) -> Void
+    ) async -> TransferOutcome {
+        transfers.add(1, ordering: .relaxed)
+        guard let body = bodies[request.url] else {
+            return .httpError(TransferResponse(status: 404, finalURL: request.url))
+        }
+        let total = Int64(body.count)
+        let stopAt = held.withLock { $0[request.url] }
+        let end = min(body.count, stopAt ?? body.count)
+        let start = Int(request.resumeOffset)
+        if start < end {
+            _ = body[start..<end].withUnsafeBytes {
+                pwrite(request.fileDescriptor, $0.baseAddress, $0.count, off_t(start))
+            }
+        }
+        let written = Int64(max(start, end))
+        progress(TransferProgress(bytesInFile: written, totalLength: total, etag: "\"v1\"", lastModified: nil))
+        let answer = TransferResponse(
+            status: start > 0 ? 206 : 200,
+            finalURL: request.url,
+            etag: "\"v1\"",
+            totalLength: total
+        )
+        if stopAt != nil {
+            try? await Task.sleep(for: .seconds(3600))
+            return .failed(TransferError(code: .cancelled, message: "stopped"), response: answer, bytesInFile: written)
+        }
+        return .completed(answer, bytesInFile: total)
+    }
+
+    func setSpeedLimit(_ bytesPerSecond: Int64?) {}
+}
+
+@Suite struct DownloadQueueScriptedTests {
+    private func body(_ index: Int, size: Int = 4096) -> [UInt8] {
+        (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) }
+    }
+
+    private func makeQueue(
+        _ home: TemporaryDirectory,
+        _ engine: ScriptedTransferEngine
+    ) throws -> (DownloadQueue, Store) {
+        let store = try Store(path: home.file("singlecast.sqlite3"))
+        let logger = Logger(level: .error)
+        var settings = QueueSettings()
+        settings.scheduler.maximumConcurrent = 8
+        settings.scheduler.maximumPerHost = 8
+        let queue = DownloadQueue(
+            store: store,
+            engine: engine,
+            events: EventBus(logger: logger),
+            logger: logger,
+            settings: settings,
+            defaultDirectory: home.file("episodes"),
+            distrustUncheckpointedBytes: false
+        )
+        return (queue, store)
+    }
+
+    @Test func twoHundredDownloadsCompleteIntoTheirFilesAndTheStore() async throws {
+        let home = try TemporaryDirectory(prefix: "singlecast-scripted")
+        let urls = (0..<200).map { "http://cdn.example/ep\($0).mp3" }
+        let engine = ScriptedTransferEngine(
+            bodies: Dictionary(uniqueKeysWithValues: urls.enumerated().map { ($1, body($0)) })
+        )
+        let (queue, store) = try makeQueue(home, engine)
+        try await whileRunning(queue) {
+            _ = try await queue.enqueue(urls.map { DownloadRequest(url: $0, directory: home.file("episodes")) })
+            #expect(try await eventually(every: .milliseconds(1)) { await queue.counts().completed == 200 })
+        }
+        for (index, url) in urls.enumerated() {
+            let file = home.file("episodes/" + String(url.split(separator: "/").last!))
+            #expect(FileManager.default.contents(atPath: file) == Data(body(index)))
+        }
+        // Group commits wrote every row as completed.
+        #expect(try await store.downloads().allSatisfy { $0.state == .completed && $0.bytesDone == 4096 })
+        #expect(engine.transfers.load(ordering: .relaxed) == 200)
+    }
+
+    @Test func aPausedTransferKeepsItsBytesAndResumesFromThem() async throws {
+        let home = try TemporaryDirectory(prefix: "singlecast-scripted")
+        let url = "http://cdn.example/long.mp3"
+        let engine = ScriptedTransferEngine(bodies: [url: body(7, size: 10_000)])
+        engine.held.withLock { $0[url] = 6_000 }
+        let (queue, store) = try makeQueue(home, engine)
+        try await whileRunning(queue) {
+            let id = try await queue.enqueue([DownloadRequest(url: url, directory: home.file("episodes"))]).downloads[0]
+                .id
+            #expect(try await eventually(every: .milliseconds(1)) { try await queue.show(id).bytesDone == 6_000 })
+            // The size and validator are learned and saved while it runs.
+            #expect(
+                try await eventually(every: .milliseconds(1)) { try await store.downloads().first?.etag == "\"v1\"" }
+            )
+            _ = try await queue.pause(SelectionParams(ids: [id]))
+            #expect(
+                try await eventually(every: .milliseconds(1)) { try await store.downloads().first?.bytesDone == 6_000 }
+            )
+            #expect(try await queue.show(id).state == .paused)
+            engine.held.withLock { $0[url] = nil }
+            _ = try await queue.resume(SelectionParams(ids: [id]))
+            #expect(try await eventually(every: .milliseconds(1)) { try await queue.show(id).state == .completed })
+        }
+        #expect(FileManager.default.contents(atPath: home.file("episodes/long.mp3")) == Data(body(7, size: 10_000)))
+        #expect(engine.transfers.load(ordering: .relaxed) == 2)
+    }
+
+    @Test func aCancelledTransferLeavesNeitherRowNorPartialFile() async throws {
+        let home = try TemporaryDirectory(prefix: "singlecast-scripted")
+        let url = "http://cdn.example/gone.mp3"
+        let engine = ScriptedTransferEngine(bodies: [url: body(3)])
+        engine.held.withLock { $0[url] = 1_000 }
+        let (queue, store) = try makeQueue(home, engine)
+        try await whileRunning(queue) {
+            let id = try await queue.enqueue([DownloadRequest(url: url, directory: home.file("episodes"))]).downloads[0]
+                .id
+            #expect(try await eventually(every: .milliseconds(1)) { try await queue.show(id).bytesDone == 1_000 })
+            _ = try await queue.cancel(SelectionParams(ids: [id], deletePartial: true))
+            #expect(try await eventually(every: .milliseconds(1)) { try await store.downloads().isEmpty })
+            await #expect(throws: DownloadQueueError.self) { try await queue.show(id) }
+        }
+        #expect(!FileManager.default.fileExists(atPath: home.file("episodes/gone.mp3.part")))
+        #expect(!FileManager.default.fileExists(atPath: home.file("episodes/gone.mp3")))
+    }
+
+    @Test func aNotFoundFailsWithItsStatusAndLeavesNoEmptyPartialFile() async throws {
+        let home = try TemporaryDirectory(prefix: "singlecast-scripted")
+        let (queue, _) = try makeQueue(home, ScriptedTransferEngine(bodies: [:]))
+        try await whileRunning(queue) {
+            let id = try await queue.enqueue([
+                DownloadRequest(url: "http://cdn.example/missing.mp3", directory: home.file("episodes"))
+            ])
+            .downloads[0].id
+            #expect(try await eventually(every: .milliseconds(1)) { try await queue.show(id).state == .failed })
+            #expect(try await queue.show(id).lastError?.httpStatus == 404)
+            _ = try await queue.clear(ClearParams(failed: true))
+        }
+        #expect(!FileManager.default.fileExists(atPath: home.file("episodes/missing.mp3.part")))
+    }
+}

@@ -1,0 +1,307 @@
+import SinglecastDaemon
+import SinglecastHTTP
+import SinglecastStore
+import Testing
+
+/// The queue's decisions with no I/O at all: each race a crash-torture run or a client can cause, fed as events.
+@Suite struct DownloadQueueStateMachineTests {
+    typealias Machine = DownloadQueueStateMachine
+
+    private func record(
+        _ id: Int64,
+        _ name: String = "a.bin",
+        host: String = "a.example",
+        state: DownloadRecord.State = .queued
+    ) -> DownloadRecord {
+        var record = DownloadRecord(
+            id: id,
+            url: "http://\(host)/\(name)",
+            directory: "/srv/episodes",
+            fileName: name,
+            position: id,
+            addedAt: 0
+        )
+        record.state = state
+        return record
+    }
+
+    /// A machine holding `records`, with `started` downloads opened and transferring.
+    private func machine(_ records: [DownloadRecord], transferring started: [Int64] = []) -> Machine {
+        var machine = Machine()
+        machine.load(records)
+        let starts = machine.startDue(QueueScheduler(), now: 0)
+        for id in started {
+            #expect(starts.contains(.startTransfer(id)))
+            #expect(
+                machine.resumePlan(id, fileSize: 0, distrustUncheckpointedBytes: false)
+                    == .transfer(offset: 0, truncate: false)
+            )
+            _ = machine.began(id)
+        }
+        return machine
+    }
+
+    /// A machine whose download 1 has received all of its 5 bytes and is named, about to be committed.
+    private func completing() -> (Machine, DownloadRecord) {
+        var machine = machine([record(1)], transferring: [1])
+        _ = machine.transferEnded(1)
+        _ = machine.finished(1, .completed(response(5), bytesInFile: 5), fileSize: 5)
+        _ = machine.chooseName(1, bytes: 5, partialPath: "/srv/episodes/a.bin.part") { _ in false }
+        return (machine, machine.completedRecord(1, now: 42))
+    }
+
+    private let noRetry: RetryPolicy = {
+        var policy = RetryPolicy()
+        policy.maximumAttempts = 1
+        return policy
+    }()
+
+    private func response(_ total: Int64) -> TransferResponse {
+        TransferResponse(status: 200, finalURL: "http://a.example/a.bin", etag: "\"v1\"", totalLength: total)
+    }
+
+    @Test func startingADownloadMakesItActiveAndHoldsItsSlot() {
+        var machine = machine([record(1)])
+        #expect(machine.records[1]?.state == .active)
+        #expect(machine.phases[1] == .opening)
+        var started = record(1, state: .active)
+        started.attempts = 1
+        #expect(machine.began(1) == [.publish(.started, started)])
+        #expect(machine.phases[1] == .transferring)
+        #expect(machine.holdsSlot(1))
+    }
+
+    @Test func aFinishingDownloadGivesItsSlotAwayButCannotStartAgain() {
+        var machine = machine([record(1, host: "h"), record(2, "b.bin", host: "h"), record(3, "c.bin", host: "h")])
+        // Two per host by default: 1 and 2 run, 3 waits.
+        #expect(machine.phases[3] == nil)
+        _ = machine.began(1)
+        #expect(machine.transferEnded(1) == [.reschedule])
+        #expect(machine.phases[1] == .finishing)
+        // Paused and resumed while it finishes: it is queued again, yet must not run a second transfer.
+        _ = try? machine.pause(.ids([1]))
+        _ = try? machine.resume(.ids([1]))
+        #expect(machine.records[1]?.state == .queued)
+        let actions = machine.startDue(QueueScheduler(), now: 0)
+        #expect(actions == [.startTransfer(3)])
+        #expect(machine.phases[1] == .finishing)
+    }
+
+    @Test func aPauseWhileOpeningStopsTheTransferAndSendsNothing() throws {
+        var machine = machine([record(1)])
+        let actions = try machine.pause(.ids([1]))
+        #expect(actions.contains(.stopTransfer(1)))
+        #expect(machine.resumePlan(1, fileSize: 100, distrustUncheckpointedBytes: false) == .stopped)
+        #expect(machine.stopped(1) == [.persist([record(1, state: .paused)], .powerLoss)])
+        #expect(machine.attemptEnded(1) == [.reschedule])
+        #expect(machine.phases[1] == nil)
+    }
+
+    @Test func aCancelWhileTransferringRemovesTheDownloadWhenTheTransferStops() throws {
+        var machine = machine([record(1)], transferring: [1])
+        let actions = try machine.cancel([1], deletePartial: true)
+        #expect(actions.first.map { if case .persist = $0 { true } else { false } } == true)
+        #expect(actions.contains(.stopTransfer(1)))
+        #expect(!actions.contains { if case .delete = $0 { true } else { false } })
+        // The name stays claimed while the transfer may still write the partial file.
+        #expect(machine.records[1]?.state == .cancelled)
+        _ = machine.transferEnded(1)
+        let step = machine.finished(
+            1,
+            .failed(TransferError(code: .cancelled, message: "stopped"), response: nil, bytesInFile: 10),
+            fileSize: 10
+        )
+        #expect(step == .keepThenFail(.transfer(TransferError(code: .cancelled, message: "stopped")), bytes: 10))
+        let removal = machine.stopped(1)
+        #expect(removal.count == 3)
+        #expect(removal[1] == .delete([1]))
+        #expect(machine.records[1] == nil)
+        #expect(machine.attemptEnded(1) == [.reschedule])
+    }
+
+    @Test func aCancelWhileFinishingIsCarriedOutWhenTheAttemptEnds() throws {
+        var machine = machine([record(1)], transferring: [1])
+        _ = machine.transferEnded(1)
+        #expect(machine.finished(1, .completed(response(5), bytesInFile: 5), fileSize: 5) == .complete(bytes: 5))
+        let actions = try machine.cancel([1], deletePartial: false)
+        #expect(!actions.contains(.stopTransfer(1)))
+        #expect(machine.records[1]?.state == .cancelled)
+        // The file synced; the completion sees the cancel and concludes it instead.
+        #expect(!machine.stillActive(1))
+        _ = machine.stopped(1)
+        #expect(machine.records[1] == nil)
+        #expect(machine.attemptEnded(1) == [.reschedule])
+    }
+
+    @Test func aCancelDuringTheLastCommitRemovesTheEntryAndKeepsTheFile() throws {
+        let (named, completed) = completing()
+        var machine = named
+        _ = try machine.cancel([1], deletePartial: true)
+        let actions = machine.committed(completed, runsHook: true)
+        #expect(!actions.contains(.runHook(completed)))
+        #expect(!actions.contains(.publish(.completed, completed)))
+        #expect(machine.records[1] == nil)
+    }
+
+    @Test func aPauseDuringTheLastCommitYieldsToTheCompletion() throws {
+        let (named, completed) = completing()
+        var machine = named
+        _ = try machine.pause(.ids([1]))
+        let actions = machine.committed(completed, runsHook: true)
+        // Saved over the pause, then announced, then the hook.
+        #expect(actions.first == .persist([completed], .powerLoss))
+        #expect(actions.suffix(2) == [.publish(.completed, completed), .runHook(completed)])
+        #expect(machine.records[1]?.state == .completed)
+        #expect(machine.records[1]?.completedAt == 42)
+    }
+
+    @Test func aCompletedDownloadNeverTakesAKeptPartialFileOrAClaimedName() {
+        // 2 is unfinished and will be "b.bin"; "a (2).bin.part" was kept by a cancel.
+        var machine = machine([record(1), record(2, "b.bin", state: .paused)], transferring: [1])
+        _ = machine.transferEnded(1)
+        _ = machine.finished(1, .completed(response(5), bytesInFile: 5), fileSize: 5)
+        var taken: Set<String> = ["/srv/episodes/a.bin", "/srv/episodes/a (2).bin.part"]
+        let named = machine.chooseName(1, bytes: 5, partialPath: "/srv/episodes/a.bin.part") { taken.contains($0) }
+        #expect(named.fileName == "a (3).bin")
+        // The bytes are still in the old partial file until the rename: its name is recorded with the new one.
+        #expect(named.partialName == "a.bin.part")
+        #expect(named.partialPath == "/srv/episodes/a.bin.part")
+        // A file that appeared at the last moment: the next free name.
+        taken.insert("/srv/episodes/a (3).bin")
+        #expect(
+            machine.chooseName(1, bytes: 5, partialPath: "/srv/episodes/a.bin.part") { taken.contains($0) }.fileName
+                == "a (4).bin"
+        )
+        // Another download's future name is not free either.
+        var other = self.machine([record(3, "b.bin")], transferring: [3])
+        other.load([record(4, "b.bin", state: .paused)])
+        _ = other.transferEnded(3)
+        _ = other.finished(3, .completed(response(5), bytesInFile: 5), fileSize: 5)
+        #expect(
+            other.chooseName(3, bytes: 5, partialPath: "/srv/episodes/b.bin.part") { _ in false }.fileName
+                == "b (2).bin"
+        )
+    }
+
+    @Test func enqueuesNeverChooseANameTakenOrReservedMeanwhile() {
+        var machine = machine([record(1, "a.bin", state: .paused)])
+        let first = machine.reserveNames([("/srv/episodes", "a.bin"), ("/srv/episodes", "a.bin")]) { _, name in
+            name == "a (2).bin.part"  // kept by a cancel
+        }
+        #expect(first == ["/srv/episodes/a (3).bin", "/srv/episodes/a (4).bin"])
+        // A second enqueue while the first one commits.
+        let second = machine.reserveNames([("/srv/episodes", "a.bin")]) { _, _ in false }
+        #expect(second == ["/srv/episodes/a (2).bin"])
+        _ = machine.enqueued([], reserved: first)
+        #expect(machine.reserveNames([("/srv/episodes", "a.bin")]) { _, _ in false } == ["/srv/episodes/a (3).bin"])
+    }
+
+    @Test func aFailureIsRetriedAtItsTimeAndStartsWhenTheClockGetsThere() {
+        var machine = machine([record(1)], transferring: [1])
+        _ = machine.transferEnded(1)
+        let step = machine.finished(
+            1,
+            .httpError(TransferResponse(status: 503, finalURL: "http://a.example/a.bin")),
+            fileSize: 0
+        )
+        guard case .fail(let failure) = step else {
+            Issue.record("a 503 is a failure, got \(step)")
+            return
+        }
+        let actions = machine.failed(1, failure, policy: RetryPolicy(), now: 1_000, random: 0.5)
+        #expect(actions.contains { if case .publish(.retrying, _) = $0 { true } else { false } })
+        let at = try? #require(machine.records[1]?.nextAttemptAt)
+        #expect((at ?? 0) > 1_000)
+        _ = machine.attemptEnded(1)
+        #expect(machine.startDue(QueueScheduler(), now: 1_000) == [.wake(at: at ?? 0)])
+        #expect(machine.startDue(QueueScheduler(), now: at ?? 0) == [.startTransfer(1)])
+    }
+
+    @Test func aFailureAfterAPauseConcludesThePauseInstead() throws {
+        var machine = machine([record(1)], transferring: [1])
+        _ = try machine.pause(.ids([1]))
+        _ = machine.transferEnded(1)
+        let error = TransferError(code: .cancelled, message: "stopped")
+        #expect(
+            machine.finished(1, .failed(error, response: nil, bytesInFile: 7), fileSize: 7)
+                == .keepThenFail(.transfer(error), bytes: 7)
+        )
+        machine.kept(1, bytes: 7)
+        let actions = machine.failed(1, .transfer(error), policy: noRetry, now: 0, random: 0)
+        #expect(machine.records[1]?.state == .paused)
+        #expect(machine.records[1]?.bytesDone == 7)
+        #expect(actions.count == 1)  // the checkpoint, no failure
+    }
+
+    @Test func aLengthMismatchStartsOverAndAnUnsatisfiableRangeOfACompleteFileCompletes() {
+        var machine = machine([record(1), record(2, "b.bin")], transferring: [1, 2])
+        _ = machine.transferEnded(1)
+        #expect(
+            machine.finished(1, .completed(response(10), bytesInFile: 8), fileSize: 8)
+                == .startOver(.lengthMismatch(received: 8, announced: 10))
+        )
+        #expect(machine.records[1]?.bytesDone == 0)
+        _ = machine.transferEnded(2)
+        let answer = TransferResponse(status: 416, finalURL: "http://a.example/b.bin", totalLength: 9)
+        #expect(machine.finished(2, .rangeNotSatisfiable(answer), fileSize: 9) == .complete(bytes: 9))
+    }
+
+    @Test func bytesWithoutAValidatorAreNeverResumedFromAndDistrustedTailsAreCut() {
+        var withValidator = record(1)
+        withValidator.etag = "\"v1\""
+        withValidator.bytesDone = 100
+        let machine = machine([withValidator, record(2, "b.bin")])
+        #expect(
+            machine.resumePlan(1, fileSize: 150, distrustUncheckpointedBytes: false)
+                == .transfer(offset: 150, truncate: false)
+        )
+        #expect(
+            machine.resumePlan(1, fileSize: 150, distrustUncheckpointedBytes: true)
+                == .transfer(offset: 100, truncate: true)
+        )
+        #expect(
+            machine.resumePlan(2, fileSize: 150, distrustUncheckpointedBytes: false)
+                == .transfer(offset: 0, truncate: true)
+        )
+    }
+
+    @Test func startUpFinishesWhatACrashInterrupted() {
+        var renamed = record(1, state: .active)
+        renamed.bytesTotal = 5
+        renamed.bytesDone = 5
+        // The file is in place and its partial file gone: the rename happened, the commit did not.
+        guard case .keep(let done, true) = Machine.recover(renamed, partialExists: false, finalSize: 5, now: 9) else {
+            Issue.record("a renamed download is kept")
+            return
+        }
+        #expect(done.state == .completed)
+        #expect(done.completedAt == 9)
+        // A new name was recorded, then the daemon died before the rename: the bytes are under the old name.
+        var named = record(2, "b (2).bin", state: .active)
+        named.partialName = "b.bin.part"
+        guard case .keep(let back, true) = Machine.recover(named, partialExists: false, finalSize: nil, now: 9) else {
+            Issue.record("a named download is kept")
+            return
+        }
+        #expect(back.fileName == "b.bin")
+        #expect(back.state == .queued)
+        #expect(back.partialPath == "/srv/episodes/b.bin.part")
+        #expect(
+            Machine.recover(record(3, state: .cancelled), partialExists: true, finalSize: nil, now: 9)
+                == .discard(record(3, state: .cancelled))
+        )
+    }
+
+    @Test func commandsRefuseUnknownAndFinishedDownloads() throws {
+        var machine = machine([record(1, state: .completed), record(2, "b.bin")])
+        #expect(throws: DownloadQueueError.self) { try machine.pause(.ids([9])) }
+        #expect(throws: DownloadQueueError.self) { try machine.move(1, to: .top) }
+        #expect(throws: DownloadQueueError.self) { try machine.move(2, to: .before(9)) }
+        // Cancelling a completed download changes nothing; an idle one goes at once.
+        #expect(try machine.cancel([1], deletePartial: false) == [.persist([], .powerLoss)])
+        var idle = self.machine([record(3, state: .paused)])
+        let actions = try idle.cancel([3], deletePartial: true)
+        #expect(actions.contains(.delete([3])))
+        #expect(idle.records[3] == nil)
+    }
+}
