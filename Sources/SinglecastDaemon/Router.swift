@@ -53,13 +53,13 @@ package struct Router: Sendable {
         let outcome: Result<EncodedJSON, RPCError>
         do {
             outcome = .success(try await handle(request, connection: connection))
-        } catch let error as RPCError {
-            outcome = .failure(error)
-        } catch let error as DownloadQueueError {
-            outcome = .failure(RPCError(error))
         } catch {
-            context.logger.error("\(request.method) failed: \(error)")
-            outcome = .failure(.internalError(String(describing: error)))
+            if let mapped = RPCError(domain: error) {
+                outcome = .failure(mapped)
+            } else {
+                context.logger.error("\(request.method) failed: \(error)")
+                outcome = .failure(.internalError(String(describing: error)))
+            }
         }
         context.countRequest()
         guard let id = request.id else { return nil }

@@ -10,7 +10,7 @@ extension Subscriptions {
             outlines = try OPML.parse(Data(params.opml.utf8))
         } catch {
             let detail = error.message.hasSuffix(".") ? String(error.message.dropLast()) : error.message
-            throw RPCError.invalidParams("the OPML document cannot be read: \(detail)", parameter: "opml")
+            throw PodcastError.invalid("the OPML document cannot be read: \(detail)", parameter: "opml")
         }
         // Four feeds at a time: a long list should not take one feed's time per entry.
         var results = [ImportResult.Entry?](repeating: nil, count: outlines.count)
@@ -50,7 +50,7 @@ extension Subscriptions {
                 title: outline.title,
                 outcome: "failed",
                 podcastID: nil,
-                error: (error as? RPCError)?.message ?? String(describing: error)
+                error: RPCError(domain: error)?.message ?? String(describing: error)
             )
         }
     }

@@ -163,10 +163,10 @@ package actor Subscriptions: Service {
 
     private func subscribeAndStore(_ params: SubscribeParams) async throws -> SubscribeResult {
         guard (params.url == nil) != (params.itunesID == nil) else {
-            throw RPCError.invalidParams("'subscribe' takes exactly one of 'url' and 'itunes_id'", parameter: "url")
+            throw PodcastError.invalid("'subscribe' takes exactly one of 'url' and 'itunes_id'", parameter: "url")
         }
         if (params.user == nil) != (params.password == nil) {
-            throw RPCError.invalidParams("'user' and 'password' go together", parameter: "user")
+            throw PodcastError.invalid("'user' and 'password' go together", parameter: "user")
         }
         try Self.checkPolicy(EpisodePolicy(fetch: .init(params.autoDownload ?? .off), keep: params.keep))
         var text: String
@@ -206,7 +206,7 @@ package actor Subscriptions: Service {
         do {
             inserted = try await store.insertPodcast(podcast)
         } catch {
-            throw RPCError.internalError("the subscription could not be saved: \(error)")
+            throw PodcastError.store("the subscription could not be saved: \(error)")
         }
         podcast = inserted.podcast
         if inserted.existing {
@@ -240,7 +240,7 @@ package actor Subscriptions: Service {
         do {
             try await store.deletePodcast(podcast.id)
         } catch {
-            throw RPCError.internalError("the subscription could not be removed: \(error)")
+            throw PodcastError.store("the subscription could not be removed: \(error)")
         }
         podcasts[podcast.id] = nil
         refreshing[podcast.id]?.cancel()
@@ -260,13 +260,13 @@ package actor Subscriptions: Service {
     package func episodes(_ params: EpisodesParams) async throws -> EpisodesResult {
         let podcast = try resolve(params.podcast)
         if let limit = params.limit, limit < 1 {
-            throw RPCError.invalidParams("'limit' must be at least 1", parameter: "limit")
+            throw PodcastError.invalid("'limit' must be at least 1", parameter: "limit")
         }
         let records: [EpisodeRecord]
         do {
             records = try await store.episodes(of: podcast.id, onlyNew: params.new ?? false, limit: params.limit)
         } catch {
-            throw RPCError.internalError("cannot read the episodes: \(error)")
+            throw PodcastError.store("cannot read the episodes: \(error)")
         }
         let downloads = await queue.infos(records.compactMap(\.downloadID))
         return EpisodesResult(
@@ -296,14 +296,14 @@ package actor Subscriptions: Service {
             params.autoDownload != nil || params.keep != nil || params.nameTemplate != nil || params.folder != nil
                 || params.refreshInterval != nil
         else {
-            throw RPCError.invalidParams(
+            throw PodcastError.invalid(
                 "'set' needs at least one of 'auto_download', 'keep', 'name_template', 'folder' and 'refresh_interval'",
                 parameter: "auto_download"
             )
         }
         if let template = params.nameTemplate {
             if !template.isEmpty, let problem = EpisodeNaming.problem(in: template) {
-                throw RPCError.invalidParams(
+                throw PodcastError.invalid(
                     "'name_template' '\(template)' is not usable: \(problem)",
                     parameter: "name_template"
                 )
@@ -314,7 +314,7 @@ package actor Subscriptions: Service {
             // One folder name, sanitized like every part of a file name: it cannot leave the download directory.
             let sanitized = FileNaming.sanitize(folder)
             guard folder.isEmpty || (sanitized == folder && !folder.contains("/")) else {
-                throw RPCError.invalidParams(
+                throw PodcastError.invalid(
                     "'folder' must be one plain folder name (no '/', no leading dot, no control characters); "
                         + "'\(sanitized)' would do",
                     parameter: "folder"
@@ -324,7 +324,7 @@ package actor Subscriptions: Service {
         }
         if let seconds = params.refreshInterval {
             guard seconds == 0 || (60...7 * 86_400).contains(seconds) else {
-                throw RPCError.invalidParams(
+                throw PodcastError.invalid(
                     "'refresh_interval' must be from 60 seconds to 7 days (604800), or 0 for the configured one; "
                         + "got \(seconds)",
                     parameter: "refresh_interval"
@@ -350,7 +350,7 @@ package actor Subscriptions: Service {
     package func downloadLatest(_ params: DownloadLatestParams) async throws -> EnqueueResult {
         let podcast = try resolve(params.podcast)
         guard params.latest >= 1 else {
-            throw RPCError.invalidParams("'latest' must be at least 1", parameter: "latest")
+            throw PodcastError.invalid("'latest' must be at least 1", parameter: "latest")
         }
         let latest = try await store.episodes(of: podcast.id, limit: params.latest)
         return try await enqueueEpisodes(latest.map(\.id), priority: nil)
@@ -359,7 +359,7 @@ package actor Subscriptions: Service {
     /// `enqueue` with episode ids (and possibly URLs too, which go to the queue as they are).
     package func enqueue(_ params: EnqueueParams) async throws -> EnqueueResult {
         if params.name != nil || params.directory != nil {
-            throw RPCError.invalidParams(
+            throw PodcastError.invalid(
                 "episodes are named by the name template; 'name' and 'directory' apply to URLs only",
                 parameter: params.name != nil ? "name" : "directory"
             )
@@ -689,7 +689,7 @@ package actor Subscriptions: Service {
         do {
             try await store.setEpisodeDownloads(episodes.map { ($0.id, nil) })
         } catch {
-            throw RPCError.internalError("cannot unlink the episodes from their downloads: \(error)")
+            throw PodcastError.store("cannot unlink the episodes from their downloads: \(error)")
         }
         return (deleted, kept.sorted())
     }
@@ -716,13 +716,13 @@ package actor Subscriptions: Service {
     /// `inbox`: new episodes of every podcast, newest first.
     package func inbox(_ params: InboxParams) async throws -> InboxResult {
         if let limit = params.limit, limit < 1 {
-            throw RPCError.invalidParams("'limit' must be at least 1", parameter: "limit")
+            throw PodcastError.invalid("'limit' must be at least 1", parameter: "limit")
         }
         let records: [EpisodeRecord]
         do {
             records = try await store.newEpisodes(limit: params.limit)
         } catch {
-            throw RPCError.internalError("cannot read the episodes: \(error)")
+            throw PodcastError.store("cannot read the episodes: \(error)")
         }
         let downloads = await queue.infos(records.compactMap(\.downloadID))
         let counts = try await counts()
@@ -737,16 +737,16 @@ package actor Subscriptions: Service {
     /// The episodes with these ids, in the order asked; an unknown id is `unknown_episode`.
     private func existingEpisodes(_ ids: [Int64]) async throws -> [EpisodeRecord] {
         guard !ids.isEmpty else {
-            throw RPCError.invalidParams("'episodes' must name at least one episode", parameter: "episodes")
+            throw PodcastError.invalid("'episodes' must name at least one episode", parameter: "episodes")
         }
         let found: [EpisodeRecord]
         do {
             found = try await store.episodes(ids: ids, includingDescriptions: false)
         } catch {
-            throw RPCError.internalError("cannot read the episodes: \(error)")
+            throw PodcastError.store("cannot read the episodes: \(error)")
         }
         let foundIDs = Set(found.map(\.id))
-        if let missing = ids.first(where: { !foundIDs.contains($0) }) { throw Self.unknownEpisode(missing) }
+        if let missing = ids.first(where: { !foundIDs.contains($0) }) { throw PodcastError.unknownEpisode(missing) }
         return found
     }
 
@@ -757,7 +757,7 @@ package actor Subscriptions: Service {
         do {
             shared = try await store.downloadsReferenced(downloads, exceptEpisodes: Set(episodes))
         } catch {
-            throw RPCError.internalError("cannot read the episodes: \(error)")
+            throw PodcastError.store("cannot read the episodes: \(error)")
         }
         return downloads.filter { !shared.contains($0) }
     }
@@ -907,21 +907,14 @@ package actor Subscriptions: Service {
             if matches.count == 1 { return matches[0] }
             if matches.count > 1 {
                 let names = matches.prefix(5).map { "\($0.id) '\($0.title)'" }.joined(separator: ", ")
-                throw RPCError(
-                    code: RPCError.invalidParamsCode,
-                    message: "Invalid params: '\(selector)' matches \(matches.count) podcasts (\(names)); "
-                        + "give more of the title or the id.",
-                    reason: "ambiguous_podcast",
-                    details: ["podcast": selector]
+                throw PodcastError(
+                    code: .ambiguousPodcast(selector),
+                    message:
+                        "'\(selector)' matches \(matches.count) podcasts (\(names)); give more of the title or the id"
                 )
             }
         }
-        throw RPCError(
-            code: RPCError.invalidParamsCode,
-            message: "Invalid params: no podcast matches '\(selector)'; see singlecastctl podcasts.",
-            reason: "unknown_podcast",
-            details: ["podcast": selector]
-        )
+        throw PodcastError(code: .unknownPodcast(selector), message: "no podcast matches '\(selector)'")
     }
 
     private func save(_ podcast: PodcastRecord) async throws {
@@ -929,7 +922,7 @@ package actor Subscriptions: Service {
         do {
             try await store.savePodcast(podcast)
         } catch {
-            throw RPCError.internalError("the podcast could not be saved: \(error)")
+            throw PodcastError.store("the podcast could not be saved: \(error)")
         }
     }
 
@@ -937,7 +930,7 @@ package actor Subscriptions: Service {
         do {
             return try await store.episodes(of: id)
         } catch {
-            throw RPCError.internalError("cannot read the episodes: \(error)")
+            throw PodcastError.store("cannot read the episodes: \(error)")
         }
     }
 
@@ -950,7 +943,7 @@ package actor Subscriptions: Service {
             if writes == episodeWrites { episodeCounts = counts }
             return counts
         } catch {
-            throw RPCError.internalError("cannot count the episodes: \(error)")
+            throw PodcastError.store("cannot count the episodes: \(error)")
         }
     }
 
@@ -1061,43 +1054,32 @@ package actor Subscriptions: Service {
             let url = try HTTPURL(text)
             return (url.string, url.user, url.password)
         } catch .unparsable {
-            throw RPCError.invalidParams("'\(HTTPURL.shown(text))' is not a valid URL", parameter: "url")
+            throw PodcastError.invalid("'\(HTTPURL.shown(text))' is not a valid URL", parameter: "url")
         } catch {
-            throw RPCError.invalidParams(
+            throw PodcastError.invalid(
                 "'\(HTTPURL.shown(text))' is not an http or https feed URL",
                 parameter: "url"
             )
         }
     }
 
-    private static func unknownEpisode(_ id: Int64) -> RPCError {
-        RPCError(
-            code: RPCError.invalidParamsCode,
-            message: "Invalid params: there is no episode \(id); 'singlecastctl episodes PODCAST' lists them.",
-            reason: "unknown_episode",
-            details: ["id": String(id)]
-        )
-    }
-
-    private static func noEnclosure(_ episode: EpisodeRecord) -> RPCError {
+    private static func noEnclosure(_ episode: EpisodeRecord) -> PodcastError {
         let what =
             episode.enclosureURL.map { "its enclosure '\($0)' is not an http or https URL" } ?? "it has no enclosure"
-        return RPCError(
-            code: RPCError.invalidParamsCode,
-            message: "Invalid params: episode \(episode.id) ('\(episode.title)') has nothing to download: \(what).",
-            reason: "no_enclosure",
-            details: ["id": String(episode.id)]
+        return PodcastError(
+            code: .noEnclosure(episode.id),
+            message: "episode \(episode.id) ('\(episode.title)') has nothing to download: \(what)"
         )
     }
 
-    /// A policy's problems as the protocol reports them.
+    /// A policy's problems as refusals of the command that set it.
     private static func checkPolicy(_ policy: EpisodePolicy) throws {
         do {
             try policy.validate()
         } catch .negativeKeep {
-            throw RPCError.invalidParams("'keep' must be 0 (all) or more", parameter: "keep")
+            throw PodcastError.invalid("'keep' must be 0 (all) or more", parameter: "keep")
         } catch .keepBelowLatest(let keep, let count) {
-            throw RPCError.invalidParams(
+            throw PodcastError.invalid(
                 "'keep' (\(keep)) must be at least the \(count) of 'latest:\(count)', or the newest would be "
                     + "deleted and downloaded again",
                 parameter: "keep"
@@ -1105,38 +1087,29 @@ package actor Subscriptions: Service {
         }
     }
 
-    private static func feedError(_ fetched: Fetched, url: String) -> RPCError {
+    private static func feedError(_ fetched: Fetched, url: String) -> PodcastError {
+        let shown = redactedURL(url)
         switch fetched {
         case .failed(let problem, let text):
             let message = text.hasSuffix(".") ? String(text.dropLast()) : text
-            return RPCError(
-                code: problem == .invalid ? feedInvalidCode : feedUnreachableCode,
+            return PodcastError(
+                code: .feed(problem, url: shown),
                 message: problem == .invalid
-                    ? "The feed at \(redactedURL(url)) cannot be read: \(message)."
-                    : "The feed at \(redactedURL(url)) cannot be fetched: \(message).",
-                reason: problem.rawValue,
-                details: ["url": redactedURL(url)]
+                    ? "The feed at \(shown) cannot be read: \(message)."
+                    : "The feed at \(shown) cannot be fetched: \(message)."
             )
         case .gone:
-            return RPCError(
-                code: feedUnreachableCode,
-                message: "The feed at \(redactedURL(url)) is gone (HTTP 410).",
-                reason: FeedProblem.unreachable.rawValue,
-                details: ["url": redactedURL(url)]
+            return PodcastError(
+                code: .feed(.unreachable, url: shown),
+                message: "The feed at \(shown) is gone (HTTP 410)."
             )
         case .notModified, .updated:
-            return RPCError(
-                code: feedUnreachableCode,
-                message: "The feed at \(redactedURL(url)) answered 304 Not Modified to an unconditional request.",
-                reason: FeedProblem.unreachable.rawValue,
-                details: ["url": redactedURL(url)]
+            return PodcastError(
+                code: .feed(.unreachable, url: shown),
+                message: "The feed at \(shown) answered 304 Not Modified to an unconditional request."
             )
         }
     }
-
-    /// Codes of feed failures (JSON-RPC's implementation-defined range).
-    package static let feedUnreachableCode = -32020
-    package static let feedInvalidCode = -32021
 
     /// Whether an enclosure can be downloaded: an http or https URL with a host. A feed may name anything
     /// (`file:///etc/passwd`, `javascript:`); such an episode is skipped by the auto-download policies, so it cannot
