@@ -150,7 +150,7 @@ package enum Daemon {
             lookup: { id in
                 let found = try await directory.lookup(LookupParams(id: id)).podcast
                 guard let feed = found.feedURL else {
-                    throw RPCError.invalidParams(
+                    throw PodcastError.invalid(
                         "iTunes lists '\(found.title)' (\(id)) without a feed URL, so it cannot be subscribed to",
                         parameter: "itunes_id"
                     )

@@ -13,6 +13,7 @@ extension RPCError {
         case let error as RPCError: self = error
         case let error as DownloadQueueError: self.init(error)
         case let error as PodcastError: self.init(error)
+        case let error as DirectoryError: self.init(error)
         default: return nil
         }
     }
@@ -81,6 +82,27 @@ extension RPCError {
             )
         case .store:
             self = .internalError(error.message)
+        }
+    }
+
+    package init(_ error: DirectoryError) {
+        switch error.code {
+        case .invalid(let parameter):
+            self = .invalidParams(error.message, parameter: parameter)
+        case .termTooShort(let term, let minimum):
+            self = .termTooShort(term, minimum: minimum)
+        case .unknownPodcast(let id):
+            self = .unknownPodcast(id)
+        case .rateLimited(let seconds, let limit):
+            self = .rateLimited(retryAfterSeconds: seconds, limit: limit)
+        case .cancelled:
+            self = .cancelled(error.message)
+        case .unreachable(let transferError):
+            self = .directoryUnreachable(error.message, error: transferError)
+        case .httpStatus(let status, let url):
+            self = .directoryHTTPError(status: status, url: url)
+        case .badResponse(let url):
+            self = .directoryBadResponse(error.message, url: url)
         }
     }
 }

@@ -230,6 +230,7 @@ import Testing
             _ = try DirectoryResponse.podcasts(Data(body.utf8), contentType: "text/javascript", url: url)
             Issue.record("decoded \(body)")
         } catch {
+            let error = RPCError(error)
             #expect(error.code == RPCError.directoryBadResponseCode)
             #expect(error.reason == "directory_bad_response")
             #expect(error.message.contains(detail), "\(error.message)")
@@ -237,7 +238,7 @@ import Testing
     }
 
     @Test func chartWithoutAFeedIsAnError() {
-        #expect(throws: RPCError.self) { try DirectoryResponse.chart(Data(#"{"results":[]}"#.utf8), url: url) }
+        #expect(throws: DirectoryError.self) { try DirectoryResponse.chart(Data(#"{"results":[]}"#.utf8), url: url) }
     }
 }
 
@@ -277,14 +278,14 @@ import Testing
         return { url in FetchResult(response: TransferResponse(status: status, finalURL: url), body: body) }
     }
 
-    /// The error `body` throws.
-    func rpcError(_ body: () async throws(RPCError) -> some Any) async -> RPCError? {
+    /// The error `body` throws, as the control server answers it.
+    func rpcError(_ body: () async throws(DirectoryError) -> some Any) async -> RPCError? {
         do {
             _ = try await body()
             Issue.record("expected an error")
             return nil
         } catch {
-            return error
+            return RPCError(error)
         }
     }
 
@@ -317,7 +318,7 @@ import Testing
 
         _ = try await directory.search(SearchParams(term: "one"))
         _ = try await directory.search(SearchParams(term: "two"))
-        let error = await rpcError { () async throws(RPCError) in
+        let error = await rpcError { () async throws(DirectoryError) in
             try await directory.search(SearchParams(term: "three"))
         }
         // A cached answer needs no token.
@@ -339,14 +340,16 @@ import Testing
         settings.minimumTermLength = 3
         let directory = fake.directory(settings)
 
-        let short = await rpcError { () async throws(RPCError) in
+        let short = await rpcError { () async throws(DirectoryError) in
             try await directory.search(SearchParams(term: " ab  "))
         }
-        let limit = await rpcError { () async throws(RPCError) in
+        let limit = await rpcError { () async throws(DirectoryError) in
             try await directory.search(SearchParams(term: "abc", limit: 201))
         }
-        let country = await rpcError { () async throws(RPCError) in try await directory.top(TopParams(country: "USA")) }
-        let id = await rpcError { () async throws(RPCError) in try await directory.lookup(LookupParams(id: 0)) }
+        let country = await rpcError { () async throws(DirectoryError) in
+            try await directory.top(TopParams(country: "USA"))
+        }
+        let id = await rpcError { () async throws(DirectoryError) in try await directory.lookup(LookupParams(id: 0)) }
 
         #expect(short?.code == RPCError.invalidParamsCode)
         #expect(short?.reason == "term_too_short")
@@ -365,7 +368,9 @@ import Testing
         let directory = fake.directory()
 
         let found = try await directory.lookup(LookupParams(id: 1_470_039_059))
-        let unknown = await rpcError { () async throws(RPCError) in try await directory.lookup(LookupParams(id: 42)) }
+        let unknown = await rpcError { () async throws(DirectoryError) in
+            try await directory.lookup(LookupParams(id: 42))
+        }
 
         #expect(found.podcast.feedURL == "https://harbour.example.org/feed.xml")
         #expect(unknown?.reason == "unknown_podcast")
@@ -399,12 +404,13 @@ import Testing
         }
         let directory = fake.directory()
 
-        let refused = await rpcError { () async throws(RPCError) in
+        let refused = await rpcError { () async throws(DirectoryError) in
             try await directory.search(SearchParams(term: "refused"))
         }
-        let busy = await rpcError { () async throws(RPCError) in try await directory.search(SearchParams(term: "busy"))
+        let busy = await rpcError { () async throws(DirectoryError) in
+            try await directory.search(SearchParams(term: "busy"))
         }
-        let missing = await rpcError { () async throws(RPCError) in try await directory.top(TopParams()) }
+        let missing = await rpcError { () async throws(DirectoryError) in try await directory.top(TopParams()) }
 
         #expect(refused?.code == RPCError.directoryUnreachableCode)
         #expect(refused?.data?.details == ["error": "network"])
@@ -423,7 +429,8 @@ import Testing
         settings.requestTimeout = .milliseconds(200)
         let directory = fake.directory(settings)
 
-        let error = await rpcError { () async throws(RPCError) in try await directory.search(SearchParams(term: "hang"))
+        let error = await rpcError { () async throws(DirectoryError) in
+            try await directory.search(SearchParams(term: "hang"))
         }
 
         // Only the deadline can produce a timeout: the fake would hang for 10 minutes and then say cancelled. No
@@ -443,7 +450,7 @@ import Testing
         task.cancel()
 
         var error: RPCError?
-        if case .failure(let failure) = await task.result { error = failure as? RPCError }
+        if case .failure(let failure) = await task.result { error = (failure as? DirectoryError).map(RPCError.init) }
 
         #expect(error?.code == RPCError.cancelledCode)
         #expect(error?.reason == "cancelled")

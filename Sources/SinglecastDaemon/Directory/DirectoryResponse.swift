@@ -10,12 +10,12 @@ import SinglecastSupport
 package enum DirectoryResponse {
     /// The podcasts of a Search API (`/search` or `/lookup`) answer, in the directory's order.
     ///
-    /// - Throws: ``RPCError/directoryBadResponse(_:url:)`` when the body is not JSON or has no `results` array.
+    /// - Throws: ``DirectoryError`` (`directory_bad_response`) when the body is not JSON or has no `results` array.
     package static func podcasts(
         _ data: Data,
         contentType: String? = nil,
         url: String
-    ) throws(RPCError) -> [DirectoryPodcast] {
+    ) throws(DirectoryError) -> [DirectoryPodcast] {
         let response = try decode(
             SearchAnswer.self,
             data,
@@ -30,8 +30,12 @@ package enum DirectoryResponse {
     /// (`feed.results[]`, ids as strings) or the legacy iTunes RSS JSON (`feed.entry[]`, values under `label`, the
     /// id in `id.attributes["im:id"]`).
     ///
-    /// - Throws: ``RPCError/directoryBadResponse(_:url:)`` when the body is not JSON or has no `feed` object.
-    package static func chart(_ data: Data, contentType: String? = nil, url: String) throws(RPCError) -> [ChartEntry] {
+    /// - Throws: ``DirectoryError`` (`directory_bad_response`) when the body is not JSON or has no `feed` object.
+    package static func chart(
+        _ data: Data,
+        contentType: String? = nil,
+        url: String
+    ) throws(DirectoryError) -> [ChartEntry] {
         let document = try decode(
             ChartDocument.self,
             data,
@@ -54,18 +58,18 @@ package enum DirectoryResponse {
         contentType: String?,
         url: String,
         expected: String
-    ) throws(RPCError) -> T {
+    ) throws(DirectoryError) -> T {
         guard (try? JSONDecoder().decode(JSONValue.self, from: data)) != nil else {
             let start = String(decoding: data.prefix(40), as: UTF8.self)
                 .map { $0.isNewline || $0.unicodeScalars.allSatisfy { $0.value < 0x20 } ? " " : String($0) }.joined()
             let type = contentType.map { "\($0), " } ?? ""
             let what = type + (data.isEmpty ? "an empty body" : "starting \"\(start)\"")
-            throw .directoryBadResponse("it is not valid JSON (\(what))", url: url)
+            throw .badResponse("it is not valid JSON (\(what))", url: url)
         }
         do {
             return try JSONDecoder().decode(type, from: data)
         } catch {
-            throw .directoryBadResponse("the JSON is not \(expected) (\(describe(error)))", url: url)
+            throw .badResponse("the JSON is not \(expected) (\(describe(error)))", url: url)
         }
     }
 

@@ -47,9 +47,9 @@ package struct DirectorySettings: Sendable, Hashable {
 ///
 /// Answers are cached for ``DirectorySettings/cacheTimeToLive``; requests that reach the directory are limited by a
 /// ``TokenBucket`` (Apple asks for about 20 a minute), and a request over the limit fails at once with
-/// ``RPCError/rateLimited(retryAfterSeconds:limit:)`` saying when to retry. Cancelling the calling task (the control
+/// a ``DirectoryError`` (`rate_limited`) saying when to retry. Cancelling the calling task (the control
 /// server does so when a newer `search` arrives on the same connection) stops the request and throws
-/// ``RPCError/cancelled(_:)``.
+/// a ``DirectoryError`` (`cancelled`).
 package actor PodcastDirectory {
     /// Fetches one URL; ``HTTPEngine/fetch(_:)`` in the daemon, a stand-in in tests.
     package typealias Fetch = @Sendable (FetchRequest) async throws(TransferError) -> FetchResult
@@ -98,13 +98,16 @@ package actor PodcastDirectory {
     }
 
     /// The `search` method.
-    package func search(_ params: SearchParams) async throws(RPCError) -> SearchResult {
+    package func search(_ params: SearchParams) async throws(DirectoryError) -> SearchResult {
         let term = DirectoryQuery.normalizedTerm(params.term)
         if term.count < settings.minimumTermLength {
-            throw .termTooShort(term, minimum: settings.minimumTermLength)
+            throw DirectoryError(
+                code: .termTooShort(term: term, minimum: settings.minimumTermLength),
+                message: "the search term '\(term)' is too short"
+            )
         }
         if term.count > Self.maximumTermLength {
-            throw .invalidParams("'term' may hold at most \(Self.maximumTermLength) characters", parameter: "term")
+            throw .invalid("'term' may hold at most \(Self.maximumTermLength) characters", parameter: "term")
         }
         let limit = try Self.limit(params.limit, default: Self.defaultSearchLimit)
         let country = try country(params.country)
@@ -125,9 +128,9 @@ package actor PodcastDirectory {
     }
 
     /// The `lookup` method.
-    package func lookup(_ params: LookupParams) async throws(RPCError) -> LookupResult {
+    package func lookup(_ params: LookupParams) async throws(DirectoryError) -> LookupResult {
         guard params.id > 0 else {
-            throw .invalidParams("'id' must be a positive iTunes id such as 1470039059", parameter: "id")
+            throw .invalid("'id' must be a positive iTunes id such as 1470039059", parameter: "id")
         }
         let key = "lookup|\(params.id)"
         if let podcast = lookups.value(for: key, at: now()) {
@@ -137,14 +140,17 @@ package actor PodcastDirectory {
         let (data, contentType) = try await get(url, what: "lookup")
         let podcasts = try DirectoryResponse.podcasts(data, contentType: contentType, url: url)
         guard let podcast = podcasts.first(where: { $0.id == params.id }) ?? podcasts.first else {
-            throw .unknownPodcast(params.id)
+            throw DirectoryError(
+                code: .unknownPodcast(params.id),
+                message: "the directory has no podcast with id \(params.id)"
+            )
         }
         lookups.store(podcast, for: key, at: now())
         return LookupResult(cached: false, podcast: podcast)
     }
 
     /// The `top` method.
-    package func top(_ params: TopParams) async throws(RPCError) -> TopResult {
+    package func top(_ params: TopParams) async throws(DirectoryError) -> TopResult {
         let limit = try Self.limit(params.limit, default: Self.defaultChartLimit)
         let country = try country(params.country)
         let key = "top|\(country)|\(limit)"
@@ -160,10 +166,10 @@ package actor PodcastDirectory {
 
     // MARK: Parameters
 
-    private static func limit(_ value: Int?, default: Int) throws(RPCError) -> Int {
+    private static func limit(_ value: Int?, default: Int) throws(DirectoryError) -> Int {
         guard let value else { return `default` }
         guard limits.contains(value) else {
-            throw .invalidParams(
+            throw .invalid(
                 "'limit' must be from \(limits.lowerBound) to \(limits.upperBound), not \(value)",
                 parameter: "limit"
             )
@@ -171,10 +177,10 @@ package actor PodcastDirectory {
         return value
     }
 
-    private func country(_ value: String?) throws(RPCError) -> String {
+    private func country(_ value: String?) throws(DirectoryError) -> String {
         guard let value else { return settings.country }
         guard DirectoryQuery.isCountryCode(value) else {
-            throw .invalidParams(
+            throw .invalid(
                 "'country' must be a two-letter ISO 3166 code such as US or DE, not '\(value)'",
                 parameter: "country"
             )
@@ -185,15 +191,16 @@ package actor PodcastDirectory {
     // MARK: Requests
 
     /// The body of a `2xx` answer from `url`, after the rate limit allowed the request.
-    private func get(_ url: String, what: String) async throws(RPCError) -> (Data, String?) {
+    private func get(_ url: String, what: String) async throws(DirectoryError) -> (Data, String?) {
         if Task.isCancelled { throw Self.cancelled(what) }
         if var bucket {
             let decision = bucket.take(at: now())
             self.bucket = bucket
             if case .denied(let retryAfter) = decision {
-                throw .rateLimited(
-                    retryAfterSeconds: max(1, Int(retryAfter.seconds.rounded(.up))),
-                    limit: bucket.limit.description
+                let seconds = max(1, Int(retryAfter.seconds.rounded(.up)))
+                throw DirectoryError(
+                    code: .rateLimited(retryAfterSeconds: seconds, limit: bucket.limit.description),
+                    message: "the directory is asked at most \(bucket.limit.description)"
                 )
             }
         }
@@ -205,13 +212,16 @@ package actor PodcastDirectory {
         )
         let result = try await fetchWithDeadline(request, what: what)
         guard (200..<300).contains(result.response.status) else {
-            throw .directoryHTTPError(status: result.response.status, url: url)
+            throw DirectoryError(
+                code: .httpStatus(result.response.status, url: url),
+                message: "the podcast directory answered HTTP \(result.response.status) for \(url)"
+            )
         }
         return (result.body, result.response.contentType)
     }
 
     /// Runs the fetch against ``DirectorySettings/requestTimeout``.
-    private func fetchWithDeadline(_ request: FetchRequest, what: String) async throws(RPCError) -> FetchResult {
+    private func fetchWithDeadline(_ request: FetchRequest, what: String) async throws(DirectoryError) -> FetchResult {
         let outcome = await fetchWithin(settings.requestTimeout, fetch, request)
         if Task.isCancelled { throw Self.cancelled(what) }
         switch outcome {
@@ -219,18 +229,22 @@ package actor PodcastDirectory {
             return result
         case .failure(let error)?:
             if error.code == .cancelled { throw Self.cancelled(what) }
-            throw .directoryUnreachable(error.message, error: error.code.rawValue)
+            throw DirectoryError(code: .unreachable(transferError: error.code.rawValue), message: error.message)
         case nil:
-            throw .directoryUnreachable(
-                "\(redactedURL(request.url)) did not answer within \(Int(settings.requestTimeout.seconds)) s. Try again later.",
-                error: TransferError.Code.timeout.rawValue
+            throw DirectoryError(
+                code: .unreachable(transferError: TransferError.Code.timeout.rawValue),
+                message: "\(redactedURL(request.url)) did not answer within \(Int(settings.requestTimeout.seconds)) s. "
+                    + "Try again later."
             )
         }
     }
 
-    private static func cancelled(_ what: String) -> RPCError {
-        what == "search"
-            ? .cancelled("a newer 'search' on this connection replaced this one")
-            : .cancelled("the \(what) request was stopped before it finished")
+    private static func cancelled(_ what: String) -> DirectoryError {
+        DirectoryError(
+            code: .cancelled,
+            message: what == "search"
+                ? "a newer 'search' on this connection replaced this one"
+                : "the \(what) request was stopped before it finished"
+        )
     }
 }
