@@ -1,5 +1,7 @@
 import Foundation
 import SinglecastDaemon
+import SinglecastHTTP
+import SinglecastTestServers
 import Testing
 
 @Suite struct ArtworkCacheTests {
@@ -24,5 +26,90 @@ import Testing
         #expect(ArtworkCache.evictions(files, limit: 500_000).map(\.size) == [400_000, 500_000])
         #expect(ArtworkCache.evictions(files, limit: 0).count == 3)
         #expect(ArtworkCache.files(in: directory + "/missing").isEmpty)
+    }
+}
+
+/// ``ArtworkCache`` fetching for itself, with the network replaced by answers given here and real files.
+@Suite struct ArtworkCacheRefreshTests {
+    private func cache(_ directory: String, limit: Int64 = 1 << 20, answer: FetchResult) -> ArtworkCache {
+        ArtworkCache(
+            directory: directory,
+            limit: limit,
+            deadline: .seconds(5),
+            transfer: TransferOptions(),
+            fetch: { _ in answer }
+        )
+    }
+
+    private func image(
+        _ status: Int,
+        type: String? = "image/png",
+        body: Data = Data([0x89, 0x50, 0x4e, 0x47])
+    ) -> FetchResult {
+        FetchResult(
+            response: TransferResponse(
+                status: status,
+                finalURL: "http://img.example/a",
+                etag: "\"i1\"",
+                contentType: type
+            ),
+            body: body
+        )
+    }
+
+    @Test func storesTheImageUnderItsTypeAndRemovesTheOldOne() async throws {
+        let home = try TemporaryDirectory(prefix: "singlecast-artwork")
+        let old = home.file("art/7.jpg")
+        try FileManager.default.createDirectory(atPath: home.file("art"), withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: old, contents: Data([1]))
+        let outcome = await cache(home.file("art"), answer: image(200)).refresh(
+            7,
+            from: "http://img.example/a.jpg",
+            cached: ArtworkCache.Entry(path: old, etag: "\"i0\"", lastModified: nil)
+        )
+        #expect(outcome == .stored(ArtworkCache.Entry(path: home.file("art/7.png"), etag: "\"i1\"", lastModified: nil)))
+        #expect(FileManager.default.contents(atPath: home.file("art/7.png")) == Data([0x89, 0x50, 0x4e, 0x47]))
+        #expect(!FileManager.default.fileExists(atPath: old))
+    }
+
+    @Test func notModifiedAndFailuresLeaveTheCacheAlone() async throws {
+        let home = try TemporaryDirectory(prefix: "singlecast-artwork")
+        let directory = home.file("art")
+        #expect(
+            await cache(directory, answer: image(304, body: Data())).refresh(
+                1,
+                from: "http://img.example/a",
+                cached: nil
+            ) == .unchanged
+        )
+        #expect(
+            await cache(directory, answer: image(404)).refresh(1, from: "http://img.example/a", cached: nil)
+                == .failed("HTTP 404")
+        )
+        #expect(
+            await cache(directory, answer: image(200, body: Data())).refresh(
+                1,
+                from: "http://img.example/a",
+                cached: nil
+            ) == .failed("HTTP 200")
+        )
+        #expect(ArtworkCache.files(in: directory).isEmpty)
+    }
+
+    @Test func trimmingDeletesTheOldestImagesOverTheLimit() async throws {
+        let home = try TemporaryDirectory(prefix: "singlecast-artwork")
+        let directory = home.file("art")
+        let big = Data(count: 600)
+        let first = await cache(directory, limit: 1000, answer: image(200, body: big)).refresh(
+            1,
+            from: "http://i/a",
+            cached: nil
+        )
+        try await Task.sleep(for: .milliseconds(20))
+        let second = cache(directory, limit: 1000, answer: image(200, type: "image/jpeg", body: big))
+        _ = await second.refresh(2, from: "http://i/b", cached: nil)
+        #expect(first == .stored(ArtworkCache.Entry(path: directory + "/1.png", etag: "\"i1\"", lastModified: nil)))
+        #expect(second.trim() == [directory + "/1.png"])
+        #expect(ArtworkCache.files(in: directory).map(\.path) == [directory + "/2.jpg"])
     }
 }

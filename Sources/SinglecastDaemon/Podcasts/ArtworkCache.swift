@@ -1,9 +1,116 @@
+import FoundationEssentials
+import SinglecastHTTP
+import SinglecastSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The artwork directory as a cache with a size limit: the least recently written files go first.
-package enum ArtworkCache {
+/// The artwork directory as a cache with a size limit: it fetches a podcast's image (conditionally when it has it),
+/// writes it atomically, and evicts the least recently written files when over its size.
+///
+/// Made afresh for each use from the current settings, so a reload's new size or deadline applies at once.
+package struct ArtworkCache: Sendable {
+    package var directory: String
+    /// The cache's size in bytes; one image may take at most 20 MiB of it.
+    package var limit: Int64
+    /// How long one image's fetch may take in all.
+    package var deadline: Duration
+    package var transfer: TransferOptions
+    package var fetch: @Sendable (FetchRequest) async throws(TransferError) -> FetchResult
+
+    package init(
+        directory: String,
+        limit: Int64,
+        deadline: Duration,
+        transfer: TransferOptions,
+        fetch: @escaping @Sendable (FetchRequest) async throws(TransferError) -> FetchResult
+    ) {
+        self.directory = directory
+        self.limit = limit
+        self.deadline = deadline
+        self.transfer = transfer
+        self.fetch = fetch
+    }
+
+    /// The image a podcast has in the cache, with the validators of its fetch.
+    package struct Entry: Hashable, Sendable {
+        package var path: String
+        package var etag: String?
+        package var lastModified: String?
+
+        package init(path: String, etag: String?, lastModified: String?) {
+            self.path = path
+            self.etag = etag
+            self.lastModified = lastModified
+        }
+    }
+
+    /// What a refresh of a podcast's image came to.
+    package enum Refresh: Hashable, Sendable {
+        /// The server said it has not changed (304).
+        case unchanged
+        /// A new image is in the cache; a previous one of another name was removed.
+        case stored(Entry)
+        /// Not fetched or not written; the reason is for the log (artwork is decoration: nothing else fails).
+        case failed(String)
+    }
+
+    /// Fetches the image of podcast `id` from `source` into the cache.
+    ///
+    /// - Parameter cached: What the cache holds for it now, if the file is still there (its validators make the
+    ///   request conditional).
+    package func refresh(_ id: Int64, from source: String, cached: Entry?) async -> Refresh {
+        let request = FetchRequest(
+            url: source,
+            headers: ["Accept: image/*"],
+            ifNoneMatch: cached?.etag,
+            ifModifiedSince: cached?.lastModified,
+            maxBytes: min(20 << 20, limit),
+            options: transfer
+        )
+        let result: FetchResult
+        switch await fetchWithin(deadline, fetch, request) {
+        case .success(let fetched)?: result = fetched
+        case .failure(let error)?: return .failed(error.message)
+        case nil: return .failed("not fetched within \(deadline.components.seconds) s")
+        }
+        if result.response.status == 304 { return .unchanged }
+        guard (200...299).contains(result.response.status), !result.body.isEmpty else {
+            return .failed("HTTP \(result.response.status)")
+        }
+        let ext = Self.imageExtension(result.response.contentType, url: source)
+        let path = "\(directory)/\(id).\(ext)"
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try result.body.write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            return .failed("cannot write \(path): \(describeFileError(error))")
+        }
+        if let old = cached?.path, old != path { unlink(old) }
+        return .stored(Entry(path: path, etag: result.response.etag, lastModified: result.response.lastModified))
+    }
+
+    /// Deletes the oldest images until the rest fit in ``limit``.
+    ///
+    /// - Returns: The paths deleted.
+    package func trim() -> [String] {
+        Self.evictions(Self.files(in: directory), limit: limit).map(\.path).filter { unlink($0) == 0 }
+    }
+
+    /// The file extension of an image: from its content type, else from its URL, else `img`.
+    static func imageExtension(_ contentType: String?, url: String) -> String {
+        switch contentType?.lowercased().split(separator: ";").first?.trimmingWhitespace() {
+        case "image/png": return "png"
+        case "image/webp": return "webp"
+        case "image/gif": return "gif"
+        case "image/jpeg", "image/jpg": return "jpg"
+        default:
+            let ext = URL(string: url)?.pathExtension.lowercased() ?? ""
+            return ["png", "jpg", "jpeg", "webp", "gif"].contains(ext) ? ext : "img"
+        }
+    }
+
     package struct File: Hashable, Sendable {
         package var path: String
         package var size: Int64

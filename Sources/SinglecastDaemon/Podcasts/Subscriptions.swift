@@ -832,65 +832,45 @@ package actor Subscriptions: Service {
 
     // MARK: - Artwork
 
-    /// Downloads the podcast's artwork into the cache (conditional GET when it is already there), then trims
-    /// the cache to its size. Failures are logged only: artwork is decoration.
+    /// Brings the podcast's artwork into the cache, then trims the cache to its size. Failures are logged only:
+    /// artwork is decoration.
     private func refreshArtwork(_ id: Int64) async {
-        guard var podcast = podcasts[id], let source = podcast.artworkURL, source.hasPrefix("http") else { return }
-        let cached = podcast.artworkPath.map { FileManager.default.fileExists(atPath: $0) } ?? false
-        let request = FetchRequest(
-            url: source,
-            headers: ["Accept: image/*"],
-            ifNoneMatch: cached ? podcast.artworkETag : nil,
-            ifModifiedSince: cached ? podcast.artworkLastModified : nil,
-            maxBytes: min(20 << 20, settings.artworkCacheBytes),
-            options: settings.transfer
-        )
-        let result: FetchResult
-        switch await fetchWithin(settings.fetchDeadline, limitedFetch, request) {
-        case .success(let fetched)?:
-            result = fetched
-        case .failure(let error)?:
-            logger.info("artwork of \(podcast.title) not fetched: \(error.message)")
-            return
-        case nil:
-            logger.info("artwork of \(podcast.title) not fetched within \(settings.fetchDeadline.components.seconds) s")
-            return
+        guard let podcast = podcasts[id], let source = podcast.artworkURL, source.hasPrefix("http") else { return }
+        let cached = podcast.artworkPath.flatMap { path in
+            FileManager.default.fileExists(atPath: path)
+                ? ArtworkCache.Entry(path: path, etag: podcast.artworkETag, lastModified: podcast.artworkLastModified)
+                : nil
         }
-        if result.response.status == 304 { return }
-        guard (200...299).contains(result.response.status), !result.body.isEmpty else {
-            logger.info("artwork of \(podcast.title) not fetched: HTTP \(result.response.status)")
+        let cache = artworkCache
+        switch await cache.refresh(id, from: source, cached: cached) {
+        case .unchanged:
             return
-        }
-        let ext = Self.imageExtension(result.response.contentType, url: source)
-        let path = "\(artworkDirectory)/\(id).\(ext)"
-        do {
-            try FileManager.default.createDirectory(atPath: artworkDirectory, withIntermediateDirectories: true)
-            try result.body.write(to: URL(fileURLWithPath: path), options: .atomic)
-        } catch {
-            logger.warning("cannot write artwork \(path): \(describeFileError(error))")
-            return
-        }
-        if let old = podcast.artworkPath, old != path { unlink(old) }
-        guard podcasts[id] != nil else {
-            unlink(path)
-            return
-        }
-        podcast = podcasts[id] ?? podcast
-        podcast.artworkPath = path
-        podcast.artworkETag = result.response.etag
-        podcast.artworkLastModified = result.response.lastModified
-        try? await save(podcast)
-        trimArtworkCache()
-    }
-
-    private func trimArtworkCache() {
-        let files = ArtworkCache.files(in: artworkDirectory)
-        for file in ArtworkCache.evictions(files, limit: settings.artworkCacheBytes) {
-            unlink(file.path)
-            for (id, podcast) in podcasts where podcast.artworkPath == file.path {
-                podcasts[id]?.artworkPath = nil
+        case .failed(let reason):
+            logger.info("artwork of \(podcast.title) not fetched: \(reason)")
+        case .stored(let entry):
+            // Unsubscribed meanwhile: the image has no owner.
+            guard var current = podcasts[id] else {
+                unlink(entry.path)
+                return
+            }
+            current.artworkPath = entry.path
+            current.artworkETag = entry.etag
+            current.artworkLastModified = entry.lastModified
+            try? await save(current)
+            for path in cache.trim() {
+                for (id, podcast) in podcasts where podcast.artworkPath == path { podcasts[id]?.artworkPath = nil }
             }
         }
+    }
+
+    private var artworkCache: ArtworkCache {
+        ArtworkCache(
+            directory: artworkDirectory,
+            limit: settings.artworkCacheBytes,
+            deadline: settings.fetchDeadline,
+            transfer: settings.transfer,
+            fetch: limitedFetch
+        )
     }
 
     // MARK: - Helpers
@@ -1118,18 +1098,6 @@ package actor Subscriptions: Service {
 
     private static func sameHost(_ left: String, _ right: String) -> Bool {
         URL(string: left)?.host?.lowercased() == URL(string: right)?.host?.lowercased()
-    }
-
-    private static func imageExtension(_ contentType: String?, url: String) -> String {
-        switch contentType?.lowercased().split(separator: ";").first?.trimmingWhitespace() {
-        case "image/png": return "png"
-        case "image/webp": return "webp"
-        case "image/gif": return "gif"
-        case "image/jpeg", "image/jpg": return "jpg"
-        default:
-            let ext = URL(string: url)?.pathExtension.lowercased() ?? ""
-            return ["png", "jpg", "jpeg", "webp", "gif"].contains(ext) ? ext : "img"
-        }
     }
 
     static func now() -> Int64 { Int64(Date.now.timeIntervalSince1970 * 1000) }
