@@ -201,6 +201,7 @@ package actor Subscriptions: Service {
         guard case .updated(let feed, let response, let movedTo) = fetched else {
             throw Self.feedError(fetched, url: url)
         }
+        // Where a permanent redirect chain ended is the URL subscribed to (and known, if another has it).
         if let movedTo { podcast.feedURL = movedTo }
         let inserted: (podcast: PodcastRecord, existing: Bool)
         do {
@@ -213,10 +214,19 @@ package actor Subscriptions: Service {
             podcasts[podcast.id] = podcast
             return SubscribeResult(podcast: try await info(podcast), existing: true, queued: [])
         }
-        podcasts[podcast.id] = podcast
+        let now = Self.now()
+        let change = FeedUpdate.apply(
+            Self.update(of: .updated(feed, response, movedTo: nil)),
+            to: podcast,
+            now: now,
+            nextRefreshAt: now + jitteredInterval(podcast),
+            urlTaken: { url in podcasts.values.contains { $0.feedURL == url } }
+        )
+        for line in change.log { logger.log(line.level, line.message) }
+        podcasts[podcast.id] = change.podcast
         // The back catalogue is not "new": only episodes that appear after subscribing are.
-        let outcome = try await storeFeed(podcast.id, feed, response: response, markNew: false)
-        let queued = try await applyPolicy(podcast.id, inserted: outcome.inserted, initial: true)
+        let episodes = try await storeEpisodes(podcast.id, feed, markNew: false)
+        let queued = try await applyPolicy(podcast.id, inserted: episodes, initial: true)
         let current = podcasts[podcast.id] ?? podcast
         logger.notice("subscribed to \(current.title) (\(redactedURL(current.feedURL)))")
         let result = try await info(current)
@@ -514,62 +524,39 @@ package actor Subscriptions: Service {
             fetched = .failed(.unreachable, message: String(describing: error))
         }
         let now = Self.now()
-        guard var current = podcasts[id] else { return unsubscribed("unsubscribed during the refresh") }
-        current.refreshedAt = now
-        current.nextRefreshAt = now + jitteredInterval(current)
-        var outcome = RefreshOutcome.updated
+        guard let current = podcasts[id] else { return unsubscribed("unsubscribed during the refresh") }
+        let change = FeedUpdate.apply(
+            Self.update(of: fetched),
+            to: current,
+            now: now,
+            nextRefreshAt: now + jitteredInterval(current),
+            urlTaken: { url in podcasts.values.contains { $0.id != id && $0.feedURL == url } }
+        )
+        for line in change.log { logger.log(line.level, line.message) }
+        podcasts[id] = change.podcast
+        var outcome = change.outcome
+        var failure = change.failure
         var inserted: [EpisodeRecord] = []
-        var failure: String?
-        switch fetched {
-        case .updated(let feed, let response, let movedTo):
-            if let movedTo, movedTo != current.feedURL {
-                logger.notice("feed of \(current.title) moved permanently to \(redactedURL(movedTo))")
-                current.feedURL = movedTo
-                outcome = .moved
-            }
-            podcasts[id] = current
+        if case .updated(let feed, _, _) = fetched {
             do {
-                let stored = try await storeFeed(id, feed, response: response, markNew: true)
-                inserted = stored.inserted
-                if stored.moved { outcome = .moved }
+                inserted = try await storeEpisodes(id, feed, markNew: true)
             } catch {
                 failure = "cannot save the refresh: \(error)"
                 outcome = .failed
             }
-        case .notModified(_, let movedTo):
-            if let movedTo, movedTo != current.feedURL {
-                current.feedURL = movedTo
-                outcome = .moved
-            } else {
-                outcome = .notModified
-            }
-            current.succeededAt = now
-            current.lastError = nil
-            try? await save(current)
-        case .gone:
-            current.gone = true
-            current.lastError = "the feed is gone (HTTP 410); it is no longer refreshed"
-            outcome = .gone
-            failure = current.lastError
-            logger.warning("feed of \(current.title) is gone (HTTP 410)")
-            try? await save(current)
-        case .failed(_, let message):
-            current.lastError = message
-            outcome = .failed
-            failure = message
-            logger.info("refresh of \(current.title) failed: \(message)")
-            try? await save(current)
+        } else {
+            try? await save(change.podcast)
         }
         var queued: [Int64] = []
         if failure == nil {
             do {
                 queued = try await applyPolicy(id, inserted: inserted, initial: false)
             } catch {
-                logger.error("auto-download for \(current.title) failed: \(error)")
+                logger.error("auto-download for \(change.podcast.title) failed: \(error)")
             }
             if outcome != .notModified { await refreshArtwork(id) }
         }
-        let final = podcasts[id] ?? current
+        let final = podcasts[id] ?? change.podcast
         let result = (try? await info(final)) ?? info(final, counts: nil)
         publish(.refreshed, result, newEpisodes: inserted.count)
         return RefreshResult.Entry(
@@ -581,63 +568,32 @@ package actor Subscriptions: Service {
         )
     }
 
-    /// Stores a parsed feed: podcast fields, validators, episodes. Returns the inserted episodes and whether
-    /// the feed announced a new URL (`itunes:new-feed-url`), which is then followed from the next refresh on.
-    private func storeFeed(
-        _ id: Int64,
-        _ parsed: ParsedFeed,
-        response: TransferResponse,
-        markNew: Bool
-    ) async throws
-        -> (inserted: [EpisodeRecord], moved: Bool)
-    {
-        guard var podcast = podcasts[id] else { return ([], false) }
-        let feed = parsed.feed
-        let now = Self.now()
-        if !feed.title.isEmpty { podcast.title = feed.title }
-        podcast.author = feed.author ?? podcast.author
-        podcast.description = feed.description
-        podcast.link = feed.link ?? podcast.link
-        podcast.language = feed.language ?? podcast.language
-        podcast.artworkURL = feed.artworkURL ?? podcast.artworkURL
-        podcast.etag = response.etag
-        podcast.lastModified = response.lastModified
-        podcast.refreshedAt = now
-        podcast.succeededAt = now
-        podcast.lastError = nil
-        podcast.gone = false
-        podcast.nextRefreshAt = podcast.nextRefreshAt ?? now + jitteredInterval(podcast)
-        var moved = false
-        if let newURL = feed.newFeedURL, newURL != podcast.feedURL, let (url, _, _) = try? Self.feedURL(newURL),
-            !podcasts.values.contains(where: { $0.id != id && $0.feedURL == url })
-        {
-            logger.notice("feed of \(podcast.title) announces a new URL: \(redactedURL(url))")
-            podcast.feedURL = url
-            moved = true
+    /// A fetch as ``FeedUpdate`` takes it.
+    private static func update(of fetched: Fetched) -> FeedUpdate.Fetch {
+        switch fetched {
+        case .updated(let parsed, let response, let movedTo):
+            .updated(parsed.feed, etag: response.etag, lastModified: response.lastModified, movedTo: movedTo)
+        case .notModified(_, let movedTo): .notModified(movedTo: movedTo)
+        case .gone: .gone
+        case .failed(_, let message): .failed(message)
         }
-        if podcasts.values.contains(where: { $0.id != id && $0.feedURL == podcast.feedURL }) {
-            // Another subscription already has the URL this one moved to; keep ours as it was.
-            podcast.feedURL = podcasts[id]?.feedURL ?? podcast.feedURL
-            moved = false
-        }
-        podcast.duplicateItems = feed.duplicateItems
-        if feed.duplicateItems > 0 {
-            logger.info(
-                "feed of \(podcast.title) repeats \(feed.duplicateItems) item(s); the first of each is kept: "
-                    + feed.duplicateIdentities.joined(separator: ", ")
-            )
-        }
+    }
+
+    /// Stores a parsed feed's episodes with the podcast as it is now (``FeedUpdate`` made it), in one transaction.
+    ///
+    /// - Returns: The episodes inserted.
+    private func storeEpisodes(_ id: Int64, _ parsed: ParsedFeed, markNew: Bool) async throws -> [EpisodeRecord] {
+        guard let podcast = podcasts[id] else { return [] }
         var episodes = parsed.episodes
         for index in episodes.indices {
             episodes[index].podcastID = id
             episodes[index].isNew = markNew
         }
-        podcasts[id] = podcast
         episodesWritten()
         defer { episodesWritten() }
         let inserted = try await store.applyRefresh(podcast, episodes: episodes)
         if episodes.count >= 1000 { bigFeedsStored += 1 }
-        return (inserted, moved)
+        return inserted
     }
 
     /// Queues what the podcast's policy asks for and deletes downloaded files beyond `keep`.
