@@ -52,7 +52,8 @@ package actor Subscriptions: Service {
     private var episodeCounts: [Int64: EpisodeCounts]?
     /// Raised before and after every write to the episodes, so that a count that ran alongside one is not kept.
     private var episodeWrites = 0
-    private var refreshing: [Int64: Task<RefreshResult.Entry, Never>] = [:]
+    /// Refreshes running: the signal that stops each, and the callers waiting to share its result.
+    private var refreshing: [Int64: RunningRefresh] = [:]
     private let wakeups: AsyncStream<Void>
     private let wakeup: AsyncStream<Void>.Continuation
     /// When the sleeping child of ``run()`` wakes the loop, if one sleeps.
@@ -123,10 +124,9 @@ package actor Subscriptions: Service {
             }
             group.cancelAll()
         }
-        // Refreshes asked for by clients run outside this group (a client's refresh and the timer's may join one);
-        // they end with the service, not after it.
-        for task in refreshing.values { task.cancel() }
-        for task in refreshing.values { _ = await task.value }
+        // Refreshes asked for by clients run in their connections' tasks (a client's refresh and the timer's may
+        // join one); they end with the service, not after it.
+        for running in refreshing.values { running.stop.succeed() }
     }
 
     private func refreshDue() async {
@@ -253,7 +253,7 @@ package actor Subscriptions: Service {
             throw PodcastError.store("the subscription could not be removed: \(error)")
         }
         podcasts[podcast.id] = nil
-        refreshing[podcast.id]?.cancel()
+        refreshing[podcast.id]?.stop.succeed()
         if let path = podcast.artworkPath { unlink(path) }
         logger.notice("unsubscribed from \(podcast.title)")
         publish(.unsubscribed, result)
@@ -494,29 +494,51 @@ package actor Subscriptions: Service {
         return record
     }
 
-    /// Refreshes one podcast (joining a refresh already running) and applies its auto-download policy.
+    private struct RunningRefresh {
+        let stop = Completion()
+        var waiters: [CheckedContinuation<RefreshResult.Entry, Never>] = []
+    }
+
+    /// Refreshes one podcast and applies its auto-download policy, or joins the refresh of it already running.
+    ///
+    /// The refresh runs in the caller's task (the refresher's task group, or the connection of a client that
+    /// asked), not a task of its own: it is cancelled with its caller, and ``RunningRefresh/stop`` (unsubscribe, the
+    /// refresher stopping) ends it early.
     private func refreshAndApply(_ id: Int64) async -> RefreshResult.Entry? {
-        if let running = refreshing[id] { return await running.value }
+        if refreshing[id] != nil {
+            return await withCheckedContinuation { refreshing[id]?.waiters.append($0) }
+        }
         guard podcasts[id] != nil else { return nil }
-        let task = Task { await self.performRefresh(id) }
-        refreshing[id] = task
-        let entry = await task.value
-        refreshing[id] = nil
+        let running = RunningRefresh()
+        refreshing[id] = running
+        let entry = await withTaskGroup(of: RefreshResult.Entry?.self) { group in
+            group.addTask { await self.performRefresh(id) }
+            group.addTask {
+                try? await running.stop.wait()
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? Self.failedRefresh(id, "stopped before it finished")
+        }
+        for waiter in refreshing.removeValue(forKey: id)?.waiters ?? [] { waiter.resume(returning: entry) }
         trimHeapAfterBigFeeds()
         return entry
     }
 
+    /// What a refresh that could not run to its end reports: its podcast was unsubscribed, or it was stopped.
+    private static func failedRefresh(_ id: Int64, _ error: String) -> RefreshResult.Entry {
+        RefreshResult.Entry(
+            podcast: placeholderInfo(id),
+            outcome: RefreshOutcome.failed.rawValue,
+            newEpisodes: 0,
+            queued: [],
+            error: error
+        )
+    }
+
     private func performRefresh(_ id: Int64) async -> RefreshResult.Entry {
-        func unsubscribed(_ error: String) -> RefreshResult.Entry {
-            RefreshResult.Entry(
-                podcast: Self.placeholderInfo(id),
-                outcome: RefreshOutcome.failed.rawValue,
-                newEpisodes: 0,
-                queued: [],
-                error: error
-            )
-        }
-        guard let podcast = podcasts[id] else { return unsubscribed("unsubscribed") }
+        guard let podcast = podcasts[id] else { return Self.failedRefresh(id, "unsubscribed") }
         let fetched: Fetched
         do {
             fetched = try await fetchFeed(podcast, conditional: true)
@@ -524,7 +546,7 @@ package actor Subscriptions: Service {
             fetched = .failed(.unreachable, message: String(describing: error))
         }
         let now = Self.now()
-        guard let current = podcasts[id] else { return unsubscribed("unsubscribed during the refresh") }
+        guard let current = podcasts[id] else { return Self.failedRefresh(id, "unsubscribed during the refresh") }
         let change = FeedUpdate.apply(
             Self.update(of: fetched),
             to: current,
