@@ -157,8 +157,14 @@ package actor Subscriptions: Service {
     // MARK: - Commands
 
     package func subscribe(_ params: SubscribeParams) async throws -> SubscribeResult {
-        defer { trimHeapAfterBigFeeds() }
-        return try await subscribeAndStore(params)
+        do {
+            let result = try await subscribeAndStore(params)
+            await trimHeapAfterBigFeeds()
+            return result
+        } catch {
+            await trimHeapAfterBigFeeds()
+            throw error
+        }
     }
 
     private func subscribeAndStore(_ params: SubscribeParams) async throws -> SubscribeResult {
@@ -449,10 +455,12 @@ package actor Subscriptions: Service {
     }
 
     /// A big feed's document and records are freed once its refresh or subscription is over, but glibc keeps the
-    /// memory in its arenas: give it back then, so that one 100,000-item feed does not hold 100 MB for good.
-    private func trimHeapAfterBigFeeds() {
+    /// memory in its arenas, and SQLite its page cache: give both back then, so that one 100,000-item feed does not
+    /// hold memory for good.
+    private func trimHeapAfterBigFeeds() async {
         guard bigFeedsStored > 0, refreshing.isEmpty else { return }
         bigFeedsStored = 0
+        await store.releaseMemory()
         _ = cposix_trim_heap()
     }
 
@@ -518,7 +526,7 @@ package actor Subscriptions: Service {
         refreshing[id] = task
         let entry = await task.value
         refreshing[id] = nil
-        trimHeapAfterBigFeeds()
+        await trimHeapAfterBigFeeds()
         return entry
     }
 
