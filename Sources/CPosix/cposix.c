@@ -36,6 +36,12 @@ int cposix_trim_heap(void) {
     return malloc_trim(0);
 }
 
+int cposix_keep_malloc_thresholds(void) {
+    // > Dynamic adjustment of the mmap threshold is disabled if any of the M_TRIM_THRESHOLD, M_TOP_PAD,
+    // > M_MMAP_THRESHOLD, or M_MMAP_MAX parameters is set.
+    return mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+}
+
 int cposix_start_writeback(int fd, off_t offset, off_t count) {
     return sync_file_range(fd, offset, count, SYNC_FILE_RANGE_WRITE);
 }

@@ -1,3 +1,4 @@
+import CPosix
 import FoundationEssentials
 import SinglecastHTTP
 import SinglecastProtocol
@@ -57,6 +58,9 @@ package enum Daemon {
     private static func run(options: DaemonOptions, environment: [String: String], logger: Logger) async throws {
         // A client that hangs up must not kill the daemon with SIGPIPE while we write its answer.
         signal(SIGPIPE, SIG_IGN)
+        // Before the first big block is freed: once a 24 MB feed document went back to the system, glibc would keep
+        // up to 48 MB free in every thread's arena for good.
+        cposix_keep_malloc_thresholds()
         let signals = await SignalStream.make([SIGTERM, SIGINT, SIGHUP])
 
         let home = DaemonPaths.home(environment: environment)

@@ -132,6 +132,11 @@ package final class Connection {
         return sqlite3_last_insert_rowid(handle)
     }
 
+    /// Frees the page cache's unused pages (`sqlite3_db_release_memory`); the cache fills again as it is read.
+    package func releaseMemory() {
+        if let handle { sqlite3_db_release_memory(handle) }
+    }
+
     /// Prepares one statement, binds `bindings`, runs `body`, and always finalizes the statement.
     ///
     /// The statement is invalid once `body` returns; keeping it is a programming error that traps.

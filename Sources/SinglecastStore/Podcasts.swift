@@ -302,36 +302,58 @@ extension Store {
     /// the feed matched by identity (fields updated, first-seen time, new flag and download kept), and new ones
     /// inserted. Episodes that left the feed stay; of two with one identity the first is kept.
     ///
-    /// The episodes are matched ``refreshBatchSize`` at a time, reading only the stored rows of that batch: a
-    /// podcast of 100,000 episodes is never read whole into memory to refresh it.
+    /// `episodes` hands the feed's episodes, in feed order, to the closure it is given, a batch at a time, as it
+    /// reads them; each batch is stored before the next is read, ``refreshBatchSize`` episodes per query. So a
+    /// feed of 100,000 episodes is never in memory whole, neither as the caller's records nor as stored rows.
     ///
-    /// - Returns: The episodes inserted by this refresh, in feed order.
-    package func applyRefresh(_ podcast: PodcastRecord, episodes: [EpisodeRecord]) throws(StoreError) -> [EpisodeRecord]
-    {
-        try withConnection("saving a refresh") { connection throws(SQLiteError) in
-            try connection.transaction { () throws(SQLiteError) -> [EpisodeRecord] in
-                try connection.execute(updatePodcastSQL, podcast.columnValues + [.integer(podcast.id)])
-                var inserted: [EpisodeRecord] = []
-                var seen: Set<String> = []
-                // Prepared once for the whole refresh: preparing them per episode was most of a 100,000-item
-                // subscription's time.
-                return try connection.withReusableStatement(insertEpisodeSQL) { (insert) throws(SQLiteError) in
-                    try connection.withReusableStatement(updateEpisodeSQL) { (update) throws(SQLiteError) in
-                        for start in stride(from: 0, to: episodes.count, by: Self.refreshBatchSize) {
-                            let batch = episodes[start..<min(start + Self.refreshBatchSize, episodes.count)]
-                                .filter { seen.insert($0.identity).inserted }
-                            try Self.apply(
-                                batch,
-                                of: podcast.id,
-                                inserting: &inserted,
-                                with: (insert, update),
-                                connection
-                            )
+    /// - Parameters:
+    ///   - podcast: The podcast's fields as the refresh found them.
+    ///   - episodes: Produces the episodes; it runs on the store's thread, inside the transaction.
+    /// - Returns: The ids of the episodes inserted by this refresh, in feed order.
+    /// - Throws: ``StoreError``, or what `episodes` threw; either way nothing of the refresh is stored.
+    package func applyRefresh(
+        _ podcast: PodcastRecord,
+        episodes produce: @Sendable (_ store: ([EpisodeRecord]) throws(SQLiteError) -> Void) throws -> Void
+    ) throws -> [Int64] {
+        var producerFailure: (any Error)?
+        do {
+            return try withConnection("saving a refresh") { connection throws(SQLiteError) in
+                try connection.transaction { () throws(SQLiteError) -> [Int64] in
+                    try connection.execute(updatePodcastSQL, podcast.columnValues + [.integer(podcast.id)])
+                    var inserted: [Int64] = []
+                    var seen: Set<String> = []
+                    // Prepared once for the whole refresh: preparing them per episode was most of a 100,000-item
+                    // subscription's time.
+                    try connection.withReusableStatement(insertEpisodeSQL) { (insert) throws(SQLiteError) in
+                        try connection.withReusableStatement(updateEpisodeSQL) { (update) throws(SQLiteError) in
+                            do {
+                                try produce { (episodes) throws(SQLiteError) in
+                                    for start in stride(from: 0, to: episodes.count, by: Self.refreshBatchSize) {
+                                        let batch = episodes[start..<min(start + Self.refreshBatchSize, episodes.count)]
+                                            .filter { seen.insert($0.identity).inserted }
+                                        try Self.apply(
+                                            batch,
+                                            of: podcast.id,
+                                            inserting: &inserted,
+                                            with: (insert, update),
+                                            connection
+                                        )
+                                    }
+                                }
+                            } catch let error as SQLiteError {
+                                throw error
+                            } catch {
+                                // Rolls the refresh back; the caller gets its own error, not this one.
+                                producerFailure = error
+                                throw .misuse("the refresh's episodes could not be read: \(error)")
+                            }
                         }
-                        return inserted
                     }
+                    return inserted
                 }
             }
+        } catch {
+            throw producerFailure ?? error
         }
     }
 
@@ -342,7 +364,7 @@ extension Store {
     private static func apply(
         _ batch: [EpisodeRecord],
         of podcastID: Int64,
-        inserting inserted: inout [EpisodeRecord],
+        inserting inserted: inout [Int64],
         with statements: (insert: Statement, update: Statement),
         _ connection: Connection
     ) throws(SQLiteError) {
@@ -372,11 +394,7 @@ extension Store {
                 try statements.insert.bind(episode.columnValues)
                 while try statements.insert.step() {}
                 statements.insert.reset()
-                episode.id = connection.lastInsertRowID
-                // Show notes stay in the store: a refresh's callers need the new episodes, not their text, and a
-                // 100,000-item subscription would hold every description twice at its peak.
-                episode.description = ""
-                inserted.append(episode)
+                inserted.append(connection.lastInsertRowID)
             }
         }
     }

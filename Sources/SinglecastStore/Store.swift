@@ -223,6 +223,12 @@ package actor Store {
         )
     }
 
+    /// Gives back the memory of SQLite's page cache, up to `cache_size` (2 MiB), as after a big refresh, whose last
+    /// pages (those of the episode count that follows it) nothing is about to read again.
+    package func releaseMemory() {
+        connection?.releaseMemory()
+    }
+
     /// A cheap round trip (`SELECT 1`) proving the connection is alive; the watchdog calls it.
     package func healthCheck() throws(StoreError) {
         let value = try withConnection("running the health check") { (connection) throws(SQLiteError) in

@@ -11,6 +11,21 @@ struct PodcastStoreTests {
         return record
     }
 
+    /// Stores `episodes` as one refresh, handed over `chunk` at a time, and returns the episodes it inserted.
+    private func refresh(
+        _ store: Store,
+        _ podcast: PodcastRecord,
+        _ episodes: [EpisodeRecord],
+        chunk: Int = .max
+    ) async throws -> [EpisodeRecord] {
+        let ids = try await store.applyRefresh(podcast) { apply in
+            for start in stride(from: 0, to: episodes.count, by: chunk) {
+                try apply(Array(episodes[start..<min(start + chunk, episodes.count)]))
+            }
+        }
+        return try await store.episodes(ids: ids)
+    }
+
     @Test("subscribing twice returns the first podcast; a refresh merges episodes by identity")
     func refreshMergesByIdentity() async throws {
         try await withTemporaryDirectory { directory in
@@ -21,14 +36,15 @@ struct PodcastStoreTests {
             #expect(!existing && podcast.id > 0)
             #expect(try await store.insertPodcast(PodcastRecord(feedURL: podcast.feedURL, subscribedAt: 2)).existing)
 
-            var first = try await store.applyRefresh(podcast, episodes: [episode("x", day: 2), episode("y", day: 1)])
+            var first = try await refresh(store, podcast, [episode("x", day: 2), episode("y", day: 1)])
             #expect(first.map(\.identity) == ["x", "y"])
             try await store.setEpisodeDownloads([(first[0].id, 99)])
 
             // x changes its title and keeps its download; y disappears from the feed but stays; z is new.
-            first = try await store.applyRefresh(
+            first = try await refresh(
+                store,
                 podcast,
-                episodes: [episode("z", day: 3), episode("x", title: "x renamed", day: 2), episode("z", day: 3)]
+                [episode("z", day: 3), episode("x", title: "x renamed", day: 2), episode("z", day: 3)]
             )
             #expect(first.map(\.identity) == ["z"], "a duplicate item inside one feed is stored once")
             let all = try await store.episodes(of: podcast.id)
@@ -53,8 +69,8 @@ struct PodcastStoreTests {
             )
             let size = Store.refreshBatchSize
             let stored = (0..<(2 * size + 10)).map { episode("e\($0)") }
-            let first = try await store.applyRefresh(podcast, episodes: stored)
-            #expect(first.count == stored.count)
+            let first = try await refresh(store, podcast, stored)
+            #expect(first.map(\.identity) == stored.map(\.identity))
             try await store.setEpisodeDownloads([(first[size].id, 7)])
 
             // One new episode in each batch, a rename in the second, and the first episode again in the third.
@@ -63,7 +79,8 @@ struct PodcastStoreTests {
             feed[size + 1].title = "renamed"
             feed.insert(episode("new-b"), at: size + 5)
             feed.insert(episode("e0", title: "a repeat"), at: 2 * size + 2)
-            let inserted = try await store.applyRefresh(podcast, episodes: feed)
+            // Handed over in pieces that do not line up with the store's batches, as a parser's batches may not.
+            let inserted = try await refresh(store, podcast, feed, chunk: size / 3 + 1)
             #expect(inserted.map(\.identity) == ["new-a", "new-b"])
             let all = Dictionary(
                 uniqueKeysWithValues: try await store.episodes(of: podcast.id).map { ($0.identity, $0) }
@@ -72,6 +89,29 @@ struct PodcastStoreTests {
             #expect(all["e0"]?.title == "e0")
             #expect(all["e\(size)"]?.title == "renamed")
             #expect(all["e\(size)"]?.downloadID == 7)
+        }
+    }
+
+    @Test("a refresh whose episodes cannot all be read stores none of them and throws the reader's error")
+    func failedRefreshStoresNothing() async throws {
+        struct Unreadable: Error {}
+        try await withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/s.db")
+            var (podcast, _) = try await store.insertPodcast(
+                PodcastRecord(feedURL: "https://feeds.example.com/a", subscribedAt: 1)
+            )
+            _ = try await refresh(store, podcast, [episode("kept")])
+            podcast.title = "from the failed refresh"
+            // More than one batch is stored before the failure.
+            let read = (0...Store.refreshBatchSize).map { episode("lost-\($0)") }
+            await #expect(throws: Unreadable.self) {
+                try await store.applyRefresh(podcast) { apply in
+                    try apply(read)
+                    throw Unreadable()
+                }
+            }
+            #expect(try await store.episodes(of: podcast.id).map(\.identity) == ["kept"])
+            #expect(try await store.podcasts().map(\.title) == [""])
         }
     }
 
@@ -89,7 +129,7 @@ struct PodcastStoreTests {
                 feed[index].description = "Show notes of \(feed[index].identity)"
                 feed[index].link = "https://example.com/\(feed[index].identity)"
             }
-            let stored = try await store.applyRefresh(podcast, episodes: feed)
+            let stored = try await refresh(store, podcast, feed)
             let listed = try await store.episodes(of: podcast.id)
             #expect(listed.map(\.identity) == ["new", "tie-a", "tie-b", "old", "undated-1", "undated-2"])
             #expect(try await store.episodes(of: podcast.id, limit: 2).map(\.identity) == ["new", "tie-a"])

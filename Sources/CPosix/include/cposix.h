@@ -21,6 +21,13 @@ int cposix_memfd(const char *name);
 /// Returns 1 when memory was released, 0 otherwise.
 int cposix_trim_heap(void);
 
+/// mallopt(M_MMAP_THRESHOLD, 128 KiB): keeps glibc's initial thresholds for good. By default glibc raises its mmap
+/// threshold to the largest block freed so far (up to 32 MiB) and its trim threshold to twice that, after which each
+/// thread's arena keeps up to that much free memory at its top, where malloc_trim does not reach it.
+///
+/// Returns 1 on success, 0 on error.
+int cposix_keep_malloc_thresholds(void);
+
 /// sync_file_range(2) with SYNC_FILE_RANGE_WRITE: starts writeback of the range's dirty pages and returns without
 /// waiting for it (declared only with _GNU_SOURCE). A later fsync then finds most of the data already on disk.
 ///

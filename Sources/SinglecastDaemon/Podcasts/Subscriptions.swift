@@ -157,8 +157,14 @@ package actor Subscriptions: Service {
     // MARK: - Commands
 
     package func subscribe(_ params: SubscribeParams) async throws -> SubscribeResult {
-        defer { trimHeapAfterBigFeeds() }
-        return try await subscribeAndStore(params)
+        do {
+            let result = try await subscribeAndStore(params)
+            await trimHeapAfterBigFeeds()
+            return result
+        } catch {
+            await trimHeapAfterBigFeeds()
+            throw error
+        }
     }
 
     private func subscribeAndStore(_ params: SubscribeParams) async throws -> SubscribeResult {
@@ -225,7 +231,7 @@ package actor Subscriptions: Service {
         for line in change.log { logger.log(line.level, line.message) }
         podcasts[podcast.id] = change.podcast
         // The back catalogue is not "new": only episodes that appear after subscribing are.
-        let episodes = try await storeEpisodes(podcast.id, feed, markNew: false)
+        let episodes = try await storeFeed(podcast.id, feed, markNew: false)
         let queued = try await applyPolicy(podcast.id, inserted: episodes, initial: true)
         let current = podcasts[podcast.id] ?? podcast
         logger.notice("subscribed to \(current.title) (\(redactedURL(current.feedURL)))")
@@ -384,10 +390,13 @@ package actor Subscriptions: Service {
 
     // MARK: - Refresh
 
-    /// A parsed feed: its channel, and its episodes as records (the parser's own episodes are never all in memory).
+    /// A feed that parsed: its channel, and the document, read again for the episodes as they are stored (a
+    /// 100,000-item feed's episodes are never all in memory).
     private struct ParsedFeed: Sendable {
         var feed: Feed
-        var episodes: [EpisodeRecord]
+        var document: Data
+        /// The URL the document came from, which relative links are resolved against.
+        var url: String
     }
 
     private enum Fetched {
@@ -456,22 +465,47 @@ package actor Subscriptions: Service {
     }
 
     /// A big feed's document and records are freed once its refresh or subscription is over, but glibc keeps the
-    /// memory in its arenas: give it back then, so that one 100,000-item feed does not hold 100 MB for good.
-    private func trimHeapAfterBigFeeds() {
+    /// memory in its arenas, and SQLite its page cache: give both back then, so that one 100,000-item feed does not
+    /// hold memory for good.
+    private func trimHeapAfterBigFeeds() async {
         guard bigFeedsStored > 0, refreshing.isEmpty else { return }
         bigFeedsStored = 0
+        await store.releaseMemory()
         _ = cposix_trim_heap()
     }
 
-    /// Parses a feed, turning its episodes into records a thousand at a time as the document is read, so that a
-    /// 100,000-item feed's episodes exist once, as records, not twice.
+    /// Parses a feed for its channel and to know that it parses, before anything is stored; its episodes are
+    /// dropped batch by batch and read again by ``storeEpisodes(of:podcast:markNew:now:into:)``.
     private static func parse(_ body: Data, url: String) throws(FeedError) -> ParsedFeed {
-        var records: [EpisodeRecord] = []
-        let now = now()
-        let feed = try FeedParser.parse(body, url: url, batchSize: 1000) { batch in
-            for episode in batch { records.append(record(of: episode, feedOrder: records.count, now: now)) }
+        let feed = try FeedParser.parse(body, url: url, batchSize: Store.refreshBatchSize) { _ in }
+        return ParsedFeed(feed: feed, document: body, url: url)
+    }
+
+    /// Reads a parsed feed's episodes again and hands them to `store` as records, one parser batch at a time.
+    ///
+    /// - Throws: The first error of `store` (the rest of the document is then read but not stored), or the
+    ///   parser's, which a document that parsed once does not raise.
+    private static func storeEpisodes(
+        of parsed: ParsedFeed,
+        podcast id: Int64,
+        markNew: Bool,
+        now: Int64,
+        into store: ([EpisodeRecord]) throws(SQLiteError) -> Void
+    ) throws {
+        var feedOrder = 0
+        var failure: SQLiteError?
+        _ = try FeedParser.parse(parsed.document, url: parsed.url, batchSize: Store.refreshBatchSize) { batch in
+            guard failure == nil else { return }
+            let records = batch.map { episode in
+                var record = record(of: episode, feedOrder: feedOrder, now: now)
+                record.podcastID = id
+                record.isNew = markNew
+                feedOrder += 1
+                return record
+            }
+            do throws(SQLiteError) { try store(records) } catch { failure = error }
         }
-        return ParsedFeed(feed: feed, episodes: records)
+        if let failure { throw failure }
     }
 
     /// An episode as the store keeps it; the podcast and the new flag are filled in when it is stored.
@@ -522,7 +556,7 @@ package actor Subscriptions: Service {
             return first ?? Self.failedRefresh(id, "stopped before it finished")
         }
         for waiter in refreshing.removeValue(forKey: id)?.waiters ?? [] { waiter.resume(returning: entry) }
-        trimHeapAfterBigFeeds()
+        await trimHeapAfterBigFeeds()
         return entry
     }
 
@@ -558,10 +592,10 @@ package actor Subscriptions: Service {
         podcasts[id] = change.podcast
         var outcome = change.outcome
         var failure = change.failure
-        var inserted: [EpisodeRecord] = []
+        var inserted: [Int64] = []
         if case .updated(let feed, _, _) = fetched {
             do {
-                inserted = try await storeEpisodes(id, feed, markNew: true)
+                inserted = try await storeFeed(id, feed, markNew: true)
             } catch {
                 failure = "cannot save the refresh: \(error)"
                 outcome = .failed
@@ -601,20 +635,19 @@ package actor Subscriptions: Service {
         }
     }
 
-    /// Stores a parsed feed's episodes with the podcast as it is now (``FeedUpdate`` made it), in one transaction.
+    /// Stores the podcast as it is now (``FeedUpdate`` made it) and a parsed feed's episodes, read as they are
+    /// stored, in one transaction.
     ///
-    /// - Returns: The episodes inserted.
-    private func storeEpisodes(_ id: Int64, _ parsed: ParsedFeed, markNew: Bool) async throws -> [EpisodeRecord] {
+    /// - Returns: The ids of the episodes inserted.
+    private func storeFeed(_ id: Int64, _ parsed: ParsedFeed, markNew: Bool) async throws -> [Int64] {
         guard let podcast = podcasts[id] else { return [] }
-        var episodes = parsed.episodes
-        for index in episodes.indices {
-            episodes[index].podcastID = id
-            episodes[index].isNew = markNew
-        }
+        let now = Self.now()
         episodesWritten()
         defer { episodesWritten() }
-        let inserted = try await store.applyRefresh(podcast, episodes: episodes)
-        if episodes.count >= 1000 { bigFeedsStored += 1 }
+        let inserted = try await store.applyRefresh(podcast) { store in
+            try Self.storeEpisodes(of: parsed, podcast: id, markNew: markNew, now: now, into: store)
+        }
+        if parsed.document.count >= 1 << 20 { bigFeedsStored += 1 }
         return inserted
     }
 
@@ -622,11 +655,16 @@ package actor Subscriptions: Service {
     ///
     /// - Parameter initial: The policy was just set (or the podcast subscribed): `latest:N` fills up to N at once,
     ///   while `all-new` only takes episodes that appear from now on.
-    private func applyPolicy(_ id: Int64, inserted: [EpisodeRecord], initial: Bool) async throws -> [Int64] {
+    private func applyPolicy(_ id: Int64, inserted ids: [Int64], initial: Bool) async throws -> [Int64] {
         guard let podcast = podcasts[id] else { return [] }
         let policy = EpisodePolicy(podcast)
         var newest: [EpisodeRecord] = []
         if case .latest(let count) = policy.fetch { newest = try await store.episodes(of: id, limit: count) }
+        // Only `all-new` looks at what a refresh inserted, and a subscription's back catalogue is not new.
+        var inserted: [EpisodeRecord] = []
+        if case .allNew = policy.fetch, !initial, !ids.isEmpty {
+            inserted = try await store.episodes(ids: ids, includingDescriptions: false)
+        }
         let wanted = policy.wanted(
             newest: newest.map(EpisodePolicy.Candidate.init),
             inserted: inserted.map(EpisodePolicy.Candidate.init),
