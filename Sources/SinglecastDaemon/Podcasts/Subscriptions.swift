@@ -203,7 +203,7 @@ package actor Subscriptions: Service {
         podcast.autoDownload = EpisodePolicy.Fetch(params.autoDownload ?? .off).stored
         podcast.keep = params.keep.flatMap { $0 > 0 ? $0 : nil }
         // Fetched and parsed before anything is stored: a wrong URL leaves no subscription behind.
-        let fetched = try await fetchFeed(podcast, conditional: false)
+        let fetched = await feeds.fetch(podcast, conditional: false)
         guard case .updated(let feed, let response, let movedTo) = fetched else {
             throw Self.feedError(fetched, url: url)
         }
@@ -222,7 +222,7 @@ package actor Subscriptions: Service {
         }
         let now = Self.now()
         let change = FeedUpdate.apply(
-            Self.update(of: .updated(feed, response, movedTo: nil)),
+            FeedFetcher.Fetched.updated(feed, response, movedTo: nil).update,
             to: podcast,
             now: now,
             nextRefreshAt: now + jitteredInterval(podcast),
@@ -390,73 +390,14 @@ package actor Subscriptions: Service {
 
     // MARK: - Refresh
 
-    /// A feed that parsed: its channel, and the document, read again for the episodes as they are stored (a
-    /// 100,000-item feed's episodes are never all in memory).
-    private struct ParsedFeed: Sendable {
-        var feed: Feed
-        var document: Data
-        /// The URL the document came from, which relative links are resolved against.
-        var url: String
-    }
-
-    private enum Fetched {
-        case updated(ParsedFeed, TransferResponse, movedTo: String?)
-        case notModified(TransferResponse, movedTo: String?)
-        case gone
-        case failed(FeedProblem, message: String)
-    }
-
-    private func fetchFeed(_ podcast: PodcastRecord, conditional: Bool) async throws -> Fetched {
-        let request = FetchRequest(
-            url: podcast.feedURL,
-            headers: ["Accept: application/rss+xml, application/atom+xml, application/xml;q=0.9, */*;q=0.5"],
-            basicAuthUser: podcast.authUser,
-            basicAuthPassword: podcast.authPassword,
-            ifNoneMatch: conditional ? podcast.etag : nil,
-            ifModifiedSince: conditional ? podcast.lastModified : nil,
-            maxBytes: settings.maxFeedBytes,
-            options: settings.transfer
+    /// Fetches and parses feeds with the current settings, within the fetch limits.
+    private var feeds: FeedFetcher {
+        FeedFetcher(
+            fetch: limitedFetch,
+            maxFeedBytes: settings.maxFeedBytes,
+            deadline: settings.fetchDeadline,
+            transfer: settings.transfer
         )
-        let result: FetchResult
-        switch await fetchWithin(settings.fetchDeadline, limitedFetch, request) {
-        case .success(let fetched)?:
-            result = fetched
-        case .failure(let error)?:
-            return .failed(.unreachable, message: error.message)
-        case nil:
-            return .failed(
-                .unreachable,
-                message: "\(redactedURL(podcast.feedURL)) did not finish within "
-                    + "\(settings.fetchDeadline.components.seconds) s"
-            )
-        }
-        let status = result.response.status
-        switch status {
-        case 304:
-            return .notModified(result.response, movedTo: result.permanentRedirect)
-        case 410:
-            return .gone
-        case 200...299:
-            // Parsing a large feed takes a while; it runs off the actor.
-            let body = result.body
-            let url = result.response.finalURL
-            let parsed = await Task.detached { () -> Result<ParsedFeed, FeedError> in
-                do throws(FeedError) {
-                    return .success(try Self.parse(body, url: url))
-                } catch {
-                    return .failure(error)
-                }
-            }.value
-            switch parsed {
-            case .success(let feed): return .updated(feed, result.response, movedTo: result.permanentRedirect)
-            case .failure(let error): return .failed(.invalid, message: error.message)
-            }
-        default:
-            return .failed(
-                .unreachable,
-                message: "the server answered HTTP \(status) for \(redactedURL(result.response.finalURL))"
-            )
-        }
     }
 
     /// The engine's fetch, within the limiter's per-host and total limits.
@@ -472,60 +413,6 @@ package actor Subscriptions: Service {
         bigFeedsStored = 0
         await store.releaseMemory()
         _ = cposix_trim_heap()
-    }
-
-    /// Parses a feed for its channel and to know that it parses, before anything is stored; its episodes are
-    /// dropped batch by batch and read again by ``storeEpisodes(of:podcast:markNew:now:into:)``.
-    private static func parse(_ body: Data, url: String) throws(FeedError) -> ParsedFeed {
-        let feed = try FeedParser.parse(body, url: url, batchSize: Store.refreshBatchSize) { _ in }
-        return ParsedFeed(feed: feed, document: body, url: url)
-    }
-
-    /// Reads a parsed feed's episodes again and hands them to `store` as records, one parser batch at a time.
-    ///
-    /// - Throws: The first error of `store` (the rest of the document is then read but not stored), or the
-    ///   parser's, which a document that parsed once does not raise.
-    private static func storeEpisodes(
-        of parsed: ParsedFeed,
-        podcast id: Int64,
-        markNew: Bool,
-        now: Int64,
-        into store: ([EpisodeRecord]) throws(SQLiteError) -> Void
-    ) throws {
-        var feedOrder = 0
-        var failure: SQLiteError?
-        _ = try FeedParser.parse(parsed.document, url: parsed.url, batchSize: Store.refreshBatchSize) { batch in
-            guard failure == nil else { return }
-            let records = batch.map { episode in
-                var record = record(of: episode, feedOrder: feedOrder, now: now)
-                record.podcastID = id
-                record.isNew = markNew
-                feedOrder += 1
-                return record
-            }
-            do throws(SQLiteError) { try store(records) } catch { failure = error }
-        }
-        if let failure { throw failure }
-    }
-
-    /// An episode as the store keeps it; the podcast and the new flag are filled in when it is stored.
-    private static func record(of episode: Episode, feedOrder: Int, now: Int64) -> EpisodeRecord {
-        var record = EpisodeRecord(podcastID: 0, identity: episode.identity, title: episode.title, firstSeenAt: now)
-        record.guid = episode.guid
-        record.description = episode.description
-        record.link = episode.link
-        record.publishedAt = episode.published.map { Int64($0.timeIntervalSince1970 * 1000) }
-        record.durationSeconds = episode.durationSeconds
-        record.enclosureURL = episode.enclosure?.url
-        record.enclosureType = episode.enclosure?.type
-        record.enclosureLength = episode.enclosure?.length.map { Int64($0) }
-        record.season = episode.season
-        record.episodeNumber = episode.episodeNumber
-        record.chaptersURL = episode.chaptersURL
-        record.transcriptURL = episode.transcripts.first?.url
-        record.integrity = episode.integrity.map { "\($0.type) \($0.value)" }
-        record.feedOrder = feedOrder
-        return record
     }
 
     private struct RunningRefresh {
@@ -573,16 +460,11 @@ package actor Subscriptions: Service {
 
     private func performRefresh(_ id: Int64) async -> RefreshResult.Entry {
         guard let podcast = podcasts[id] else { return Self.failedRefresh(id, "unsubscribed") }
-        let fetched: Fetched
-        do {
-            fetched = try await fetchFeed(podcast, conditional: true)
-        } catch {
-            fetched = .failed(.unreachable, message: String(describing: error))
-        }
+        let fetched = await feeds.fetch(podcast, conditional: true)
         let now = Self.now()
         guard let current = podcasts[id] else { return Self.failedRefresh(id, "unsubscribed during the refresh") }
         let change = FeedUpdate.apply(
-            Self.update(of: fetched),
+            fetched.update,
             to: current,
             now: now,
             nextRefreshAt: now + jitteredInterval(current),
@@ -624,28 +506,17 @@ package actor Subscriptions: Service {
         )
     }
 
-    /// A fetch as ``FeedUpdate`` takes it.
-    private static func update(of fetched: Fetched) -> FeedUpdate.Fetch {
-        switch fetched {
-        case .updated(let parsed, let response, let movedTo):
-            .updated(parsed.feed, etag: response.etag, lastModified: response.lastModified, movedTo: movedTo)
-        case .notModified(_, let movedTo): .notModified(movedTo: movedTo)
-        case .gone: .gone
-        case .failed(_, let message): .failed(message)
-        }
-    }
-
     /// Stores the podcast as it is now (``FeedUpdate`` made it) and a parsed feed's episodes, read as they are
     /// stored, in one transaction.
     ///
     /// - Returns: The ids of the episodes inserted.
-    private func storeFeed(_ id: Int64, _ parsed: ParsedFeed, markNew: Bool) async throws -> [Int64] {
+    private func storeFeed(_ id: Int64, _ parsed: FeedFetcher.ParsedFeed, markNew: Bool) async throws -> [Int64] {
         guard let podcast = podcasts[id] else { return [] }
         let now = Self.now()
         episodesWritten()
         defer { episodesWritten() }
         let inserted = try await store.applyRefresh(podcast) { store in
-            try Self.storeEpisodes(of: parsed, podcast: id, markNew: markNew, now: now, into: store)
+            try parsed.episodes(of: id, markNew: markNew, now: now, into: store)
         }
         if parsed.document.count >= 1 << 20 { bigFeedsStored += 1 }
         return inserted
@@ -1083,7 +954,7 @@ package actor Subscriptions: Service {
         }
     }
 
-    private static func feedError(_ fetched: Fetched, url: String) -> PodcastError {
+    private static func feedError(_ fetched: FeedFetcher.Fetched, url: String) -> PodcastError {
         let shown = redactedURL(url)
         switch fetched {
         case .failed(let problem, let text):

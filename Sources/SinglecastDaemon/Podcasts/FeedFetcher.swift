@@ -1,0 +1,147 @@
+import FoundationEssentials
+import SinglecastFeeds
+import SinglecastHTTP
+import SinglecastStore
+
+/// Fetches a podcast's feed (conditionally when asked) under the overall deadline and the fetch limits, and parses
+/// it off the caller's actor: what `subscribe` and a refresh learn of a feed before anything is stored. Also the
+/// mapping of a feed's episodes to the records the store keeps.
+///
+/// Made afresh for each use from the current settings, so a reload's limits apply at once.
+struct FeedFetcher: Sendable {
+    var fetch: @Sendable (FetchRequest) async throws(TransferError) -> FetchResult
+    var maxFeedBytes: Int64
+    /// How long one feed's fetch may take in all, however steadily its server trickles bytes.
+    var deadline: Duration
+    var transfer: TransferOptions
+
+    /// A feed that parsed: its channel, and the document, read again for the episodes as they are stored (a
+    /// 100,000-item feed's episodes are never all in memory).
+    struct ParsedFeed: Sendable {
+        var feed: Feed
+        var document: Data
+        /// The URL the document came from, which relative links are resolved against.
+        var url: String
+
+        /// Parses a feed for its channel and to know that it parses, before anything is stored; its episodes are
+        /// dropped batch by batch and read again by ``episodes(of:markNew:now:into:)``.
+        init(_ document: Data, url: String) throws(FeedError) {
+            feed = try FeedParser.parse(document, url: url, batchSize: Store.refreshBatchSize) { _ in }
+            self.document = document
+            self.url = url
+        }
+
+        /// Reads the episodes again and hands them to `store` as records of podcast `id`, one parser batch at a time.
+        ///
+        /// - Throws: The first error of `store` (the rest of the document is then read but not stored), or the
+        ///   parser's, which a document that parsed once does not raise.
+        func episodes(
+            of id: Int64,
+            markNew: Bool,
+            now: Int64,
+            into store: ([EpisodeRecord]) throws(SQLiteError) -> Void
+        ) throws {
+            var feedOrder = 0
+            var failure: SQLiteError?
+            _ = try FeedParser.parse(document, url: url, batchSize: Store.refreshBatchSize) { batch in
+                guard failure == nil else { return }
+                let records = batch.map { episode in
+                    var record = FeedFetcher.record(of: episode, feedOrder: feedOrder, now: now)
+                    record.podcastID = id
+                    record.isNew = markNew
+                    feedOrder += 1
+                    return record
+                }
+                do throws(SQLiteError) { try store(records) } catch { failure = error }
+            }
+            if let failure { throw failure }
+        }
+    }
+
+    /// What a fetch of a feed came to.
+    enum Fetched: Sendable {
+        case updated(ParsedFeed, TransferResponse, movedTo: String?)
+        case notModified(TransferResponse, movedTo: String?)
+        case gone
+        case failed(FeedProblem, message: String)
+
+        /// The fetch as ``FeedUpdate`` takes it.
+        var update: FeedUpdate.Fetch {
+            switch self {
+            case .updated(let parsed, let response, let movedTo):
+                .updated(parsed.feed, etag: response.etag, lastModified: response.lastModified, movedTo: movedTo)
+            case .notModified(_, let movedTo): .notModified(movedTo: movedTo)
+            case .gone: .gone
+            case .failed(_, let message): .failed(message)
+            }
+        }
+    }
+
+    /// Fetches and parses `podcast`'s feed; with `conditional`, with the validators of its last version.
+    ///
+    /// `@concurrent`: parsing a large feed takes a while, and runs on the global executor, not the caller's actor.
+    @concurrent
+    func fetch(_ podcast: PodcastRecord, conditional: Bool) async -> Fetched {
+        let request = FetchRequest(
+            url: podcast.feedURL,
+            headers: ["Accept: application/rss+xml, application/atom+xml, application/xml;q=0.9, */*;q=0.5"],
+            basicAuthUser: podcast.authUser,
+            basicAuthPassword: podcast.authPassword,
+            ifNoneMatch: conditional ? podcast.etag : nil,
+            ifModifiedSince: conditional ? podcast.lastModified : nil,
+            maxBytes: maxFeedBytes,
+            options: transfer
+        )
+        let result: FetchResult
+        switch await fetchWithin(deadline, fetch, request) {
+        case .success(let fetched)?:
+            result = fetched
+        case .failure(let error)?:
+            return .failed(.unreachable, message: error.message)
+        case nil:
+            return .failed(
+                .unreachable,
+                message: "\(redactedURL(podcast.feedURL)) did not finish within \(deadline.components.seconds) s"
+            )
+        }
+        let status = result.response.status
+        switch status {
+        case 304:
+            return .notModified(result.response, movedTo: result.permanentRedirect)
+        case 410:
+            return .gone
+        case 200...299:
+            do throws(FeedError) {
+                let parsed = try ParsedFeed(result.body, url: result.response.finalURL)
+                return .updated(parsed, result.response, movedTo: result.permanentRedirect)
+            } catch {
+                return .failed(.invalid, message: error.message)
+            }
+        default:
+            return .failed(
+                .unreachable,
+                message: "the server answered HTTP \(status) for \(redactedURL(result.response.finalURL))"
+            )
+        }
+    }
+
+    /// An episode as the store keeps it; the podcast and the new flag are filled in when it is stored.
+    static func record(of episode: Episode, feedOrder: Int, now: Int64) -> EpisodeRecord {
+        var record = EpisodeRecord(podcastID: 0, identity: episode.identity, title: episode.title, firstSeenAt: now)
+        record.guid = episode.guid
+        record.description = episode.description
+        record.link = episode.link
+        record.publishedAt = episode.published.map { Int64($0.timeIntervalSince1970 * 1000) }
+        record.durationSeconds = episode.durationSeconds
+        record.enclosureURL = episode.enclosure?.url
+        record.enclosureType = episode.enclosure?.type
+        record.enclosureLength = episode.enclosure?.length.map { Int64($0) }
+        record.season = episode.season
+        record.episodeNumber = episode.episodeNumber
+        record.chaptersURL = episode.chaptersURL
+        record.transcriptURL = episode.transcripts.first?.url
+        record.integrity = episode.integrity.map { "\($0.type) \($0.value)" }
+        record.feedOrder = feedOrder
+        return record
+    }
+}
