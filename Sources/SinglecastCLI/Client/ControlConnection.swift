@@ -1,5 +1,10 @@
-import Foundation
+import FoundationEssentials
 import SinglecastProtocol
+import SinglecastSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A blocking connection to singlecastd's control socket.
 ///
@@ -35,7 +40,7 @@ package final class ControlConnection {
         guard fileDescriptor >= 0 else { throw ClientError.connect(path: path, errno: errno) }
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Foundation.connect(fileDescriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                Glibc.connect(fileDescriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         }
         if result != 0 {
@@ -228,8 +233,7 @@ package enum Blocking {
     /// tasks, which matters when tests run many CLI invocations in one process.
     package static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread { continuation.resume(with: Result { try body() }) }
-            thread.start()
+            startThread(name: "singlecastctl-io") { continuation.resume(with: Result { try body() }) }
         }
     }
 }
