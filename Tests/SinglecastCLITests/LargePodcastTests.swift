@@ -138,4 +138,27 @@ extension LocalTimeZone {
         #expect(lines.dropFirst(3).first?.hasPrefix("100000  ") == true)
         #expect(lines.dropLast().last?.hasSuffix("  Episode 1") == true)
     }
+
+    /// The reply is read by hand (``JSONByteReader``); any layout of the same JSON must read as the compact one.
+    @Test func aReplyInAnotherLayoutReadsTheSame() async throws {
+        let result = EpisodesResult(
+            podcast: PodcastFixtures.podcast(3, "Huge", episodes: 2),
+            episodes: [
+                PodcastFixtures.episode(7, "Seven \"quoted\" / é\t😀", state: .paused),
+                PodcastFixtures.episode(6, "Six", published: nil, duration: nil, new: true),
+            ]
+        )
+        // JSONEncoder's defaults: members in any order, slashes escaped; then spaces and a member this client
+        // does not know around it.
+        let plain = String(decoding: try JSONEncoder().encode(result), as: UTF8.self)
+        let loose = #"{ "result" : "# + plain + #" , "extra": {"x": [1, "]}"]}, "jsonrpc": "2.0", "id": 1 }"#
+        for reply in [DownloadFixtures.resultLine(result), loose] {
+            let run = try await withTemporaryDirectory { directory in
+                let server = try TestServer(directory: directory, behavior: .reply([reply]))
+                return await runCLI(["episodes", "3", "--socket", server.path])
+            }
+            #expect(run.stderr == "")
+            #expect(run.stdout == EpisodesCommand.render(result, timeZone: .system))
+        }
+    }
 }
