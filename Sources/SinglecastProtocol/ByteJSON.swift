@@ -38,20 +38,29 @@ package struct JSONByteError: Error, Hashable, Sendable, CustomStringConvertible
 
 /// The `CodingKeys` of a type, looked up by a key's bytes without making a `String` of them.
 package struct JSONKeyTable<Key: CodingKey & CaseIterable>: Sendable {
+    /// In the order the keys are written (``sorted``), so that the key after the last one found is tried first.
     private let entries: [(bytes: [UInt8], key: Key)]
 
     package init() {
-        entries = Key.allCases.map { (Array($0.stringValue.utf8), $0) }
+        entries = Self.sorted.map { (Array($0.stringValue.utf8), $0) }
     }
 
     /// The key spelled `bytes`, or `nil` for a key the type does not know (a newer peer's field).
-    package func key(_ bytes: UnsafeBufferPointer<UInt8>) -> Key? {
-        guard let start = bytes.baseAddress else { return entries.first { $0.bytes.isEmpty }?.key }
-        // Length and first byte tell nearly every key apart, so at most one comparison runs per lookup; this is
-        // called for every member of every episode.
-        for entry in entries where entry.bytes.count == bytes.count && entry.bytes[0] == start[0] {
-            if entry.bytes.withUnsafeBufferPointer({ memcmp($0.baseAddress!, start, bytes.count) }) == 0 {
-                return entry.key
+    ///
+    /// - Parameter next: where to start looking, updated past the key found. Members come in the written order, so
+    ///   one comparison usually finds each: this runs for every member of every episode.
+    package func key(_ bytes: UnsafeBufferPointer<UInt8>, next: inout Int) -> Key? {
+        let count = entries.count
+        for step in 0..<count {
+            let index = (next + step) % count
+            let candidate = entries[index].bytes
+            guard candidate.count == bytes.count else { continue }
+            let equal = candidate.withUnsafeBufferPointer { candidate in
+                candidate.isEmpty || memcmp(candidate.baseAddress!, bytes.baseAddress!, bytes.count) == 0
+            }
+            if equal {
+                next = index + 1
+                return entries[index].key
             }
         }
         return nil
@@ -192,21 +201,29 @@ package struct JSONByteReader {
         return String(decoding: plain, as: UTF8.self)
     }
 
-    /// The bytes of a string up to its closing quote, which is consumed; `nil`, with the reader on it, at the first
-    /// backslash.
+    /// The bytes of a string up to its closing quote, which is consumed; `nil`, with the reader left where it was,
+    /// when the string has a backslash.
+    ///
+    /// Found with `memchr`, which matters most in a debug build. A raw control character is let through here, as
+    /// many readers do; the escaped path and `JSONDecoder` refuse it.
     private mutating func readUpToQuote() throws -> UnsafeBufferPointer<UInt8>? {
-        let start = offset
-        while offset < bytes.count {
-            let byte = bytes[offset]
-            if byte == UInt8(ascii: "\"") {
-                offset += 1
-                return UnsafeBufferPointer(rebasing: bytes[start..<offset - 1])
-            }
-            if byte == UInt8(ascii: "\\") { return nil }
-            if byte < 0x20 { throw error("a control character in a string") }
-            offset += 1
+        guard let quote = find(Self.quote, from: offset, before: bytes.count) else {
+            throw error("the text ends inside a string")
         }
-        throw error("the text ends inside a string")
+        if find(Self.backslash, from: offset, before: quote) != nil { return nil }
+        let text = UnsafeBufferPointer(rebasing: bytes[offset..<quote])
+        offset = quote + 1
+        return text
+    }
+
+    private static let quote = UInt8(ascii: "\"")
+    private static let backslash = UInt8(ascii: "\\")
+
+    /// The index of the first `byte` in `start..<end`.
+    private func find(_ byte: UInt8, from start: Int, before end: Int) -> Int? {
+        guard start < end, let base = bytes.baseAddress, let found = memchr(base + start, Int32(byte), end - start)
+        else { return nil }
+        return UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
     }
 
     /// The rest of a string that has escapes, from its first byte at `start`.
@@ -356,15 +373,18 @@ package struct JSONByteReader {
     }
 
     private mutating func skipString() throws {
-        offset += 1
-        while offset < bytes.count {
-            switch bytes[offset] {
-            case UInt8(ascii: "\""):
-                offset += 1
-                return
-            case UInt8(ascii: "\\"): offset += 2
-            default: offset += 1
+        var from = offset + 1
+        // The string ends at the first quote that an even number of backslashes precede.
+        while let quote = find(Self.quote, from: from, before: bytes.count) {
+            var backslashes = 0
+            while quote - backslashes - 1 > offset, bytes[quote - backslashes - 1] == Self.backslash {
+                backslashes += 1
             }
+            if backslashes % 2 == 0 {
+                offset = quote + 1
+                return
+            }
+            from = quote + 1
         }
         throw error("the text ends inside a string")
     }
@@ -378,6 +398,20 @@ package struct JSONByteReader {
     /// Reads `T` or `null`.
     package mutating func readOptional<T>(_ read: (inout JSONByteReader) throws -> T) throws -> T? {
         readNull() ? nil : try read(&self)
+    }
+
+    // The common optionals without a closure, which costs as much as the read itself in a debug build.
+
+    package mutating func readOptionalString() throws -> String? {
+        readNull() ? nil : try readString()
+    }
+
+    package mutating func readOptionalInt64() throws -> Int64? {
+        readNull() ? nil : try readInt64()
+    }
+
+    package mutating func readOptionalInt() throws -> Int? {
+        readNull() ? nil : try readInt()
     }
 }
 

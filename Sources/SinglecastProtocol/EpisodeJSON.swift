@@ -33,26 +33,27 @@ extension EpisodeInfo: JSONByteReadable, JSONByteWritable {
             downloadState: nil,
             file: nil
         )
+        var next = 0
         try reader.readObject { reader, name in
-            guard let key = Self.keys.key(name) else { return try reader.skipValue() }
+            guard let key = Self.keys.key(name, next: &next) else { return try reader.skipValue() }
             switch key {
             case .id: id = try reader.readInt64()
             case .podcastID: podcastID = try reader.readInt64()
             case .title: title = try reader.readString()
             case .description: description = try reader.readString()
-            case .guid: episode.guid = try reader.readOptional { try $0.readString() }
-            case .link: episode.link = try reader.readOptional { try $0.readString() }
-            case .published: episode.published = try reader.readOptional { try $0.readString() }
-            case .durationSeconds: episode.durationSeconds = try reader.readOptional { try $0.readInt() }
-            case .enclosureURL: episode.enclosureURL = try reader.readOptional { try $0.readString() }
-            case .enclosureType: episode.enclosureType = try reader.readOptional { try $0.readString() }
-            case .enclosureLength: episode.enclosureLength = try reader.readOptional { try $0.readInt64() }
-            case .season: episode.season = try reader.readOptional { try $0.readInt() }
-            case .episode: episode.episode = try reader.readOptional { try $0.readInt() }
-            case .chaptersURL: episode.chaptersURL = try reader.readOptional { try $0.readString() }
-            case .transcriptURL: episode.transcriptURL = try reader.readOptional { try $0.readString() }
+            case .guid: episode.guid = try reader.readOptionalString()
+            case .link: episode.link = try reader.readOptionalString()
+            case .published: episode.published = try reader.readOptionalString()
+            case .durationSeconds: episode.durationSeconds = try reader.readOptionalInt()
+            case .enclosureURL: episode.enclosureURL = try reader.readOptionalString()
+            case .enclosureType: episode.enclosureType = try reader.readOptionalString()
+            case .enclosureLength: episode.enclosureLength = try reader.readOptionalInt64()
+            case .season: episode.season = try reader.readOptionalInt()
+            case .episode: episode.episode = try reader.readOptionalInt()
+            case .chaptersURL: episode.chaptersURL = try reader.readOptionalString()
+            case .transcriptURL: episode.transcriptURL = try reader.readOptionalString()
             case .isNew: isNew = try reader.readBool()
-            case .downloadID: episode.downloadID = try reader.readOptional { try $0.readInt64() }
+            case .downloadID: episode.downloadID = try reader.readOptionalInt64()
             case .downloadState:
                 episode.downloadState = try reader.readOptional { reader in
                     let name = try reader.readString()
@@ -61,7 +62,7 @@ extension EpisodeInfo: JSONByteReadable, JSONByteWritable {
                     }
                     return state
                 }
-            case .file: episode.file = try reader.readOptional { try $0.readString() }
+            case .file: episode.file = try reader.readOptionalString()
             }
         }
         func missing(_ key: CodingKeys) -> JSONByteError {
@@ -116,8 +117,9 @@ extension EpisodesResult: JSONByteReadable, JSONByteWritable {
     package init(reading reader: inout JSONByteReader) throws {
         var podcast: PodcastInfo?
         var episodes: [EpisodeInfo]?
+        var next = 0
         try reader.readObject { reader, name in
-            switch Self.keys.key(name) {
+            switch Self.keys.key(name, next: &next) {
             case .podcast?: podcast = try reader.decode(PodcastInfo.self)
             case .episodes?: episodes = try reader.readArray(of: EpisodeInfo.self)
             case nil: try reader.skipValue()
@@ -147,8 +149,9 @@ extension InboxResult: JSONByteReadable, JSONByteWritable {
     package init(reading reader: inout JSONByteReader) throws {
         var episodes: [EpisodeInfo]?
         var podcasts: [PodcastInfo]?
+        var next = 0
         try reader.readObject { reader, name in
-            switch Self.keys.key(name) {
+            switch Self.keys.key(name, next: &next) {
             case .episodes?: episodes = try reader.readArray(of: EpisodeInfo.self)
             case .podcasts?: podcasts = try reader.decode([PodcastInfo].self)
             case nil: try reader.skipValue()

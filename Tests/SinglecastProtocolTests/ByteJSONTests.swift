@@ -87,7 +87,7 @@ import Testing
              { "unknown": {"a": ["}", "\\"]", {"b": [1, 2.5e3, true, null]}]},
               "id" : 5, "podcast_id":3, "title": "caf\\u00e9 \\ud83d\\ude00 \\/ \\"x\\"\\n", "description": "",
               "guid": null, "duration_seconds": 12, "new": false, "download_state": "paused",
-              "later": "a string with \\\\ and } inside" }
+              "later": "a string with \\\\ and } inside", "last": ["\\\\", "\\\\\\""] }
             """
         let data = Data(text.utf8)
         let expected = try JSONDecoder().decode(EpisodeInfo.self, from: data)
@@ -105,7 +105,7 @@ import Testing
             #"{"id":1,"podcast_id":3,"title":"t","description":"","new":0}"#,
             #"{"id":1,"podcast_id":3,"title":"t","description":"","new":false"#,
             #"{"id":1,"podcast_id":3,"title":"t","description":"","new":false} x"#,
-            #"{"id":1,"podcast_id":3,"title":"t"# + "\u{1}" + #"","description":"","new":false}"#,
+            #"{"id":1,"podcast_id":3,"title":"t\"# + "\u{1}" + #"","description":"","new":false}"#,
             #"{"id":1,"podcast_id":3,"title":"t\q","description":"","new":false}"#,
             "",
         ]

@@ -148,7 +148,7 @@ package final class ControlConnection {
                     if key.elementsEqual("id".utf8) {
                         head.id = try reader.decode(JSONValue.self)
                     } else if key.elementsEqual("method".utf8) {
-                        head.method = try reader.readOptional { try $0.readString() }
+                        head.method = try reader.readOptionalString()
                     } else if key.elementsEqual("error".utf8) {
                         head.error = try reader.readNull() ? nil : reader.decode(RPCError.self)
                     } else {
