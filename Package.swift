@@ -29,7 +29,9 @@ let package = Package(
                 "CSystemd", "CCurl", "CPosix",
             ]
         ),
-        .target(name: "SinglecastCLI", dependencies: ["SinglecastProtocol"]),
+        // FoundationEssentials only, like the daemon: local times come from the C library, not ICU. Support gives it
+        // the daemon's text helpers and named threads in place of Foundation's.
+        .target(name: "SinglecastCLI", dependencies: ["SinglecastProtocol", "SinglecastSupport"]),
         .target(name: "SinglecastHTTP", dependencies: ["CCurl", "CPosix", "SinglecastSupport"]),
         // Loopback peers (nginx, a python3 fault server) that test targets share.
         .target(name: "SinglecastTestServers", resources: [.copy("Resources")]),

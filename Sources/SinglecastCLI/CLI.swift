@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The `singlecastctl` program as a function, so tests can run it in-process with captured output.
 package enum CLI {

@@ -337,8 +337,16 @@ package enum WireCoding {
     }
 
     /// Encodes a result once, for ``resultLine(id:encoded:)``.
+    ///
+    /// A result that writes itself (``JSONByteWritable``, such as a podcast's 100,000 episodes) writes the same bytes
+    /// the encoder would, several times faster.
     package static func encoded(_ result: some Encodable) throws -> EncodedJSON {
-        EncodedJSON(data: try encoder().encode(result))
+        if let writable = result as? any JSONByteWritable {
+            var writer = JSONByteWriter()
+            try writable.write(to: &writer)
+            return EncodedJSON(data: Data(writer.bytes))
+        }
+        return EncodedJSON(data: try encoder().encode(result))
     }
 
     /// The same line as ``resultLine(id:result:)``, around a result encoded beforehand.

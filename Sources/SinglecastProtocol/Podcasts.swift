@@ -258,7 +258,7 @@ package struct EpisodeInfo: Codable, Hashable, Sendable {
         self.file = file
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case id
         case podcastID = "podcast_id"
         case title
@@ -406,6 +406,11 @@ package struct EpisodesResult: Codable, Hashable, Sendable {
         self.podcast = podcast
         self.episodes = episodes
     }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case podcast
+        case episodes
+    }
 }
 
 /// Params of `refresh`: one podcast, or every one when `podcast` is absent.
@@ -543,6 +548,11 @@ package struct InboxResult: Codable, Hashable, Sendable {
     package init(episodes: [EpisodeInfo], podcasts: [PodcastInfo]) {
         self.episodes = episodes
         self.podcasts = podcasts
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case episodes
+        case podcasts
     }
 }
 

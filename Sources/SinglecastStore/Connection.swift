@@ -203,7 +203,14 @@ package final class Connection {
     package func query(_ sql: String, _ bindings: [SQLiteValue] = []) throws(SQLiteError) -> [Row] {
         try withStatement(sql, bindings) { (statement) throws(SQLiteError) -> [Row] in
             var rows: [Row] = []
-            while try statement.step() { rows.append(statement.row()) }
+            // The names are read once and shared by every row: read per row, they made two million strings for a
+            // podcast's 100,000 episodes.
+            var columns: [String]?
+            while try statement.step() {
+                let names = columns ?? (0..<statement.columnCount).map(statement.columnName)
+                columns = names
+                rows.append(Row(columns: names, values: (0..<names.count).map(statement.value)))
+            }
             return rows
         }
     }

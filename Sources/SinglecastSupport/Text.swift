@@ -23,13 +23,19 @@ extension StringProtocol {
     /// The text with every line feed replaced by `replacement`, the one in a CRLF pair included (the CR stays).
     /// `replacing("\n", with:)` compares `Character`s and leaves `"\r\n"` alone.
     package func replacingLineFeeds(with replacement: String) -> String {
-        guard utf8.contains(UInt8(ascii: "\n")) else { return String(self) }
+        replacingEvery("\n", with: replacement)
+    }
+
+    /// The text with every `scalar` replaced by `replacement`, wherever it stands: unlike `replacing(_:with:)`,
+    /// which compares `Character`s, this also finds a quote that a combining mark follows.
+    package func replacingEvery(_ scalar: Unicode.Scalar, with replacement: String) -> String {
+        guard unicodeScalars.contains(scalar) else { return String(self) }
         var result = String.UnicodeScalarView()
-        for scalar in unicodeScalars {
-            if scalar == "\n" {
+        for each in unicodeScalars {
+            if each == scalar {
                 result.append(contentsOf: replacement.unicodeScalars)
             } else {
-                result.append(scalar)
+                result.append(each)
             }
         }
         return String(result)

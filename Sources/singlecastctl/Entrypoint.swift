@@ -1,5 +1,9 @@
-import Foundation
+import FoundationEssentials
 import SinglecastCLI
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `singlecastctl`: everything lives in ``SinglecastCLI``; this only connects it to the process.
 @main

@@ -1,5 +1,6 @@
 import Foundation
 import SinglecastProtocol
+import SinglecastTestServers
 import Testing
 
 #if canImport(Glibc)
@@ -79,5 +80,35 @@ import Glibc
         #expect(lines.first?.contains(#""method":"daemon.reloaded""#) == true)
         #expect(lines.last?.contains(#""method":"daemon.stopping""#) == true)
         #expect(daemon.waitForExit() == 0)
+    }
+
+    /// The client reads the local zone through the C library, so `TZ` decides the day an episode shows: 23:30 UTC
+    /// is already the next day in Kolkata (UTC+5:30).
+    @Test func episodeDatesFollowTZ() throws {
+        let site = try NginxServer()
+        let feed = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <rss version="2.0"><channel><title>Zones</title><link>https://example.com/</link>
+            <item><title>Late show</title><guid>late</guid><pubDate>Sat, 28 Nov 2026 23:30:00 GMT</pubDate>
+            <enclosure url="\(site.url("/late.mp3"))" type="audio/mpeg" length="4096"/></item>
+            </channel></rss>
+            """
+        let feedURL = try site.serve(Data(feed.utf8), as: "feed.xml")
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let subscribed = try client.result("subscribe", as: SubscribeResult.self, params: #"{"url":"\#(feedURL)"}"#)
+        for (zone, day) in [("Asia/Kolkata", "2026-11-29"), ("UTC", "2026-11-28")] {
+            var environment = daemon.environment
+            environment["TZ"] = zone
+            let run = try runProgram(
+                Binaries.client.path,
+                ["episodes", String(subscribed.podcast.id)],
+                environment: environment
+            )
+            #expect(run.status == 0)
+            #expect(run.stdout.contains("  \(day)  "), "TZ=\(zone): \(run.stdout)")
+        }
+        #expect(daemon.stop() == 0)
     }
 }

@@ -46,7 +46,7 @@ import Testing
 
     @Test func theDateOfEachEpisodeIsItsOwn() {
         // Dates come from a cache of formatted days; each row must still show its own.
-        let text = EpisodesCommand.render(Self.result, timeZone: TimeZone(identifier: "Asia/Tokyo")!)
+        let text = EpisodesCommand.render(Self.result, timeZone: .foundation("Asia/Tokyo"))
         let lines = text.split(separator: "\n")
         #expect(lines[3].hasPrefix("99999   2026-11-12  "))
         #expect(lines[4].hasPrefix("99998   2026-11-13  "))
@@ -76,13 +76,12 @@ import Testing
 
     @Test func localFieldsAgreeWithCalendar() throws {
         for zone in ["UTC", "Europe/Berlin", "America/St_Johns", "Asia/Kathmandu", "Pacific/Kiritimati"] {
-            let timeZone = try #require(TimeZone(identifier: zone))
             var calendar = Calendar(identifier: .gregorian)
-            calendar.timeZone = timeZone
+            calendar.timeZone = try #require(TimeZone(identifier: zone))
             for text in Self.samples {
                 let date = try #require(Timestamps.parse(text))
                 let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
-                let fields = Timestamps.fields(of: date, in: timeZone)
+                let fields = Timestamps.fields(of: date, in: .foundation(zone))
                 #expect(
                     [fields.year, fields.month, fields.day, fields.hour, fields.minute]
                         == [parts.year, parts.month, parts.day, parts.hour, parts.minute],
@@ -90,6 +89,37 @@ import Testing
                 )
             }
         }
+    }
+}
+
+/// The C library's idea of the local zone, which the client shows times in.
+@Suite struct LocalTimeZoneTests {
+    @Test func theSystemZoneAgreesWithFoundationsCurrentZone() throws {
+        // Both read TZ, else /etc/localtime; this process's Foundation has ICU's zone rules to compare with.
+        for text in TimestampTests.samples + ["2026-07-01T12:00:00Z", "2026-01-15T12:00:00Z"] {
+            let date = try #require(Timestamps.parse(text))
+            let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
+            #expect(
+                LocalTimeZone.system.secondsFromUTC(at: seconds) == TimeZone.current.secondsFromGMT(for: date),
+                "\(text)"
+            )
+        }
+    }
+
+    @Test func fixedZonesKeepTheirOffset() {
+        let kolkata = LocalTimeZone.fixed(secondsFromUTC: 19_800)
+        #expect(kolkata.secondsFromUTC(at: 0) == 19_800)
+        #expect(kolkata.secondsFromUTC(at: 1_800_000_000) == 19_800)
+        #expect(LocalTimeZone.utc.secondsFromUTC(at: 1_800_000_000) == 0)
+        #expect(PodcastText.time("2026-11-28T23:30:00Z", timeZone: kolkata) == "2026-11-29 05:00")
+    }
+}
+
+extension LocalTimeZone {
+    /// A named zone with Foundation's (ICU's) rules, to check the client's arithmetic against.
+    static func foundation(_ identifier: String) -> LocalTimeZone {
+        let zone = TimeZone(identifier: identifier)!
+        return LocalTimeZone { zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double($0))) }
     }
 }
 
@@ -107,5 +137,28 @@ import Testing
         #expect(lines.count == LargePodcastTests.count + 4)
         #expect(lines.dropFirst(3).first?.hasPrefix("100000  ") == true)
         #expect(lines.dropLast().last?.hasSuffix("  Episode 1") == true)
+    }
+
+    /// The reply is read by hand (``JSONByteReader``); any layout of the same JSON must read as the compact one.
+    @Test func aReplyInAnotherLayoutReadsTheSame() async throws {
+        let result = EpisodesResult(
+            podcast: PodcastFixtures.podcast(3, "Huge", episodes: 2),
+            episodes: [
+                PodcastFixtures.episode(7, "Seven \"quoted\" / é\t😀", state: .paused),
+                PodcastFixtures.episode(6, "Six", published: nil, duration: nil, new: true),
+            ]
+        )
+        // JSONEncoder's defaults: members in any order, slashes escaped; then spaces and a member this client
+        // does not know around it.
+        let plain = String(decoding: try JSONEncoder().encode(result), as: UTF8.self)
+        let loose = #"{ "result" : "# + plain + #" , "extra": {"x": [1, "]}"]}, "jsonrpc": "2.0", "id": 1 }"#
+        for reply in [DownloadFixtures.resultLine(result), loose] {
+            let run = try await withTemporaryDirectory { directory in
+                let server = try TestServer(directory: directory, behavior: .reply([reply]))
+                return await runCLI(["episodes", "3", "--socket", server.path])
+            }
+            #expect(run.stderr == "")
+            #expect(run.stdout == EpisodesCommand.render(result, timeZone: .system))
+        }
     }
 }

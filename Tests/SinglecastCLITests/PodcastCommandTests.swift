@@ -222,7 +222,7 @@ import Testing
         let (run, request) = try await exchange(["podcasts"], result: list)
         #expect(run.status == 0)
         #expect(request == Self.request("podcasts"))
-        #expect(run.stdout == PodcastsCommand.render(list.podcasts, timeZone: .current))
+        #expect(run.stdout == PodcastsCommand.render(list.podcasts, timeZone: .system))
     }
 
     @Test func podcastsJSONAndEmpty() async throws {
@@ -267,7 +267,7 @@ import Testing
         let (run, request) = try await exchange(["episodes", "daily", "--new", "--limit", "10"], result: result)
         #expect(run.status == 0)
         #expect(request == Self.request("episodes", #"{"limit":10,"new":true,"podcast":"daily"}"#))
-        #expect(run.stdout == EpisodesCommand.render(result, onlyNew: true, timeZone: .current))
+        #expect(run.stdout == EpisodesCommand.render(result, onlyNew: true, timeZone: .system))
         let (plain, plainRequest) = try await exchange(["episodes", "3"], result: result)
         #expect(plainRequest == Self.request("episodes", #"{"podcast":"3"}"#))
         #expect(plain.status == 0)
@@ -294,8 +294,8 @@ import Testing
     }
 
     @Test func datesFollowTheTimeZone() {
-        let helsinki = TimeZone(secondsFromGMT: 2 * 3600)!
-        let newYork = TimeZone(secondsFromGMT: -5 * 3600)!
+        let helsinki = LocalTimeZone.fixed(secondsFromUTC: 2 * 3600)
+        let newYork = LocalTimeZone.fixed(secondsFromUTC: -5 * 3600)
         #expect(PodcastText.day("2026-11-28T23:30:00Z", timeZone: Fixtures.utc) == "2026-11-28")
         #expect(PodcastText.day("2026-11-28T23:30:00Z", timeZone: helsinki) == "2026-11-29")
         #expect(PodcastText.time("2026-11-28T23:30:00Z", timeZone: helsinki) == "2026-11-29 01:30")

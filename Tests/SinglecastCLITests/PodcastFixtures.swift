@@ -4,7 +4,7 @@ import SinglecastProtocol
 
 /// Canned podcasts and episodes as the daemon would report them.
 enum PodcastFixtures {
-    static let utc = TimeZone(identifier: "UTC")!
+    static let utc = LocalTimeZone.utc
 
     static func podcast(
         _ id: Int64,

@@ -1,5 +1,9 @@
-import Foundation
+import FoundationEssentials
 import SinglecastProtocol
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Talking to singlecastd failed; the message says what happened and what to do about it.
 package struct ClientError: Error, Hashable, Sendable, LocalizedError, CLIExitStatusProviding {

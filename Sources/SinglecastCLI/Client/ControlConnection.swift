@@ -1,5 +1,10 @@
-import Foundation
+import FoundationEssentials
 import SinglecastProtocol
+import SinglecastSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A blocking connection to singlecastd's control socket.
 ///
@@ -35,7 +40,7 @@ package final class ControlConnection {
         guard fileDescriptor >= 0 else { throw ClientError.connect(path: path, errno: errno) }
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Foundation.connect(fileDescriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                Glibc.connect(fileDescriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         }
         if result != 0 {
@@ -108,25 +113,51 @@ package final class ControlConnection {
 
     /// The `result` of a response line as `type`; `nil` when the line has none.
     ///
+    /// Only the result's own bytes are decoded, and a type that reads itself (``JSONByteReadable``, such as a
+    /// podcast's 100,000 episodes) skips `JSONDecoder` altogether.
+    ///
     /// - Throws: the decoding error when the result does not have the shape of `type`.
     package static func result<T: Decodable>(_ type: T.Type, in line: [UInt8]) throws -> T? {
-        try JSONDecoder().decode(ResultMember<T>.self, from: Data(line)).result
-    }
-
-    private struct ResultMember<T: Decodable>: Decodable {
-        var result: T?
+        try JSONByteReader.read(line) { reader in
+            var result: T?
+            try reader.readObject { reader, key in
+                guard key.elementsEqual("result".utf8), !reader.readNull() else { return try reader.skipValue() }
+                if let readable = T.self as? any JSONByteReadable.Type {
+                    result = try readable.init(reading: &reader) as? T
+                } else {
+                    result = try reader.decode(T.self)
+                }
+            }
+            return result
+        }
     }
 
     /// What routing a message needs, read without building the (possibly large) result.
-    private struct Head: Decodable {
+    private struct Head {
         var id: JSONValue?
         var method: String?
         var error: RPCError?
     }
 
+    /// Reads the members of a message but its `result` (or `params`), which are skipped, not built.
     private static func head(of line: [UInt8]) throws -> Head {
         do {
-            return try JSONDecoder().decode(Head.self, from: Data(line))
+            return try JSONByteReader.read(line) { reader in
+                var head = Head()
+                try reader.readObject { reader, key in
+                    if key.elementsEqual("id".utf8) {
+                        head.id = try reader.decode(JSONValue.self)
+                    } else if key.elementsEqual("method".utf8) {
+                        head.method = try reader.readOptionalString()
+                    } else if key.elementsEqual("error".utf8) {
+                        head.error = try reader.readNull() ? nil : reader.decode(RPCError.self)
+                    } else {
+                        try reader.skipValue()
+                    }
+                }
+                try reader.expectEnd()
+                return head
+            }
         } catch {
             throw invalidLine(line)
         }
@@ -228,8 +259,7 @@ package enum Blocking {
     /// tasks, which matters when tests run many CLI invocations in one process.
     package static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread { continuation.resume(with: Result { try body() }) }
-            thread.start()
+            startThread(name: "singlecastctl-io") { continuation.resume(with: Result { try body() }) }
         }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SinglecastProtocol
 
 /// What a running command may use: the environment, the two output streams and the client settings.

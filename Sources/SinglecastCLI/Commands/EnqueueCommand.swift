@@ -1,5 +1,9 @@
-import Foundation
+import FoundationEssentials
 import SinglecastProtocol
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `singlecastctl enqueue`: adds episodes and URLs to the download queue.
 package struct EnqueueCommand: CLICommand {

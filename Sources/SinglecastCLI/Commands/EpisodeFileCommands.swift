@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SinglecastProtocol
 
 /// Reading episode IDs from the command line.
@@ -137,7 +137,7 @@ package struct InboxCommand: CLICommand {
     /// A table of ID, DATE, DURATION, PODCAST and TITLE, or `No new episodes.`.
     package static func render(
         _ result: InboxResult,
-        timeZone: TimeZone = .current,
+        timeZone: LocalTimeZone = .system,
         style: TextStyle = .plain
     ) -> String {
         if result.episodes.isEmpty { return "No new episodes.\n" }

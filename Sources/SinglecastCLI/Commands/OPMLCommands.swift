@@ -1,5 +1,9 @@
-import Foundation
+import FoundationEssentials
 import SinglecastProtocol
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `singlecastctl import`: subscribes to every feed of an OPML file, as podcast apps export them.
 package struct ImportCommand: CLICommand {

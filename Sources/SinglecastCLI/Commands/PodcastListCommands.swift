@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SinglecastProtocol
 
 /// `singlecastctl podcasts`: the subscriptions as a table.
@@ -32,7 +32,7 @@ package struct PodcastsCommand: CLICommand {
     /// The table, then one line per podcast with a problem; `No podcasts.` with a hint when there are none.
     package static func render(
         _ podcasts: [PodcastInfo],
-        timeZone: TimeZone = .current,
+        timeZone: LocalTimeZone = .system,
         style: TextStyle = .plain
     ) -> String {
         if podcasts.isEmpty { return "No podcasts. Subscribe with 'singlecastctl subscribe <feed-url>'.\n" }
@@ -119,7 +119,7 @@ package struct EpisodesCommand: CLICommand {
     package static func render(
         _ result: EpisodesResult,
         onlyNew: Bool = false,
-        timeZone: TimeZone = .current,
+        timeZone: LocalTimeZone = .system,
         style: TextStyle = .plain
     ) -> String {
         let podcast = result.podcast

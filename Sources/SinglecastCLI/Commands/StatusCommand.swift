@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SinglecastProtocol
 
 /// `singlecastctl status`: what the daemon is doing and where its files are.

@@ -1,5 +1,9 @@
-import Foundation
+import FoundationEssentials
 import SinglecastProtocol
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The arguments the podcast commands share: the podcast selector and the download policy options.
 package enum PodcastArguments {

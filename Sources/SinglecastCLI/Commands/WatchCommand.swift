@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SinglecastProtocol
 
 /// `singlecastctl watch`: prints daemon events until the daemon stops.
@@ -97,7 +97,7 @@ package struct WatchCommand: CLICommand {
         if case .string(let value) = fields.removeValue(forKey: "at") {
             at = value
         } else {
-            at = ISO8601DateFormatter().string(from: Date())
+            at = Date.now.formatted(Date.ISO8601FormatStyle())
         }
         var detail: String?
         if case .string(let message) = fields.removeValue(forKey: "message") {

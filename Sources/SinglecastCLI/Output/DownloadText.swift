@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import SinglecastProtocol
+import SinglecastSupport
 
 /// The human-readable pieces of a ``DownloadInfo`` that `downloads`, `show` and `watch` share.
 package enum DownloadText {
@@ -96,7 +97,7 @@ package enum DownloadText {
 
     /// `disk_full` → `disk full`.
     package static func humanize(_ code: String) -> String {
-        code.replacingOccurrences(of: "_", with: " ")
+        code.replacingEvery("_", with: " ")
     }
 
     /// Reads the daemon's ISO 8601 UTC times, with or without fractional seconds.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SinglecastProtocol
 
 /// An error as `--json` prints it on standard error: `{"error":{"code":…,"message":…,"reason":…}}` and a newline.

@@ -1,16 +1,16 @@
-import Foundation
+import FoundationEssentials
 import SinglecastProtocol
 
 /// The human-readable pieces of podcasts and episodes that `podcasts`, `episodes`, `refresh` and `watch` share.
 package enum PodcastText {
     /// `2026-11-29 13:05` in `timeZone`, or the text as sent when it is not an ISO 8601 time.
-    package static func time(_ iso8601: String, timeZone: TimeZone) -> String {
+    package static func time(_ iso8601: String, timeZone: LocalTimeZone) -> String {
         guard let parts = components(iso8601, timeZone: timeZone) else { return iso8601 }
         return "\(parts.year)-\(pad(parts.month))-\(pad(parts.day)) \(pad(parts.hour)):\(pad(parts.minute))"
     }
 
     /// `2026-11-29` in `timeZone`, or the text as sent when it is not an ISO 8601 time.
-    package static func day(_ iso8601: String, timeZone: TimeZone) -> String {
+    package static func day(_ iso8601: String, timeZone: LocalTimeZone) -> String {
         guard let parts = components(iso8601, timeZone: timeZone) else { return iso8601 }
         return "\(parts.year)-\(pad(parts.month))-\(pad(parts.day))"
     }
@@ -94,7 +94,7 @@ package enum PodcastText {
         count == 0 ? "no new episodes" : Formatting.count(count, "new episode")
     }
 
-    private static func components(_ iso8601: String, timeZone: TimeZone) -> Timestamps.Fields? {
+    private static func components(_ iso8601: String, timeZone: LocalTimeZone) -> Timestamps.Fields? {
         guard let date = DownloadText.parseDate(iso8601) else { return nil }
         return Timestamps.fields(of: date, in: timeZone)
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SinglecastProtocol
 
 /// Turns `download.*` events into what `watch` prints; pure, so tests feed it events and times.

@@ -1,10 +1,10 @@
-import Foundation
+import FoundationEssentials
 
 /// The daemon's ISO 8601 times, read and split into local calendar fields with plain arithmetic.
 ///
 /// A Foundation date formatter and calendar per value cost about a millisecond each (debug build), which made
 /// listing a podcast with 100,000 episodes take most of a minute; this reads the forms the daemon sends directly
-/// and leaves anything else to Foundation.
+/// and leaves anything else to Foundation's ISO 8601 parser.
 package enum Timestamps {
     /// Local calendar fields of one instant.
     package struct Fields: Hashable, Sendable {
@@ -16,19 +16,18 @@ package enum Timestamps {
     }
 
     /// `2026-11-29T12:00:00Z`, with fractional seconds or a `+01:00` offset too; other spellings go to
-    /// `ISO8601DateFormatter`. `nil` when the text is not an ISO 8601 time.
+    /// `Date.ISO8601FormatStyle`. `nil` when the text is not an ISO 8601 time.
     package static func parse(_ text: String) -> Date? {
         if let date = parseCommonForm(text) { return date }
-        let formatter = ISO8601DateFormatter()
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions.insert(.withFractionalSeconds)
-        return formatter.date(from: text)
+        if let date = try? Date.ISO8601FormatStyle().parse(text) { return date }
+        return try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)
     }
 
     /// The fields of `date` on the wall clock of `timeZone`.
-    package static func fields(of date: Date, in timeZone: TimeZone) -> Fields {
-        let local = date.timeIntervalSince1970 + Double(timeZone.secondsFromGMT(for: date))
-        let seconds = Formatting.wholeNumber(local.rounded(.down))
+    package static func fields(of date: Date, in timeZone: LocalTimeZone) -> Fields {
+        let utcSeconds = Formatting.wholeNumber(date.timeIntervalSince1970.rounded(.down))
+        let (sum, overflow) = utcSeconds.addingReportingOverflow(Int64(timeZone.secondsFromUTC(at: utcSeconds)))
+        let seconds = overflow ? utcSeconds : sum
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
         let (year, month, day) = civil(fromDays: days)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// `singlecastctl completion bash`: a script for bash with or without the bash-completion package.
 package enum BashCompletion {
@@ -25,10 +25,10 @@ package enum BashCompletion {
         }
         return
             template
-            .replacingOccurrences(of: "@SUBCOMMANDS@", with: subcommands)
-            .replacingOccurrences(of: "@OPTIONS@", with: options)
-            .replacingOccurrences(of: "@VALUES@", with: values)
-            .replacingOccurrences(of: "@POSITIONALS@", with: positionals)
+            .replacing("@SUBCOMMANDS@", with: subcommands)
+            .replacing("@OPTIONS@", with: options)
+            .replacing("@VALUES@", with: values)
+            .replacing("@POSITIONALS@", with: positionals)
     }
 
     private static let template = #"""

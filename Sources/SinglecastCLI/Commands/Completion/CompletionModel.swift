@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import SinglecastSupport
 
 /// What a shell may offer at one point of a `singlecastctl` command line.
 package enum CompletionValue: Hashable, Sendable {
@@ -88,9 +89,10 @@ package enum CompletionModel {
 
     /// The words of a help text's `(values: a, b, c)`, as the help shows an argument's choices.
     static func choices(inHelp help: String) -> [String]? {
-        guard let start = help.range(of: "(values: "), let end = help[start.upperBound...].firstIndex(of: ")") else {
+        guard let start = help.firstRange(of: "(values: "), let end = help[start.upperBound...].firstIndex(of: ")")
+        else {
             return nil
         }
-        return help[start.upperBound..<end].split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        return help[start.upperBound..<end].split(separator: ",").map { $0.trimmingWhitespace() }
     }
 }

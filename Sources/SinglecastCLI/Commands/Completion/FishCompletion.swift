@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// `singlecastctl completion fish`: `complete` lines keyed on the subcommand path typed so far.
 package enum FishCompletion {
@@ -33,8 +33,8 @@ package enum FishCompletion {
                 }
             }
         }
-        return template.replacingOccurrences(of: "@TABLES@", with: tables)
-            .replacingOccurrences(of: "@COMPLETIONS@", with: lines)
+        return template.replacing("@TABLES@", with: tables)
+            .replacing("@COMPLETIONS@", with: lines)
     }
 
     private static func arguments(_ value: CompletionValue) -> String {

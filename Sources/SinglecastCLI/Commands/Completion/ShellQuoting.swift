@@ -1,13 +1,15 @@
+import SinglecastSupport
+
 /// Quoting for the generated completion scripts.
 enum ShellQuoting {
     /// `'text'` for bash, zsh and fish: nothing inside is special but the quote itself.
     static func single(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
+        "'" + text.replacingEvery("'", with: #"'\''"#) + "'"
     }
 
     /// fish's single quotes take `\'` and `\\` as escapes, unlike POSIX shells.
     static func fish(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: #"\"#, with: #"\\"#).replacingOccurrences(of: "'", with: #"\'"#) + "'"
+        "'" + text.replacingEvery("\\", with: #"\\"#).replacingEvery("'", with: #"\'"#) + "'"
     }
 }
 

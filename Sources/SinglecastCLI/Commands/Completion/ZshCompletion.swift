@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import SinglecastSupport
 
 /// `singlecastctl completion zsh`: a `#compdef` function for zsh's completion system.
 package enum ZshCompletion {
@@ -31,15 +32,15 @@ package enum ZshCompletion {
         }
         return
             template
-            .replacingOccurrences(of: "@SUBCOMMANDS@", with: subcommands)
-            .replacingOccurrences(of: "@OPTIONS@", with: options)
-            .replacingOccurrences(of: "@VALUES@", with: values)
-            .replacingOccurrences(of: "@POSITIONALS@", with: positionals)
+            .replacing("@SUBCOMMANDS@", with: subcommands)
+            .replacing("@OPTIONS@", with: options)
+            .replacing("@VALUES@", with: values)
+            .replacing("@POSITIONALS@", with: positionals)
     }
 
     /// `_describe` splits an entry at the first unescaped colon.
     private static func escaped(_ text: String) -> String {
-        text.replacingOccurrences(of: ":", with: #"\:"#)
+        text.replacingEvery(":", with: #"\:"#)
     }
 
     private static let template = #"""

@@ -1,0 +1,118 @@
+import Foundation
+import SinglecastProtocol
+import Testing
+
+/// Episode lists are read and written by hand (``JSONByteReader``, ``JSONByteWriter``); what they read and write
+/// must be what `JSONDecoder` and `WireCoding`'s `JSONEncoder` read and write.
+@Suite struct ByteJSONTests {
+    static let awkward = "Quote \" backslash \\ slash / tab \t newline \n nul \u{0} bell \u{7} del \u{7F} é 😀 \u{2028}"
+
+    static let podcast = PodcastInfo(
+        id: 3,
+        title: "The \"Daily\"",
+        author: "Ada",
+        feedURL: "https://feeds.example.com/3.xml",
+        link: nil,
+        description: awkward,
+        artworkURL: nil,
+        artworkPath: nil,
+        itunesID: 42,
+        episodes: 2,
+        newEpisodes: 1,
+        autoDownload: .latest(3),
+        keep: nil,
+        refreshedAt: "2026-11-29T11:58:30Z",
+        succeededAt: nil,
+        nextRefreshAt: nil,
+        lastError: nil,
+        gone: false,
+        hasCredentials: false
+    )
+
+    static let full = EpisodeInfo(
+        id: 9_007_199_254_740_993,
+        podcastID: 3,
+        title: awkward,
+        description: "<p>notes</p>",
+        guid: "urn:uuid:1",
+        link: "https://example.com/1",
+        published: "2026-11-28T23:30:00Z",
+        durationSeconds: 3723,
+        enclosureURL: "https://cdn.example.com/1.mp3?a=1&b=/2",
+        enclosureType: "audio/mpeg",
+        enclosureLength: Int64.max,
+        season: 2,
+        episode: -1,
+        chaptersURL: "https://example.com/c.json",
+        transcriptURL: "https://example.com/t.vtt",
+        isNew: true,
+        downloadID: 77,
+        downloadState: .completed,
+        file: "/home/ada/Podcasts/Daily/1.mp3"
+    )
+
+    /// Every optional field left out.
+    static let bare = try! JSONDecoder().decode(
+        EpisodeInfo.self,
+        from: Data(#"{"id":2,"podcast_id":3,"title":"","description":"","new":false}"#.utf8)
+    )
+
+    static let result = EpisodesResult(podcast: podcast, episodes: [full, bare])
+
+    @Test func writesWhatJSONEncoderWrites() throws {
+        let expected = try WireCoding.encoder().encode(Self.result)
+        #expect(try WireCoding.encoded(Self.result).data == expected)
+        let inbox = InboxResult(episodes: [Self.bare, Self.full], podcasts: [Self.podcast])
+        #expect(try WireCoding.encoded(inbox).data == WireCoding.encoder().encode(inbox))
+    }
+
+    @Test func everyControlCharacterIsEscapedAsJSONEncoderDoes() throws {
+        var episode = Self.bare
+        episode.title = String(String.UnicodeScalarView((0..<0x20).map { Unicode.Scalar(UInt8($0)) }))
+        var writer = JSONByteWriter()
+        episode.write(to: &writer)
+        #expect(Data(writer.bytes) == (try WireCoding.encoder().encode(episode)))
+    }
+
+    @Test func readsWhatJSONEncoderWrites() throws {
+        let data = try WireCoding.encoder().encode(Self.result)
+        #expect(try JSONByteReader.decode(EpisodesResult.self, from: data) == Self.result)
+        let inbox = InboxResult(episodes: [Self.full], podcasts: [Self.podcast])
+        #expect(try JSONByteReader.decode(InboxResult.self, from: WireCoding.encoder().encode(inbox)) == inbox)
+    }
+
+    @Test func readsWhatJSONDecoderReads() throws {
+        // White space, escapes (a surrogate pair too), explicit nulls and members this client does not know.
+        let text = """
+             { "unknown": {"a": ["}", "\\"]", {"b": [1, 2.5e3, true, null]}]},
+              "id" : 5, "podcast_id":3, "title": "caf\\u00e9 \\ud83d\\ude00 \\/ \\"x\\"\\n", "description": "",
+              "guid": null, "duration_seconds": 12, "new": false, "download_state": "paused",
+              "later": "a string with \\\\ and } inside", "last": ["\\\\", "\\\\\\""] }
+            """
+        let data = Data(text.utf8)
+        let expected = try JSONDecoder().decode(EpisodeInfo.self, from: data)
+        #expect(try JSONByteReader.decode(EpisodeInfo.self, from: data) == expected)
+        #expect(expected.title == "café 😀 / \"x\"\n")
+    }
+
+    @Test(
+        arguments: [
+            #"{"id":1,"podcast_id":3,"title":"t","new":false}"#,  // no description
+            #"{"id":1.5,"podcast_id":3,"title":"t","description":"","new":false}"#,
+            #"{"id":"1","podcast_id":3,"title":"t","description":"","new":false}"#,
+            #"{"id":99999999999999999999,"podcast_id":3,"title":"t","description":"","new":false}"#,
+            #"{"id":1,"podcast_id":3,"title":"t","description":"","new":false,"download_state":"lost"}"#,
+            #"{"id":1,"podcast_id":3,"title":"t","description":"","new":0}"#,
+            #"{"id":1,"podcast_id":3,"title":"t","description":"","new":false"#,
+            #"{"id":1,"podcast_id":3,"title":"t","description":"","new":false} x"#,
+            #"{"id":1,"podcast_id":3,"title":"t\"# + "\u{1}" + #"","description":"","new":false}"#,
+            #"{"id":1,"podcast_id":3,"title":"t\q","description":"","new":false}"#,
+            "",
+        ]
+    )
+    func refusesWhatJSONDecoderRefuses(_ text: String) {
+        let data = Data(text.utf8)
+        #expect(throws: (any Error).self) { try JSONDecoder().decode(EpisodeInfo.self, from: data) }
+        #expect(throws: JSONByteError.self) { try JSONByteReader.decode(EpisodeInfo.self, from: data) }
+    }
+}
