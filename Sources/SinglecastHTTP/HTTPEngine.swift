@@ -414,6 +414,7 @@ private final class EngineLoop {
         resumeTransfers()
         var running: Int32 = 0
         curl_multi_perform(multi, &running)
+        for context in active.values { context.reportPendingProgress() }
         var queued: Int32 = 0
         while let message = curl_multi_info_read(multi, &queued) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }

@@ -23,6 +23,8 @@ final class TransferContext {
     /// A failed write or truncate, and how much of the file was valid at that moment.
     private var writeFailure: (error: TransferError, bytesInFile: Int64)?
     private var lastProgressNanoseconds: UInt64 = 0
+    /// The bytes in the file at the last report.
+    private var reportedBytes: Int64 = -1
     /// Where the next write-behind starts (see ``startWriteback(from:through:)``); -1 before the first write.
     private var writebackOffset: Int64 = -1
     private var finished = false
@@ -348,10 +350,18 @@ final class TransferContext {
         )
     }
 
+    /// Reports bytes written since the last report, once the interval allows. The engine calls it on every turn of
+    /// its loop: writes report at most every 100 ms, so without it the last bytes of a burst after which the server
+    /// falls silent would stay unreported for as long as the silence lasts.
+    func reportPendingProgress() {
+        if bytesInFile != reportedBytes { reportProgress(force: false) }
+    }
+
     private func reportProgress(force: Bool) {
         let nanoseconds = monotonicNanoseconds()
         guard force || nanoseconds &- lastProgressNanoseconds >= TransferContext.progressInterval else { return }
         lastProgressNanoseconds = nanoseconds
+        reportedBytes = bytesInFile
         // Validators only of a response whose body is written (never of a redirect hop or an error page).
         let writing = policy.status == 200 || policy.status == 206
         progress(

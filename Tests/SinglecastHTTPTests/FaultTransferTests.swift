@@ -1,6 +1,7 @@
 import Foundation
 import SinglecastHTTP
 import SinglecastTestServers
+import Synchronization
 import Testing
 
 /// Transfers from the misbehaving python server: every way a download can go wrong.
@@ -28,6 +29,33 @@ import Testing
             "\(String(describing: first.error))"
         )
         #expect(Ending(second) == .completed(status: 206, resumed: true, bytesInFile: 200_000))
+        #expect(file.contents == TestContent.data(size: 200_000))
+    }
+
+    /// Writes report progress at most every 100 ms; a server that sends a burst and then nothing must not leave the
+    /// burst's last bytes unreported for as long as it stays silent.
+    @Test func theLastBytesOfABurstAreReportedWhileTheServerIsSilent() async throws {
+        let server = try FaultServer()
+        let file = try TestFile()
+        final class Reported: Sendable { let bytes = Mutex<Int64>(0) }
+        let reported = Reported()
+        // What was reported while the server stayed silent: the transfer's end reports its bytes anyway.
+        let whileSilent = try await withEngine { engine in
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    _ = await engine.transfer(file.request(server.url("/stall/5000000/200000"))) { progress in
+                        reported.bytes.withLock { $0 = progress.bytesInFile }
+                    }
+                }
+                let deadline = ContinuousClock.now + .seconds(10)
+                while ContinuousClock.now < deadline, reported.bytes.withLock({ $0 }) != 200_000 {
+                    try? await Task.sleep(for: .milliseconds(50))
+                }
+                defer { group.cancelAll() }
+                return reported.bytes.withLock { $0 }
+            }
+        }
+        #expect(whileSilent == 200_000)
         #expect(file.contents == TestContent.data(size: 200_000))
     }
 

@@ -11,6 +11,8 @@ Paths:
   /file/<size>                   Range, If-Range, ETag and Last-Modified honoured; 416 past the end.
   /drop/<size>/<after>           like /file, but a response that starts before byte <after> announces its full
                                  length and closes the connection after byte <after>; a resume completes.
+  /stall/<size>/<after>          200 announcing <size> bytes, <after> of them at once, then nothing until the client
+                                 leaves (or a minute passes).
   /status/<code>[?retry_after=s] that status with a 1000-byte error page (and Retry-After when asked).
   /ignore-range/<size>           always 200 with the whole body.
   /etag-changes/<size>           a new ETag and new content (seed = request number) on every request; If-Range
@@ -229,6 +231,20 @@ class FaultHandler(http.server.BaseHTTPRequestHandler):
         elif kind == "drop":
             size, after = int(parts[1]), int(parts[2])
             self.serve_file(size, '"drop-%d"' % size, drop_after=after)
+        elif kind == "stall":
+            size, after = int(parts[1]), int(parts[2])
+            self.send_response(200)
+            self.send_header("Content-Length", str(size))
+            self.send_header("ETag", '"stall-%d"' % size)
+            self.end_headers()
+            self.send_body(0, size, stop_at=after)
+            try:
+                self.wfile.flush()
+                self.connection.settimeout(60)
+                self.connection.recv(1)  # returns when the client leaves
+            except OSError:
+                pass
+            self.close_connection = True
         elif kind == "status":
             code = int(parts[1])
             headers = [("Retry-After", query["retry_after"][0])] if "retry_after" in query else []
