@@ -33,11 +33,13 @@ import Testing
         #expect((counts?["connections"] ?? 999) <= 8, "\(String(describing: counts))")
     }
 
-    /// A fetch cancelled while it waits for a slot ends at once, and its place goes to the next waiter.
+    /// A fetch cancelled while it waits for a slot ends at once, not when the slot frees, and its place goes to the
+    /// next waiter. The slot is held for 4 s, so "at once" is told from "when the slot frees" with a margin a busy
+    /// two-core machine cannot eat up.
     @Test func cancellingAWaitingFetchEndsItAtOnce() async throws {
         let server = try FaultServer()
         let limiter = FetchLimiter(limit: 1, perHostLimit: 1)
-        let slow = FetchRequest(url: server.url("/concurrent/cancel/1500"))
+        let slow = FetchRequest(url: server.url("/concurrent/cancel/4000"))
         let quick = FetchRequest(url: server.url("/concurrent/cancel/0"))
 
         let (cancelledCode, waitedSeconds, nextStatus) = try await withEngine { engine in
@@ -62,7 +64,7 @@ import Testing
         }
 
         #expect(cancelledCode == .cancelled)
-        #expect(waitedSeconds < 0.5, "waited \(waitedSeconds) s")
+        #expect(waitedSeconds < 2, "waited \(waitedSeconds) s")
         #expect(nextStatus == 200, "the cancelled waiter gave its place back")
     }
 
