@@ -188,10 +188,12 @@ package actor DownloadQueue: Service {
         var removed: [Int64] = []
         var kept: [DownloadRecord] = []
         for stored in try await store.downloads() {
+            // Only an unfinished download's files tell anything: thousands of completed ones cost no stat at start-up.
+            let unfinished = stored.state != .completed && stored.state != .cancelled
             let recovery = DownloadQueueStateMachine.recover(
                 stored,
-                partialExists: Self.fileSize(stored.partialPath) != nil,
-                finalSize: Self.fileSize(stored.path),
+                partialExists: unfinished && Self.fileSize(stored.partialPath) != nil,
+                finalSize: unfinished ? Self.fileSize(stored.path) : nil,
                 now: now()
             )
             switch recovery {
