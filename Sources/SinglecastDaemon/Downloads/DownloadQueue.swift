@@ -471,11 +471,15 @@ package actor DownloadQueue: Service {
         let batch = [record] + waiting.map(\.record)
         // The renames reach the disk before the rows that point at the new names.
         await FileSync.directories(Set(batch.map(\.directory)))
+        // A cancel answered meanwhile was committed first and holds: its row is not written back as completed (the
+        // file stays under its final name, the download goes). Checked with no await before the save is submitted,
+        // so a cancel arriving later is committed after it.
+        let completed = batch.filter { machine.records[$0.id]?.state != .cancelled }
         var failure: (any Error)?
         do {
             // A hook due is recorded with its completion, so that a crash before it starts still runs it.
-            let hooks = settings.onComplete == nil ? [] : batch.map(\.id)
-            try await store.save(batch, pendingHooks: hooks)
+            let hooks = settings.onComplete == nil ? [] : completed.map(\.id)
+            try await store.save(completed, pendingHooks: hooks)
         } catch {
             failure = error
         }
