@@ -438,8 +438,10 @@ package struct JSONByteWriter {
     package mutating func key(_ key: some CodingKey) {
         if hasMember[hasMember.count - 1] { bytes.append(UInt8(ascii: ",")) }
         hasMember[hasMember.count - 1] = true
-        write(key.stringValue)
-        bytes.append(UInt8(ascii: ":"))
+        // The protocol's keys are snake_case ASCII, with nothing to escape.
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: key.stringValue.utf8)
+        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
     }
 
     /// Members whose value is `nil` are left out, as `encodeIfPresent` leaves them out.
@@ -452,7 +454,23 @@ package struct JSONByteWriter {
     package mutating func member(_ key: some CodingKey, _ value: Int64?) {
         guard let value else { return }
         self.key(key)
-        bytes.append(contentsOf: String(value).utf8)
+        write(value)
+    }
+
+    /// An integer's decimal digits, without making a `String` of them (a listing writes hundreds of thousands).
+    private mutating func write(_ value: Int64) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64) = (0, 0)  // 20 digits at most, in two halves written backwards
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                count += 1
+                buffer[buffer.count - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            bytes.append(contentsOf: buffer[(buffer.count - count)...])
+        }
     }
 
     package mutating func member(_ key: some CodingKey, _ value: Int?) {
@@ -469,7 +487,12 @@ package struct JSONByteWriter {
         bytes.append(UInt8(ascii: "["))
         for (index, value) in values.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            let start = bytes.count
             try value.write(to: &self)
+            if index == 0 {
+                // Elements are alike in size: room for all of them at once instead of a doubling copy per step.
+                bytes.reserveCapacity(bytes.count + (bytes.count - start + 1) * (values.count - 1) * 5 / 4)
+            }
         }
         bytes.append(UInt8(ascii: "]"))
     }

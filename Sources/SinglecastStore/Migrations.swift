@@ -226,6 +226,18 @@ package enum Migrations {
             END;
             """
         ),
+        Migration(
+            6,
+            "episode lists ordered by an index alone",
+            """
+            -- A listing orders by published_at, feed_order and id. With only published_at in the index, each
+            -- episode's row was read to order it, in the index's order: for a feed whose dates repeat that jumps
+            -- across the table and rereads the same pages. With the whole order in the index the ids come from the
+            -- index alone, and the rows are then read in id order.
+            DROP INDEX episodes_by_date;
+            CREATE INDEX episodes_by_date ON episodes(podcast_id, published_at DESC, feed_order, id);
+            """
+        ),
     ]
 
     /// The schema version a fully migrated database has.

@@ -86,3 +86,17 @@ package struct Row: Sendable, Hashable {
         columns.firstIndex(of: name).map { values[$0] }
     }
 }
+
+/// A result row's columns by index: a copied ``Row``, or a ``Statement`` on its current row, so that one decoder
+/// reads both and a long listing need not copy every value into a ``Row`` first.
+package protocol ResultColumns {
+    func int64(_ column: Int) -> Int64?
+    func string(_ column: Int) -> String?
+}
+
+extension Row: ResultColumns {
+    package func int64(_ column: Int) -> Int64? { values[column].int64 }
+    package func string(_ column: Int) -> String? { values[column].string }
+}
+
+extension Statement: ResultColumns {}

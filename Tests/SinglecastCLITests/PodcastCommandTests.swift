@@ -266,11 +266,14 @@ import Testing
         let result = EpisodesResult(podcast: Fixtures.daily, episodes: Array(Fixtures.episodes.prefix(1)))
         let (run, request) = try await exchange(["episodes", "daily", "--new", "--limit", "10"], result: result)
         #expect(run.status == 0)
-        #expect(request == Self.request("episodes", #"{"limit":10,"new":true,"podcast":"daily"}"#))
+        // The table asks only for what it shows; --json asks for every field.
+        #expect(request == Self.request("episodes", #"{"brief":true,"limit":10,"new":true,"podcast":"daily"}"#))
         #expect(run.stdout == EpisodesCommand.render(result, onlyNew: true, timeZone: .system))
         let (plain, plainRequest) = try await exchange(["episodes", "3"], result: result)
-        #expect(plainRequest == Self.request("episodes", #"{"podcast":"3"}"#))
+        #expect(plainRequest == Self.request("episodes", #"{"brief":true,"podcast":"3"}"#))
         #expect(plain.status == 0)
+        let (_, jsonRequest) = try await exchange(["episodes", "3", "--json"], result: result)
+        #expect(jsonRequest == Self.request("episodes", #"{"podcast":"3"}"#))
     }
 
     @Test func episodesEmptyAndJSON() async throws {

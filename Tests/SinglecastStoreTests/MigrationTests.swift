@@ -10,6 +10,17 @@ struct MigrationTests {
         #expect(Migrations.latestVersion == Migrations.all.count)
     }
 
+    @Test("the README and the protocol document name the schema version the store migrates to")
+    func documentedVersion() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let protocolDocument = try String(contentsOf: root.appendingPathComponent("docs/PROTOCOL.md"), encoding: .utf8)
+        #expect(readme.contains("(schema \(Migrations.latestVersion), "))
+        #expect(!readme.contains("(schema \(Migrations.latestVersion - 1), "))
+        #expect(protocolDocument.contains("\"schema_version\":\(Migrations.latestVersion),"))
+    }
+
     @Test("an empty file is migrated to the latest version")
     func fromEmptyFile() async throws {
         try await withTemporaryDirectory { directory in

@@ -140,11 +140,18 @@ struct PodcastStoreTests {
             #expect(full.map(\.identity) == ["new", "undated-1", "new"])
             #expect(full[0].description == "Show notes of new")
             // Without descriptions, everything else is the same.
-            let slim = try await store.episodes(ids: asked, includingDescriptions: false)
+            let slim = try await store.episodes(ids: asked, fields: .withoutDescription)
             #expect(slim.allSatisfy { $0.description.isEmpty })
             var described = slim
             for index in described.indices { described[index].description = full[index].description }
             #expect(described == full)
+            // A listing keeps what a list shows and the rules read, and leaves the rest empty.
+            let listing = try await store.episodes(of: podcast.id, fields: .listing)
+            #expect(listing.map(\.id) == listed.map(\.id))
+            #expect(listing.map(\.title) == listed.map(\.title))
+            #expect(listing.map(\.publishedAt) == listed.map(\.publishedAt))
+            #expect(listing.map(\.enclosureURL) == listed.map(\.enclosureURL))
+            #expect(listing.allSatisfy { $0.description.isEmpty && $0.link == nil && $0.identity.isEmpty })
         }
     }
 }

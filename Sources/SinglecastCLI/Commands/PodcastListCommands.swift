@@ -88,7 +88,9 @@ package struct EpisodesCommand: CLICommand {
         params = EpisodesParams(
             podcast: try PodcastArguments.podcast(arguments) ?? "",
             new: arguments.flag("new") ? true : nil,
-            limit: try Self.limit(arguments)
+            limit: try Self.limit(arguments),
+            // The table shows none of the show notes and links; --json prints every field.
+            brief: options.json ? nil : true
         )
     }
 

@@ -889,9 +889,7 @@ package actor DownloadQueue: Service {
     /// A transfer that received nothing for this long is `stalled_since` the last byte.
     private static let stalledAfter = Duration.seconds(5)
 
-    private static func iso8601(_ milliseconds: Int64) -> String {
-        Date(timeIntervalSince1970: TimeInterval(milliseconds) / 1000).formatted(.iso8601)
-    }
+    private static func iso8601(_ milliseconds: Int64) -> String { UTCTimestamp.string(milliseconds: milliseconds) }
 
     private static func fileSize(_ fd: Int32) -> Int64 {
         var info = stat()

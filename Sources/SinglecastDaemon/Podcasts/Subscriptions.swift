@@ -278,16 +278,27 @@ package actor Subscriptions: Service {
         if let limit = params.limit, limit < 1 {
             throw PodcastError.invalid("'limit' must be at least 1", parameter: "limit")
         }
+        let brief = params.brief ?? false
         let records: [EpisodeRecord]
         do {
-            records = try await store.episodes(of: podcast.id, onlyNew: params.new ?? false, limit: params.limit)
+            records = try await store.episodes(
+                of: podcast.id,
+                onlyNew: params.new ?? false,
+                limit: params.limit,
+                fields: brief ? .listing : .all
+            )
         } catch {
             throw PodcastError.store("cannot read the episodes: \(error)")
         }
         let downloads = await queue.infos(records.compactMap(\.downloadID))
         return EpisodesResult(
             podcast: try await info(podcast),
-            episodes: records.map { Self.info($0, download: $0.downloadID.flatMap { downloads[$0] }) }
+            episodes: records.map { record in
+                var info = Self.info(record, download: record.downloadID.flatMap { downloads[$0] })
+                // Read for the rules, not shown in a list.
+                if brief { info.enclosureURL = nil }
+                return info
+            }
         )
     }
 
@@ -534,7 +545,7 @@ package actor Subscriptions: Service {
         // Only `all-new` looks at what a refresh inserted, and a subscription's back catalogue is not new.
         var inserted: [EpisodeRecord] = []
         if case .allNew = policy.fetch, !initial, !ids.isEmpty {
-            inserted = try await store.episodes(ids: ids, includingDescriptions: false)
+            inserted = try await store.episodes(ids: ids, fields: .withoutDescription)
         }
         let wanted = policy.wanted(
             newest: newest.map(EpisodePolicy.Candidate.init),
@@ -628,7 +639,7 @@ package actor Subscriptions: Service {
         }
         let found: [EpisodeRecord]
         do {
-            found = try await store.episodes(ids: ids, includingDescriptions: false)
+            found = try await store.episodes(ids: ids, fields: .withoutDescription)
         } catch {
             throw PodcastError.store("cannot read the episodes: \(error)")
         }
@@ -989,9 +1000,7 @@ package actor Subscriptions: Service {
 
     static func now() -> Int64 { Int64(Date.now.timeIntervalSince1970 * 1000) }
 
-    private static func iso8601(_ milliseconds: Int64) -> String {
-        Date(timeIntervalSince1970: Double(milliseconds) / 1000).formatted(.iso8601)
-    }
+    private static func iso8601(_ milliseconds: Int64) -> String { UTCTimestamp.string(milliseconds: milliseconds) }
 }
 
 extension EpisodePolicy.Fetch {
