@@ -526,7 +526,28 @@ extension Store {
                 (statement) throws(SQLiteError) in try lookUp(unique[whole...], with: statement)
             }
         }
-        return rowAt.compactMap { $0 < 0 ? nil : rows[$0] }
+        return Self.arranged(rows, rowAt)
+    }
+
+    /// `rows` in the order `rowAt` gives (`-1` leaves a position out). When each row is asked for once, the rows
+    /// are swapped into place, so no record is copied; otherwise each is copied into the answer.
+    private static func arranged(_ rows: [EpisodeRecord], _ rowAt: [Int]) -> [EpisodeRecord] {
+        guard rowAt.count == rows.count, !rowAt.contains(-1) else {
+            return rowAt.compactMap { $0 < 0 ? nil : rows[$0] }
+        }
+        var rows = rows
+        // Position p wants row rowAt[p]. Follow each cycle of that permutation, swapping along it.
+        var done = [Bool](repeating: false, count: rows.count)
+        for start in rows.indices where !done[start] {
+            var position = start
+            done[start] = true
+            while !done[rowAt[position]] {
+                rows.swapAt(position, rowAt[position])
+                position = rowAt[position]
+                done[position] = true
+            }
+        }
+        return rows
     }
 
     /// Links episodes to their downloads (and marks them no longer new), in one transaction.
