@@ -55,7 +55,7 @@ import Glibc
 
     @Test func unsubscribingOnePodcastKeepsTheFileAnotherPodcastShares() throws {
         let site = try NginxServer()
-        let shared = try site.serve(Data(repeating: 7, count: 4096), as: "shared.mp3")
+        let shared = try site.serve(TestContent.mp3(count: 4096, filler: 7), as: "shared.mp3")
         let a = try site.serve(Self.feed("Alpha", [shared]), as: "a.xml")
         let b = try site.serve(Self.feed("Beta", [shared]), as: "b.xml")
         let daemon = DaemonProcess()
@@ -95,7 +95,7 @@ import Glibc
 
     @Test func clearingCompletedDownloadsKeepsEpisodesWithTheirFiles() throws {
         let site = try NginxServer()
-        let media = try site.serve(Data(repeating: 3, count: 4096), as: "one.mp3")
+        let media = try site.serve(TestContent.mp3(count: 4096, filler: 3), as: "one.mp3")
         let feed = try site.serve(Self.feed("Gamma", [media]), as: "g.xml")
         let daemon = DaemonProcess()
         try daemon.startAndWaitUntilReady()
@@ -126,7 +126,7 @@ import Glibc
 
     @Test func anEpisodeWhoseFileWasDeletedByHandIsFetchedAgain() throws {
         let site = try NginxServer()
-        let media = try site.serve(Data(repeating: 5, count: 4096), as: "again.mp3")
+        let media = try site.serve(TestContent.mp3(count: 4096, filler: 5), as: "again.mp3")
         let feed = try site.serve(Self.feed("Delta", [media]), as: "d.xml")
         let daemon = DaemonProcess()
         try daemon.startAndWaitUntilReady()
@@ -141,7 +141,7 @@ import Glibc
         #expect(second.downloads.map(\.existing) == [false], "answered 'already queued' for a file that is gone")
         let done = try waitUntilFinished(client, second.downloads.map(\.id))
         #expect(done.map(\.state) == [.completed])
-        #expect(FileManager.default.contents(atPath: file) == Data(repeating: 5, count: 4096))
+        #expect(FileManager.default.contents(atPath: file) == TestContent.mp3(count: 4096, filler: 5))
         #expect(daemon.stop() == 0)
     }
 
@@ -195,7 +195,7 @@ import Glibc
 
     @Test func aMixedEnqueueWithAnUnknownEpisodeQueuesNothing() throws {
         let site = try NginxServer()
-        let url = try site.serve(Data(repeating: 1, count: 1000), as: "plain.mp3")
+        let url = try site.serve(TestContent.mp3(count: 1000, filler: 1), as: "plain.mp3")
         let daemon = DaemonProcess()
         try daemon.startAndWaitUntilReady()
         let client = try LineClient(path: daemon.socketPath)
@@ -233,7 +233,7 @@ import Glibc
 
     @Test func movingAFinishedDownloadIsRefused() throws {
         let site = try NginxServer()
-        let url = try site.serve(Data(repeating: 2, count: 1000), as: "done.mp3")
+        let url = try site.serve(TestContent.mp3(count: 1000, filler: 2), as: "done.mp3")
         let daemon = DaemonProcess()
         try daemon.startAndWaitUntilReady()
         let client = try LineClient(path: daemon.socketPath)
@@ -293,7 +293,7 @@ import Glibc
 
     @Test func deleteAndRedownloadOneEpisode() throws {
         let site = try NginxServer()
-        let media = try site.serve(Data(repeating: 4, count: 4096), as: "del.mp3")
+        let media = try site.serve(TestContent.mp3(count: 4096, filler: 4), as: "del.mp3")
         let feed = try site.serve(Self.feed("Epsilon", [media]), as: "eps.xml")
         let daemon = DaemonProcess()
         try daemon.startAndWaitUntilReady()
@@ -314,7 +314,7 @@ import Glibc
         let queued = try client.result("redownload", as: EnqueueResult.self, params: #"{"episodes":[\#(episode)]}"#)
         #expect(queued.downloads.map(\.existing) == [false])
         _ = try waitUntilFinished(client, queued.downloads.map(\.id))
-        #expect(FileManager.default.contents(atPath: file) == Data(repeating: 4, count: 4096))
+        #expect(FileManager.default.contents(atPath: file) == TestContent.mp3(count: 4096, filler: 4))
         // A redownload of a file that is there fetches it anew.
         let twice = try client.result("redownload", as: EnqueueResult.self, params: #"{"episodes":[\#(episode)]}"#)
         #expect(twice.downloads.map(\.existing) == [false])
@@ -354,7 +354,7 @@ import Glibc
 
     @Test func aPodcastCanHaveItsOwnNamesFolderAndRefreshInterval() throws {
         let site = try NginxServer()
-        let media = try site.serve(Data(repeating: 6, count: 4096), as: "own.mp3")
+        let media = try site.serve(TestContent.mp3(count: 4096, filler: 6), as: "own.mp3")
         let feed = try site.serve(Self.feed("Theta", [media]), as: "t.xml")
         let daemon = DaemonProcess()
         try daemon.startAndWaitUntilReady()
