@@ -16,17 +16,6 @@ import Glibc
         return try client.result("enqueue", as: EnqueueResult.self, params: json).downloads.map(\.id)
     }
 
-    private func waitUntilFinished(_ client: LineClient, _ ids: [Int64], timeout: Double = 60) throws -> [DownloadInfo]
-    {
-        let deadline = Date.now.addingTimeInterval(timeout)
-        while true {
-            let mine = try ids.map { try client.result("show", as: DownloadInfo.self, params: #"{"id":\#($0)}"#) }
-            if mine.allSatisfy({ $0.state == .completed || $0.state == .failed }) { return mine }
-            guard Date.now < deadline else { throw HarnessError("downloads \(ids) stuck: \(mine)") }
-            usleep(50_000)
-        }
-    }
-
     @Test func anHTMLPageServedAsAudioFailsAsNotMediaUntilTheUserRetries() throws {
         let server = try FaultServer()
         let daemon = DaemonProcess()
@@ -38,7 +27,7 @@ import Glibc
             [server.url("/typed/html/episode.mp3"), server.url("/typed/mp3/real.mp3")],
             into: directory
         )
-        let done = try waitUntilFinished(client, ids)
+        let done = try client.waitUntilFinished(ids)
         let (page, real) = (done[0], done[1])
         #expect(page.state == .failed, "\(page)")
         #expect(page.lastError?.code == "not_media")
@@ -55,7 +44,7 @@ import Glibc
 
         // The user's retry asks again; the server still answers with its page.
         _ = try client.result("retry", as: ChangedResult.self, params: #"{"ids":[\#(ids[0])]}"#)
-        let again = try waitUntilFinished(client, [ids[0]])[0]
+        let again = try client.waitUntilFinished([ids[0]])[0]
         #expect(again.state == .failed)
         #expect(again.lastError?.code == "not_media")
         #expect(daemon.log.components(separatedBy: "download \(ids[0]) failed: announced").count == 3)
@@ -93,7 +82,7 @@ import Glibc
             as: EnqueueResult.self,
             params: #"{"podcast":"\#(podcast.id)","latest":2}"#
         )
-        let done = try waitUntilFinished(client, queued.downloads.map(\.id))
+        let done = try client.waitUntilFinished(queued.downloads.map(\.id))
         let byURL = Dictionary(uniqueKeysWithValues: done.map { ($0.url, $0) })
         let failed = try #require(byURL[page])
         #expect(failed.state == .failed, "\(failed)")
