@@ -94,4 +94,23 @@ import Glibc
         #expect(daemon.log.contains("download \(kept.id): announced video/mp4 but received audio/mpeg; keeping it"))
         #expect(daemon.stop() == 0)
     }
+
+    @Test func withoutLibmagicsDatabaseNothingIsCheckedAndThatIsLoggedOnce() throws {
+        let server = try FaultServer()
+        let daemon = DaemonProcess()
+        // libmagic reads its database from $MAGIC when set: here one that does not exist.
+        daemon.environment["MAGIC"] = daemon.root.file("no-such-magic")
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let urls = [server.url("/typed/html/one.mp3"), server.url("/typed/html/two.mp3")]
+        let params = String(
+            decoding: try WireCoding.encoder().encode(EnqueueParams(urls: urls, directory: daemon.root.file("dl"))),
+            as: UTF8.self
+        )
+        let ids = try client.result("enqueue", as: EnqueueResult.self, params: params).downloads.map(\.id)
+        let done = try client.waitUntilFinished(ids)
+        #expect(done.map(\.state) == [.completed, .completed], "\(done)")
+        #expect(daemon.log.components(separatedBy: "cannot load libmagic's database").count == 2, "\(daemon.log)")
+        #expect(daemon.stop() == 0)
+    }
 }

@@ -485,9 +485,12 @@ package actor DownloadQueue: Service {
         case .success(let type):
             detected = type
         case .failure(let error) where error.code == .load || error.code == .open:
-            // Never fail downloads for want of libmagic: say so once and stop checking.
-            mediaCheckUnavailable = true
-            logger.warning("\(error.message); completed downloads are not checked for error pages")
+            // Never fail downloads for want of libmagic: say so once (checks already under way find out too) and
+            // stop checking.
+            if !mediaCheckUnavailable {
+                mediaCheckUnavailable = true
+                logger.warning("\(error.message); completed downloads are not checked for error pages")
+            }
             return nil
         case .failure(let error):
             logger.notice("download \(id): not checked for an error page: \(error.message)")
