@@ -571,6 +571,20 @@ extension Store {
         }
     }
 
+    /// The enclosure `type` of an episode linked to the download, `nil` when none is (a plain `enqueue`) or the feed
+    /// gave no type: what the download was announced as, for the media check at its completion.
+    package func enclosureType(ofDownload download: Int64) throws(StoreError) -> String? {
+        try withConnection("reading an episode's enclosure type") { connection throws(SQLiteError) in
+            try connection.query(
+                """
+                SELECT enclosure_type FROM episodes
+                WHERE download_id = ? AND enclosure_type IS NOT NULL AND enclosure_type != '' LIMIT 1
+                """,
+                [.integer(download)]
+            ).first?[0].string
+        }
+    }
+
     /// Which of `downloads` an episode other than `exceptEpisodes` still points at: their files are shared and must
     /// stay when those episodes let go of them (two feeds can carry one enclosure URL, and share its download).
     package func downloadsReferenced(_ downloads: [Int64], exceptEpisodes: Set<Int64>) throws(StoreError) -> Set<Int64>

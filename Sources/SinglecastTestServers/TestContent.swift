@@ -27,6 +27,18 @@ package enum TestContent {
     /// The whole file of `size` bytes generated with `seed`.
     package static func data(size: Int64, seed: Int = 0) -> Data { data(0..<size, seed: seed) }
 
+    /// `count` bytes that libmagic takes for MPEG audio, as an episode is: an MPEG-1 Layer III frame header, then
+    /// `filler`. The daemon fails a download whose body is text where audio was announced (a feed's enclosure, an
+    /// `.mp3` URL), and a run of one letter is text to libmagic.
+    package static func mp3(count: Int, filler: UInt8 = 0) -> Data {
+        var data = Data(mpegFrameHeader.prefix(count))
+        data.append(Data(repeating: filler, count: max(0, count - mpegFrameHeader.count)))
+        return data
+    }
+
+    /// The header of an MPEG-1 Layer III frame: 128 kbit/s, 44.1 kHz, joint stereo.
+    package static let mpegFrameHeader: [UInt8] = [0xFF, 0xFB, 0x90, 0x64]
+
     /// Writes the file of `size` bytes generated with `seed` to `path`, replacing it.
     package static func write(size: Int64, to path: String, seed: Int = 0) throws {
         try data(size: size, seed: seed).write(to: URL(fileURLWithPath: path))

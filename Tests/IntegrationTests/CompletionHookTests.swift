@@ -25,7 +25,9 @@ import Glibc
 
     @Test func aBurstOfCompletionsRunsItsHooksAFewAtATime() throws {
         let site = try NginxServer()
-        let urls = try (0..<12).map { try site.serve(Data(repeating: UInt8($0), count: 1000), as: "h\($0).mp3") }
+        let urls = try (0..<12).map {
+            try site.serve(TestContent.mp3(count: 1000, filler: UInt8($0)), as: "h\($0).mp3")
+        }
         let daemon = DaemonProcess()
         let running = daemon.root.file("running")
         let log = daemon.root.file("hooks.log")
@@ -57,7 +59,7 @@ import Glibc
 
     @Test func aHookAStopInterruptedRunsOnceAfterTheRestart() throws {
         let site = try NginxServer()
-        let url = try site.serve(Data(repeating: 9, count: 1000), as: "once.mp3")
+        let url = try site.serve(TestContent.mp3(count: 1000, filler: 9), as: "once.mp3")
         let daemon = DaemonProcess()
         try daemon.startAndWaitUntilReady()
         let client = try LineClient(path: daemon.socketPath)

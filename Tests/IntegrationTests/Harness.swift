@@ -270,6 +270,20 @@ final class LineClient: @unchecked Sendable {
     }
 }
 
+extension LineClient {
+    /// Polls `show` until every download in `ids` is completed or failed; throws with their states after `timeout`
+    /// seconds.
+    func waitUntilFinished(_ ids: [Int64], timeout: Double = 60) throws -> [DownloadInfo] {
+        let deadline = Date.now.addingTimeInterval(timeout)
+        while true {
+            let mine = try ids.map { try result("show", as: DownloadInfo.self, params: #"{"id":\#($0)}"#) }
+            if mine.allSatisfy({ $0.state == .completed || $0.state == .failed }) { return mine }
+            guard Date.now < deadline else { throw HarnessError("downloads \(ids) stuck: \(mine)") }
+            usleep(50_000)
+        }
+    }
+}
+
 /// Calls `body` with a `sockaddr_un` for `path` (short test paths only).
 func withUnixAddress(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
     var address = sockaddr_un()

@@ -114,7 +114,7 @@ import Glibc
         let site = try NginxServer()
         try FileManager.default.createDirectory(atPath: site.documentRoot + "/m", withIntermediateDirectories: true)
         for name in ["a", "b", "c", "d", "e"] {
-            _ = try site.serve(Data(repeating: 0x61, count: 1000), as: "m/\(name).mp3")
+            _ = try site.serve(TestContent.mp3(count: 1000, filler: 0x61), as: "m/\(name).mp3")
         }
         let long = String(repeating: "L", count: 4096)
         let items: [(title: String, enclosure: String)] = [

@@ -38,24 +38,13 @@ import Glibc
         }
     }
 
-    private func waitUntilFinished(_ client: LineClient, _ ids: [Int64], timeout: Double = 60) throws -> [DownloadInfo]
-    {
-        let deadline = Date.now.addingTimeInterval(timeout)
-        while true {
-            let mine = try ids.map { try client.result("show", as: DownloadInfo.self, params: #"{"id":\#($0)}"#) }
-            if mine.allSatisfy({ $0.state == .completed || $0.state == .failed }) { return mine }
-            guard Date.now < deadline else { throw HarnessError("downloads \(ids) stuck: \(mine)") }
-            usleep(50_000)
-        }
-    }
-
     private func episodes(_ client: LineClient, _ podcast: Int64) throws -> [EpisodeInfo] {
         try client.result("episodes", as: EpisodesResult.self, params: #"{"podcast":"\#(podcast)"}"#).episodes
     }
 
     @Test func unsubscribingOnePodcastKeepsTheFileAnotherPodcastShares() throws {
         let site = try NginxServer()
-        let shared = try site.serve(Data(repeating: 7, count: 4096), as: "shared.mp3")
+        let shared = try site.serve(TestContent.mp3(count: 4096, filler: 7), as: "shared.mp3")
         let a = try site.serve(Self.feed("Alpha", [shared]), as: "a.xml")
         let b = try site.serve(Self.feed("Beta", [shared]), as: "b.xml")
         let daemon = DaemonProcess()
@@ -67,7 +56,7 @@ import Glibc
         let ids = try [alpha.id, beta.id].map { try #require(try episodes(client, $0).first?.id) }
         let queued = try client.result("enqueue", as: EnqueueResult.self, params: #"{"episodes":\#(ids)}"#)
         #expect(queued.downloads.map(\.existing) == [false, true])
-        let done = try waitUntilFinished(client, [queued.downloads[0].id])
+        let done = try client.waitUntilFinished([queued.downloads[0].id])
         #expect(done.map(\.state) == [.completed])
         let file = try #require(done.first?.file)
         #expect(try episodes(client, beta.id).map(\.downloadID) == [done[0].id])
@@ -95,7 +84,7 @@ import Glibc
 
     @Test func clearingCompletedDownloadsKeepsEpisodesWithTheirFiles() throws {
         let site = try NginxServer()
-        let media = try site.serve(Data(repeating: 3, count: 4096), as: "one.mp3")
+        let media = try site.serve(TestContent.mp3(count: 4096, filler: 3), as: "one.mp3")
         let feed = try site.serve(Self.feed("Gamma", [media]), as: "g.xml")
         let daemon = DaemonProcess()
         try daemon.startAndWaitUntilReady()
@@ -106,7 +95,7 @@ import Glibc
             as: EnqueueResult.self,
             params: #"{"podcast":"\#(podcast.id)","latest":1}"#
         )
-        let file = try #require(try waitUntilFinished(client, queued.downloads.map(\.id)).first?.file)
+        let file = try #require(try client.waitUntilFinished(queued.downloads.map(\.id)).first?.file)
 
         let cleared = try client.result("clear", as: ChangedResult.self, params: #"{"completed":true}"#)
         #expect(cleared.changed == queued.downloads.map(\.id))
@@ -126,7 +115,7 @@ import Glibc
 
     @Test func anEpisodeWhoseFileWasDeletedByHandIsFetchedAgain() throws {
         let site = try NginxServer()
-        let media = try site.serve(Data(repeating: 5, count: 4096), as: "again.mp3")
+        let media = try site.serve(TestContent.mp3(count: 4096, filler: 5), as: "again.mp3")
         let feed = try site.serve(Self.feed("Delta", [media]), as: "d.xml")
         let daemon = DaemonProcess()
         try daemon.startAndWaitUntilReady()
@@ -134,14 +123,14 @@ import Glibc
         let podcast = try client.result("subscribe", as: SubscribeResult.self, params: #"{"url":"\#(feed)"}"#).podcast
         let ask = #"{"podcast":"\#(podcast.id)","latest":1}"#
         let first = try client.result("download", as: EnqueueResult.self, params: ask)
-        let file = try #require(try waitUntilFinished(client, first.downloads.map(\.id)).first?.file)
+        let file = try #require(try client.waitUntilFinished(first.downloads.map(\.id)).first?.file)
         #expect(unlink(file) == 0)
 
         let second = try client.result("download", as: EnqueueResult.self, params: ask)
         #expect(second.downloads.map(\.existing) == [false], "answered 'already queued' for a file that is gone")
-        let done = try waitUntilFinished(client, second.downloads.map(\.id))
+        let done = try client.waitUntilFinished(second.downloads.map(\.id))
         #expect(done.map(\.state) == [.completed])
-        #expect(FileManager.default.contents(atPath: file) == Data(repeating: 5, count: 4096))
+        #expect(FileManager.default.contents(atPath: file) == TestContent.mp3(count: 4096, filler: 5))
         #expect(daemon.stop() == 0)
     }
 
@@ -184,7 +173,7 @@ import Glibc
             params: #"{"urls":["\#(secret)"],"directory":"\#(daemon.root.file("dl"))"}"#
         )
         #expect(!queued.downloads[0].url.contains("bob:hunter2@"))
-        let done = try waitUntilFinished(client, queued.downloads.map(\.id))
+        let done = try client.waitUntilFinished(queued.downloads.map(\.id))
         #expect(done[0].state == .completed, "the credentials were not used: \(done[0])")
         #expect(done[0].hasCredentials)
         #expect(!done[0].url.contains("bob:hunter2@") && !done[0].url.contains("bob@"))
@@ -195,7 +184,7 @@ import Glibc
 
     @Test func aMixedEnqueueWithAnUnknownEpisodeQueuesNothing() throws {
         let site = try NginxServer()
-        let url = try site.serve(Data(repeating: 1, count: 1000), as: "plain.mp3")
+        let url = try site.serve(TestContent.mp3(count: 1000, filler: 1), as: "plain.mp3")
         let daemon = DaemonProcess()
         try daemon.startAndWaitUntilReady()
         let client = try LineClient(path: daemon.socketPath)
@@ -233,7 +222,7 @@ import Glibc
 
     @Test func movingAFinishedDownloadIsRefused() throws {
         let site = try NginxServer()
-        let url = try site.serve(Data(repeating: 2, count: 1000), as: "done.mp3")
+        let url = try site.serve(TestContent.mp3(count: 1000, filler: 2), as: "done.mp3")
         let daemon = DaemonProcess()
         try daemon.startAndWaitUntilReady()
         let client = try LineClient(path: daemon.socketPath)
@@ -242,7 +231,7 @@ import Glibc
             as: EnqueueResult.self,
             params: #"{"urls":["\#(url)"],"directory":"\#(daemon.root.file("dl"))"}"#
         )
-        _ = try waitUntilFinished(client, queued.downloads.map(\.id))
+        _ = try client.waitUntilFinished(queued.downloads.map(\.id))
         let refused = try error(client, "move", #"{"id":\#(queued.downloads[0].id),"top":true}"#)
         #expect(refused.reason == "not_movable")
         #expect(refused.message.contains("completed"))
@@ -293,7 +282,7 @@ import Glibc
 
     @Test func deleteAndRedownloadOneEpisode() throws {
         let site = try NginxServer()
-        let media = try site.serve(Data(repeating: 4, count: 4096), as: "del.mp3")
+        let media = try site.serve(TestContent.mp3(count: 4096, filler: 4), as: "del.mp3")
         let feed = try site.serve(Self.feed("Epsilon", [media]), as: "eps.xml")
         let daemon = DaemonProcess()
         try daemon.startAndWaitUntilReady()
@@ -301,7 +290,7 @@ import Glibc
         let podcast = try client.result("subscribe", as: SubscribeResult.self, params: #"{"url":"\#(feed)"}"#).podcast
         let episode = try #require(try episodes(client, podcast.id).first?.id)
         let first = try client.result("enqueue", as: EnqueueResult.self, params: #"{"episodes":[\#(episode)]}"#)
-        let file = try #require(try waitUntilFinished(client, first.downloads.map(\.id)).first?.file)
+        let file = try #require(try client.waitUntilFinished(first.downloads.map(\.id)).first?.file)
 
         let deleted = try client.result("delete", as: DeleteResult.self, params: #"{"episodes":[\#(episode)]}"#)
         #expect(deleted.episodes == [episode])
@@ -313,12 +302,12 @@ import Glibc
 
         let queued = try client.result("redownload", as: EnqueueResult.self, params: #"{"episodes":[\#(episode)]}"#)
         #expect(queued.downloads.map(\.existing) == [false])
-        _ = try waitUntilFinished(client, queued.downloads.map(\.id))
-        #expect(FileManager.default.contents(atPath: file) == Data(repeating: 4, count: 4096))
+        _ = try client.waitUntilFinished(queued.downloads.map(\.id))
+        #expect(FileManager.default.contents(atPath: file) == TestContent.mp3(count: 4096, filler: 4))
         // A redownload of a file that is there fetches it anew.
         let twice = try client.result("redownload", as: EnqueueResult.self, params: #"{"episodes":[\#(episode)]}"#)
         #expect(twice.downloads.map(\.existing) == [false])
-        #expect(try waitUntilFinished(client, twice.downloads.map(\.id)).map(\.file) == [file])
+        #expect(try client.waitUntilFinished(twice.downloads.map(\.id)).map(\.file) == [file])
         let missing = try error(client, "delete", #"{"episodes":[\#(episode + 1000)]}"#)
         #expect(missing.reason == "unknown_episode")
         #expect(daemon.stop() == 0)
@@ -354,7 +343,7 @@ import Glibc
 
     @Test func aPodcastCanHaveItsOwnNamesFolderAndRefreshInterval() throws {
         let site = try NginxServer()
-        let media = try site.serve(Data(repeating: 6, count: 4096), as: "own.mp3")
+        let media = try site.serve(TestContent.mp3(count: 4096, filler: 6), as: "own.mp3")
         let feed = try site.serve(Self.feed("Theta", [media]), as: "t.xml")
         let daemon = DaemonProcess()
         try daemon.startAndWaitUntilReady()

@@ -67,7 +67,10 @@ import Glibc
     @Test func subscribeRefreshAutoDownloadAndKeep() throws {
         let site = try NginxServer()
         for guid in ["a", "b", "c", "d"] {
-            _ = try site.serve(Data(repeating: Character(guid).asciiValue ?? 0, count: 4096), as: "media-\(guid).mp3")
+            _ = try site.serve(
+                TestContent.mp3(count: 4096, filler: Character(guid).asciiValue ?? 0),
+                as: "media-\(guid).mp3"
+            )
         }
         _ = try site.serve(Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3]), as: "art.png")
         let feedURL = try site.serve(
@@ -242,7 +245,7 @@ import Glibc
 
     @Test func periodicRefreshFindsNewEpisodesByItself() throws {
         let site = try NginxServer()
-        for guid in ["a", "b"] { _ = try site.serve(Data(repeating: 7, count: 2048), as: "media-\(guid).mp3") }
+        for guid in ["a", "b"] { _ = try site.serve(TestContent.mp3(count: 2048, filler: 7), as: "media-\(guid).mp3") }
         let feedURL = try site.serve(Self.feed(title: "Ticker", episodes: [("a", 1)], site: site), as: "ticker.xml")
         let daemon = DaemonProcess()
         try daemon.writeConfig("refresh_interval = 1s\n")

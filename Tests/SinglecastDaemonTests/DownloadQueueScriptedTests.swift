@@ -162,4 +162,36 @@ final class ScriptedTransferEngine: TransferEngine {
         }
         #expect(!FileManager.default.fileExists(atPath: home.file("episodes/missing.mp3.part")))
     }
+
+    @Test func anHTMLPageSavedAsMP3FailsAsNotMediaAndLeavesNothingBehind() async throws {
+        let home = try TemporaryDirectory(prefix: "singlecast-scripted")
+        let page = "<!DOCTYPE html>\n<html><head><title>Not Found</title></head><body>Gone</body></html>\n"
+        let urls = ["http://cdn.example/page.mp3", "http://cdn.example/real.mp3", "http://cdn.example/page.pdf"]
+        let engine = ScriptedTransferEngine(bodies: [
+            urls[0]: Array(page.utf8), urls[1]: Array(TestContent.mp3(count: 4096)), urls[2]: Array(page.utf8),
+        ])
+        let (queue, _) = try makeQueue(home, engine)
+        try await whileRunning(queue) {
+            let ids = try await queue.enqueue(urls.map { DownloadRequest(url: $0, directory: home.file("dl")) })
+                .downloads.map(\.id)
+            #expect(try await eventually(every: .milliseconds(1)) { try await queue.show(ids[0]).state == .failed })
+            let failed = try await queue.show(ids[0])
+            #expect(failed.lastError?.code == "not_media")
+            #expect(failed.lastError?.message == "announced .mp3 but received an HTML page (text/html)")
+            #expect(failed.nextRetryAt == nil)
+            #expect(failed.bytesDone == 0)
+            // Media arrived, and nothing media-like was announced for the PDF: both complete.
+            for id in ids.dropFirst() {
+                #expect(try await eventually(every: .milliseconds(1)) { try await queue.show(id).state == .completed })
+            }
+            #expect(engine.transfers.load(ordering: .relaxed) == 3, "a not_media failure is not retried by itself")
+            // The user's retry asks the server again (here it answers with the same page).
+            _ = try await queue.retry(SelectionParams(ids: [ids[0]]))
+            #expect(try await eventually(every: .milliseconds(1)) { engine.transfers.load(ordering: .relaxed) == 4 })
+            #expect(try await eventually(every: .milliseconds(1)) { try await queue.show(ids[0]).state == .failed })
+            #expect(try await queue.show(ids[0]).attempts == 1)
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: home.file("dl")).sorted()
+        #expect(names == ["page.pdf", "real.mp3"], "neither the page's final file nor its partial file is left")
+    }
 }

@@ -233,6 +233,30 @@ import Testing
         #expect(actions.count == 1)  // the checkpoint, no failure
     }
 
+    @Test func aBodyThatIsNotTheMediaAnnouncedFailsForGoodAndTheRetryStartsAfresh() throws {
+        var machine = machine([record(1, "a.mp3")], transferring: [1])
+        _ = machine.transferEnded(1)
+        #expect(machine.finished(1, .completed(response(5), bytesInFile: 5), fileSize: 5) == .complete(bytes: 5))
+        // The queue removed the partial file: nothing of the page is trusted again, not even its size.
+        machine.partialRemoved(1)
+        let failure = DownloadFailure.notMedia(announced: "audio/mpeg", received: "text/html")
+        let actions = machine.failed(1, failure, policy: RetryPolicy(), now: 0, random: 0)
+        #expect(actions.contains { if case .publish(.failed, _) = $0 { true } else { false } })
+        let failed = try #require(machine.records[1])
+        #expect(failed.state == .failed)
+        #expect(failed.errorCode == "not_media")
+        #expect(failed.nextAttemptAt == nil)
+        #expect(failed.bytesDone == 0 && failed.bytesTotal == nil && failed.etag == nil)
+        _ = machine.attemptEnded(1)
+        #expect(machine.startDue(QueueScheduler(), now: 0).isEmpty)
+        _ = try machine.retry(.ids([1]))
+        #expect(machine.startDue(QueueScheduler(), now: 0) == [.startTransfer(1)])
+        #expect(
+            machine.resumePlan(1, fileSize: 0, distrustUncheckpointedBytes: false)
+                == .transfer(offset: 0, truncate: false)
+        )
+    }
+
     @Test func aLengthMismatchStartsOverAndAnUnsatisfiableRangeOfACompleteFileCompletes() {
         var machine = machine([record(1), record(2, "b.bin")], transferring: [1, 2])
         _ = machine.transferEnded(1)

@@ -70,6 +70,14 @@ import Glibc
         }
     }
 
+    @Test func textWhereMediaWasAnnouncedFailsAtOnce() {
+        let failure = DownloadFailure.notMedia(announced: "audio/mpeg", received: "text/html")
+        #expect(decide(failure) == .fail)
+        #expect(failure.info.code == "not_media")
+        #expect(failure.info.message == "announced audio/mpeg but received an HTML page (text/html)")
+        #expect(failure.info.httpStatus == nil)
+    }
+
     @Test func networkTroubleIsRetriedUntilTheAttemptsRunOut() {
         let failure = DownloadFailure.transfer(TransferError(code: .network, message: "reset"))
         guard case .retry = decide(failure, attempts: policy.maximumAttempts - 1) else {

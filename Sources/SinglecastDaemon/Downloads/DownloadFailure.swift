@@ -29,13 +29,16 @@ package enum DownloadFailure: Equatable, Sendable {
     case rangeNotSatisfiable(offset: Int64)
     /// A system call on the download's file failed.
     case file(FileOperation, errno: Int32, path: String)
+    /// Audio or video was announced, but the body is text (an HTML error page): `received` is libmagic's MIME type.
+    /// The partial file is removed; only the user's `retry` tries again.
+    case notMedia(announced: String, received: String)
 
     /// Whether the disk (or the user's quota) is full: the download waits for the user instead of failing.
     package var isDiskFull: Bool {
         switch self {
         case .transfer(let error): error.code == .diskFull
         case .file(_, let code, _): code == ENOSPC || code == EDQUOT
-        case .httpStatus, .lengthMismatch, .rangeNotSatisfiable: false
+        case .httpStatus, .lengthMismatch, .rangeNotSatisfiable, .notMedia: false
         }
     }
 
@@ -77,6 +80,11 @@ package enum DownloadFailure: Equatable, Sendable {
                 case .remove: "remove"
                 }
             return DownloadErrorInfo(code: "io", message: "cannot \(verb) \(path): \(String(cString: strerror(code)))")
+        case .notMedia(let announced, let received):
+            return DownloadErrorInfo(
+                code: "not_media",
+                message: "announced \(announced) but received \(MediaCheck.describe(received))"
+            )
         }
     }
 }

@@ -269,6 +269,17 @@ package struct DownloadQueueStateMachine {
         records[id]?.bytesDone = bytes
     }
 
+    /// The partial file was removed (its bytes were not the media announced): the next attempt starts from nothing,
+    /// and learns the size and validators afresh.
+    package mutating func partialRemoved(_ id: Int64) {
+        guard var record = records[id] else { return }
+        record.bytesDone = 0
+        record.bytesTotal = nil
+        record.etag = nil
+        record.lastModified = nil
+        records[id] = record
+    }
+
     /// A transfer failed: records what ``RetryPolicy/decide(_:attempts:now:random:)`` makes of it (a retry time,
     /// failed, or paused). A download that a command stopped meanwhile concludes that stop instead.
     package mutating func failed(

@@ -108,6 +108,8 @@ package actor DownloadQueue: Service {
     /// Completions waiting for the next group commit, and whether one is running (``commitCompletion(_:)``).
     private var completionBatch: [(record: DownloadRecord, turn: CheckedContinuation<CommitTurn, Never>)] = []
     private var committingCompletions = false
+    /// libmagic's database could not be loaded (logged once): completed downloads are not checked.
+    private var mediaCheckUnavailable = false
 
     /// The live side of an active download, shared with the engine's progress callback.
     final class RunningTransfer: Sendable {
@@ -402,7 +404,12 @@ package actor DownloadQueue: Service {
     private func finish(_ id: Int64, _ outcome: TransferOutcome, fd: Int32, partialPath: String) async {
         switch machine.finished(id, outcome, fileSize: Self.fileSize(fd)) {
         case .complete(let bytes):
-            await complete(id, fd: fd, bytes: bytes, partialPath: partialPath)
+            // Only a body's own response types it: a 416 that completes a resume describes its error page.
+            var contentType: String?
+            if case .completed(let response, _) = outcome, (200..<300).contains(response.status) {
+                contentType = response.contentType
+            }
+            await complete(id, fd: fd, bytes: bytes, partialPath: partialPath, contentType: contentType)
         case .startOver(let failure):
             await fail(id, Self.truncate(fd, to: 0, path: partialPath) ?? failure)
         case .keepThenFail(let failure, let bytes):
@@ -420,10 +427,19 @@ package actor DownloadQueue: Service {
         await perform(machine.failed(id, failure, policy: settings.retry, now: now(), random: .random(in: 0...1)))
     }
 
-    private func complete(_ id: Int64, fd: Int32, bytes: Int64, partialPath: String) async {
-        let syncError = await FileSync.file(fd)
-        // A pause or cancel may have come during the sync.
+    private func complete(_ id: Int64, fd: Int32, bytes: Int64, partialPath: String, contentType: String?) async {
+        let rejection = await checkMedia(id, fd: fd, contentType: contentType)
+        let syncError = rejection == nil ? await FileSync.file(fd) : 0
+        // A pause or cancel may have come during the check or the sync.
         guard machine.stillActive(id) else { return await perform(machine.stopped(id)) }
+        if let rejection {
+            // An error page is no start to resume from: the retry the user asks for begins afresh.
+            guard unlink(partialPath) == 0 || errno == ENOENT else {
+                return await fail(id, .file(.remove, errno: errno, path: partialPath))
+            }
+            machine.partialRemoved(id)
+            return await fail(id, rejection)
+        }
         guard syncError == 0 else { return await fail(id, .file(.sync, errno: syncError, path: partialPath)) }
         var appeared: Set<String> = []
         while true {
@@ -444,6 +460,51 @@ package actor DownloadQueue: Service {
             logger.error("cannot save download \(id): \(error)")
         }
         await perform(machine.committed(completed, runsHook: settings.onComplete != nil))
+    }
+
+    /// The media check of a complete body, before it gets its final name: the failure when media was announced and
+    /// text arrived (``MediaCheck``), else `nil`. Nothing is read when nothing media-like was announced.
+    private func checkMedia(_ id: Int64, fd: Int32, contentType: String?) async -> DownloadFailure? {
+        guard !mediaCheckUnavailable, let record = machine.records[id] else { return nil }
+        let enclosureType: String?
+        do {
+            enclosureType = try await store.enclosureType(ofDownload: id)
+        } catch {
+            logger.warning("download \(id): cannot read its episode's enclosure type: \(error)")
+            enclosureType = nil
+        }
+        let announced = MediaCheck.Announcement(
+            enclosureType: enclosureType,
+            contentType: contentType,
+            url: record.finalURL ?? record.url,
+            fileName: record.fileName
+        )
+        guard announced.isMedia else { return nil }
+        let detected: String
+        switch await MediaSniffer.mimeType(ofFile: fd) {
+        case .success(let type):
+            detected = type
+        case .failure(let error) where error.code == .load || error.code == .open:
+            // Never fail downloads for want of libmagic: say so once (checks already under way find out too) and
+            // stop checking.
+            if !mediaCheckUnavailable {
+                mediaCheckUnavailable = true
+                logger.warning("\(error.message); completed downloads are not checked for error pages")
+            }
+            return nil
+        case .failure(let error):
+            logger.notice("download \(id): not checked for an error page: \(error.message)")
+            return nil
+        }
+        switch MediaCheck.verdict(announced, detected: detected) {
+        case .accept:
+            return nil
+        case .acceptWithNote(let note):
+            logger.notice("download \(id): \(note); keeping it")
+            return nil
+        case .reject(let failure):
+            return failure
+        }
     }
 
     /// Whose turn it is in the group commit of completions.

@@ -77,6 +77,9 @@ package struct RetryPolicy: Sendable, Hashable {
             retry = .backoff(retryAfter: nil)
         case .rangeNotSatisfiable:
             retry = .immediately
+        case .notMedia:
+            // The server answers the URL with a page, not the episode: asking again at once gets the same page.
+            retry = .never
         case .file(let operation, _, _):
             switch operation {
             case .open, .rename, .remove:

@@ -48,6 +48,9 @@ Paths:
                                  once.
   /concurrent-peak/<tag>         200 with the most requests of <tag> that ever ran at once, how many ended and on
                                  how many connections, as JSON {"peak": n, "done": n, "connections": n}.
+  /typed/<kind>/<name>[?type=<t>]  200 with a canned body of <kind> under any <name> (its extension is the test's),
+                                 as Content-Type <t> (audio/mpeg when not given): html (a 404 page), mp3 (an ID3 tag
+                                 and MPEG audio frames), mp4 (an ISO base media ftyp box and filler).
   /overflow/<size>/<extra>       200 with Content-Length <size> and <size> body bytes, then, 200 ms later, <extra>
                                  more bytes on the same keep-alive connection: the next response a client reads
                                  there starts with garbage.
@@ -73,6 +76,15 @@ GZIP_FEED = (
     + b"<item><title>Episode</title></item>" * 50
     + b"</channel></rss>\n"
 )
+
+# MPEG-1 Layer III frames (128 kbit/s, 44.1 kHz: 417 bytes each) after an ID3v2.3 tag with nothing in it.
+MP3_FRAME = b"\xff\xfb\x90\x64" + b"\x55" * 413
+TYPED_BODIES = {
+    "html": b"<!DOCTYPE html>\n<html><head><title>404 Not Found</title></head>\n<body><h1>Not Found</h1>"
+    + b"<p>The episode you asked for is not here.</p></body></html>\n" * 20,
+    "mp3": b"ID3\x03\x00\x00\x00\x00\x00\x0a" + b"\x00" * 10 + MP3_FRAME * 40,
+    "mp4": b"\x00\x00\x00\x20ftypisom\x00\x00\x02\x00isomiso2avc1mp41" + b"\x00" * 8192,
+}
 
 
 def pattern(seed):
@@ -158,12 +170,12 @@ class FaultHandler(http.server.BaseHTTPRequestHandler):
         except OSError:
             pass
 
-    def simple(self, code, body=b"", headers=()):
+    def simple(self, code, body=b"", headers=(), content_type="text/plain"):
         self.send_response(code)
         for name, value in headers:
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Type", content_type)
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
@@ -411,6 +423,9 @@ class FaultHandler(http.server.BaseHTTPRequestHandler):
                 _, peak, done = FaultHandler.concurrency.get(parts[1], (0, 0, 0))
                 connections = len(FaultHandler.connections.get(parts[1], ()))
             self.simple(200, json.dumps({"peak": peak, "done": done, "connections": connections}).encode())
+        elif kind == "typed":
+            body = TYPED_BODIES[parts[1]]
+            self.simple(200, body, content_type=query.get("type", ["audio/mpeg"])[0])
         elif kind == "overflow":
             size, extra = int(parts[1]), int(parts[2])
             self.serve_file(size, '"overflow-%d"' % size)
