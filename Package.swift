@@ -14,6 +14,8 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // Title filters written as regular expressions (`/…/`): PCRE2 reports where a pattern is wrong.
+        .systemLibrary(name: "CPCRE2", pkgConfig: "libpcre2-8", providers: [.apt(["libpcre2-dev"])]),
         .systemLibrary(name: "CMagic", pkgConfig: "libmagic", providers: [.apt(["libmagic-dev"])]),
         // Glibc declarations Swift cannot see without _GNU_SOURCE (struct ucred).
         .target(name: "CPosix", cSettings: [.define("_GNU_SOURCE")]),
@@ -27,7 +29,7 @@ let package = Package(
             name: "SinglecastDaemon",
             dependencies: [
                 "SinglecastProtocol", "SinglecastStore", "SinglecastHTTP", "SinglecastFeeds", "SinglecastSupport",
-                "CSystemd", "CCurl", "CMagic", "CPosix",
+                "CSystemd", "CCurl", "CMagic", "CPCRE2", "CPosix",
             ]
         ),
         // FoundationEssentials only, like the daemon: local times come from the C library, not ICU. Support gives it

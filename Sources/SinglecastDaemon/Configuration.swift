@@ -77,6 +77,12 @@ package struct DaemonConfiguration: Hashable, Sendable {
     package var searchMinTermLength = 2
     /// Desktop notifications over the session bus; none by default.
     package var notify: NotificationKinds = []
+    /// Episode rules every podcast has unless it sets its own (`title_exclude`, `max_age`, …).
+    package var episodeRules = EpisodeRules()
+    /// The budget for every downloaded file, in bytes; `nil` = none.
+    package var maxStorage: Int64?
+    /// Deleted episode files go to the freedesktop.org Trash rather than away.
+    package var useTrash = true
 
     package init() {}
 
@@ -86,7 +92,9 @@ package struct DaemonConfiguration: Hashable, Sendable {
         var apply: @Sendable (inout DaemonConfiguration, String) -> String?  // returns an error message
     }
 
-    private static let keys: [Key] = [
+    private static let keys: [Key] = generalKeys + ruleKeys
+
+    private static let generalKeys: [Key] = [
         Key(name: "log_level") { configuration, value in
             guard let level = LogLevel(name: value) else {
                 return
@@ -236,6 +244,41 @@ package struct DaemonConfiguration: Hashable, Sendable {
         },
     ]
 
+    /// The episode rules (one syntax with `set`'s, owned by ``EpisodeRules``), the storage budget and the Trash.
+    private static let ruleKeys: [Key] =
+        EpisodeRules.Key.allCases.map { rule in
+            Key(name: rule.rawValue) { configuration, value in
+                do {
+                    try configuration.episodeRules.set(rule, to: value)
+                } catch let problem as EpisodeRules.Problem {
+                    return problem.message
+                } catch {
+                    return "\(error)"
+                }
+                return nil
+            }
+        } + [
+            Key(name: "max_storage") { configuration, value in
+                if ["0", "off", "none", "unlimited"].contains(value.lowercased()) {
+                    configuration.maxStorage = nil
+                    return nil
+                }
+                guard let size = parseByteCount(value), size >= 1 << 20 else {
+                    return "max_storage must be a size of at least 1M such as 50G or 500M, or off; got '\(value)'"
+                }
+                configuration.maxStorage = Int64(size)
+                return nil
+            },
+            Key(name: "use_trash") { configuration, value in
+                switch value.lowercased() {
+                case "true", "yes", "on", "1": configuration.useTrash = true
+                case "false", "no", "off", "0": configuration.useTrash = false
+                default: return "use_trash must be true or false; got '\(value)'"
+                }
+                return nil
+            },
+        ]
+
     /// An http or https base URL; a trailing slash is dropped.
     private static func endpointKey(
         _ name: String,
@@ -339,6 +382,13 @@ package struct DaemonConfiguration: Hashable, Sendable {
                 throw fail(message)
             }
         }
+        // Rules that contradict each other are named on the line of the rule that gives way.
+        do {
+            try configuration.episodeRules.validate()
+        } catch {
+            let line = error.key.flatMap { seen[$0.rawValue] }
+            throw ConfigurationError(path: path, line: line, message: error.message)
+        }
         return configuration
     }
 
@@ -372,10 +422,10 @@ package struct DaemonConfiguration: Hashable, Sendable {
     }
 }
 
-/// `64K`, `1M`, `1MiB`, `2G`, `65536`: binary multiples, as sizes of buffers and files usually are.
+/// `64K`, `1M`, `1MiB`, `2G`, `1T`, `65536`: binary multiples, as sizes of buffers and files usually are.
 package func parseByteCount(_ text: String) -> Int? {
     let lowered = text.lowercased().replacing("ib", with: "").replacing("b", with: "")
-    let multipliers: [Character: Int] = ["k": 1 << 10, "m": 1 << 20, "g": 1 << 30]
+    let multipliers: [Character: Int] = ["k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40]
     if let last = lowered.last, let multiplier = multipliers[last] {
         guard let number = Int(lowered.dropLast()), number >= 0 else { return nil }
         let (product, overflow) = number.multipliedReportingOverflow(by: multiplier)
@@ -384,9 +434,9 @@ package func parseByteCount(_ text: String) -> Int? {
     return Int(lowered).flatMap { $0 >= 0 ? $0 : nil }
 }
 
-/// `500ms`, `10s`, `2m`, `1h`; a bare number means seconds.
+/// `500ms`, `10s`, `2m`, `1h`, `7d`, `2w`; a bare number means seconds.
 package func parseDuration(_ text: String) -> Duration? {
-    let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
+    let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400), ("w", 604_800)]
     for (suffix, scale) in units where text.hasSuffix(suffix) {
         guard let number = Double(text.dropLast(suffix.count)), number >= 0, number.isFinite else { return nil }
         return .milliseconds(Int64((number * scale * 1000).rounded()))

@@ -136,7 +136,7 @@ package enum Daemon {
             engine: engine,
             events: events,
             logger: logger,
-            settings: queueSettings(configuration),
+            settings: queueSettings(configuration, environment: environment),
             defaultDirectory: paths.downloadDirectory,
             distrustUncheckpointedBytes: run.previous.map { $0.stoppedAt == nil && $0.bootID != boot } ?? false
         )
@@ -319,7 +319,7 @@ package enum Daemon {
                 method: DaemonEvent.reloaded.rawValue,
                 params: DaemonEventParams(at: at, message: message)
             )
-            await context.queue.update(queueSettings(configuration))
+            await context.queue.update(queueSettings(configuration, environment: environment))
             await context.podcasts.update(podcastSettings(configuration))
             await context.directory.update(DirectorySettings(configuration))
             notifier.ready(status: await context.summary())
@@ -355,15 +355,20 @@ package enum Daemon {
         settings.naming = EpisodeNaming(template: configuration.nameTemplate)
         settings.maxFeedBytes = Int64(configuration.maxFeedSize)
         settings.artworkCacheBytes = Int64(configuration.artworkCacheSize)
-        settings.transfer = queueSettings(configuration).transfer
+        settings.transfer = queueSettings(configuration, environment: [:]).transfer
         settings.transfer.maxFileSize = nil  // max_download_size is for episodes; feeds have max_feed_size
         settings.fetchConcurrency = configuration.refreshConcurrent
         settings.fetchesPerHost = configuration.refreshPerHost
+        settings.rules = configuration.episodeRules
+        settings.maxStorage = configuration.maxStorage
         return settings
     }
 
     /// The queue's part of the configuration.
-    private static func queueSettings(_ configuration: DaemonConfiguration) -> QueueSettings {
+    private static func queueSettings(
+        _ configuration: DaemonConfiguration,
+        environment: [String: String]
+    ) -> QueueSettings {
         var settings = QueueSettings()
         settings.scheduler.maximumConcurrent = configuration.maxConcurrent
         settings.scheduler.maximumPerHost = configuration.maxPerHost
@@ -379,6 +384,10 @@ package enum Daemon {
         settings.transfer.maxFileSize = configuration.maxDownloadSize.map(Int64.init)
         settings.speedLimit = configuration.speedLimit.map { Int64($0) }
         settings.onComplete = configuration.onComplete
+        settings.disposal = FileDisposal(
+            trash: configuration.useTrash
+                ? Trash(environment: environment, home: DaemonPaths.home(environment: environment)) : nil
+        )
         return settings
     }
 

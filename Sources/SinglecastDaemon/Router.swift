@@ -155,6 +155,14 @@ package struct Router: Sendable {
         case .inbox:
             let params = try request.params == nil ? InboxParams() : params(InboxParams.self, request)
             return try WireCoding.encoded(await context.podcasts.inbox(params))
+        case .played, .unplayed:
+            let params = try params(EpisodeMarkParams.self, request)
+            return try WireCoding.encoded(await context.podcasts.markPlayed(params, played: method == .played))
+        case .pin, .unpin:
+            let params = try params(EpisodeMarkParams.self, request)
+            return try WireCoding.encoded(await context.podcasts.pin(params, pinned: method == .pin))
+        case .rules:
+            return try WireCoding.encoded(await context.podcasts.rules(try params(RulesParams.self, request)))
         case .import:
             return try WireCoding.encoded(await context.podcasts.importOPML(try params(ImportParams.self, request)))
         case .export:

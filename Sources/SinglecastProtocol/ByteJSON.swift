@@ -461,7 +461,7 @@ package struct JSONByteWriter {
     private mutating func write(_ value: Int64) {
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
         var magnitude = value.magnitude
-        var digits: (UInt64, UInt64) = (0, 0)  // 20 digits at most, in two halves written backwards
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 20 digits at most, written backwards
         var count = 0
         withUnsafeMutableBytes(of: &digits) { buffer in
             repeat {

@@ -63,6 +63,10 @@ extension EpisodeInfo: JSONByteReadable, JSONByteWritable {
                     return state
                 }
             case .file: episode.file = try reader.readOptionalString()
+            case .episodeType: episode.episodeType = try reader.readOptionalString()
+            case .playedAt: episode.playedAt = try reader.readOptionalString()
+            case .pinned: episode.pinned = try reader.readOptional { try $0.readBool() }
+            case .skipped: episode.skipped = try reader.readOptionalString()
             }
         }
         func missing(_ key: CodingKeys) -> JSONByteError {
@@ -104,6 +108,10 @@ extension EpisodeInfo: JSONByteReadable, JSONByteWritable {
             case .downloadID: writer.member(key, downloadID)
             case .downloadState: writer.member(key, downloadState?.rawValue)
             case .file: writer.member(key, file)
+            case .episodeType: writer.member(key, episodeType)
+            case .playedAt: writer.member(key, playedAt)
+            case .pinned: if let pinned { writer.member(key, pinned) }
+            case .skipped: writer.member(key, skipped)
             }
         }
         writer.endObject()

@@ -25,6 +25,11 @@ package enum Method: String, CaseIterable, Sendable {
     case delete
     case redownload
     case inbox
+    case played
+    case unplayed
+    case pin
+    case unpin
+    case rules
     case `import`
     case export
     case search
@@ -245,6 +250,8 @@ package enum EventTopic: String, CaseIterable, Codable, Sendable {
     case downloads
     /// `podcast.subscribed`, `podcast.refreshed`, `podcast.unsubscribed` (``PodcastEvent``).
     case podcasts
+    /// `episode.played`, `episode.unplayed`, `episode.deleted` (``EpisodeEvent``).
+    case episodes
 }
 
 /// Params of `watch`; `topics` defaults to every topic.

@@ -84,6 +84,8 @@ package struct PodcastInfo: Codable, Hashable, Sendable {
     package var nameTemplate: String?
     package var folder: String?
     package var refreshInterval: Int?
+    /// The podcast's own episode rules, by key; the configured ones are not repeated.
+    package var rules: [String: String]?
 
     package init(
         id: Int64,
@@ -108,8 +110,10 @@ package struct PodcastInfo: Codable, Hashable, Sendable {
         duplicateItems: Int = 0,
         nameTemplate: String? = nil,
         folder: String? = nil,
-        refreshInterval: Int? = nil
+        refreshInterval: Int? = nil,
+        rules: [String: String]? = nil
     ) {
+        self.rules = rules
         self.duplicateItems = duplicateItems
         self.nameTemplate = nameTemplate
         self.folder = folder
@@ -159,6 +163,7 @@ package struct PodcastInfo: Codable, Hashable, Sendable {
         case nameTemplate = "name_template"
         case folder
         case refreshInterval = "refresh_interval"
+        case rules
     }
 
     package init(from decoder: any Decoder) throws {
@@ -187,6 +192,7 @@ package struct PodcastInfo: Codable, Hashable, Sendable {
         nameTemplate = try container.decodeIfPresent(String.self, forKey: .nameTemplate)
         folder = try container.decodeIfPresent(String.self, forKey: .folder)
         refreshInterval = try container.decodeIfPresent(Int.self, forKey: .refreshInterval)
+        rules = try container.decodeIfPresent([String: String].self, forKey: .rules)
     }
 }
 
@@ -215,6 +221,14 @@ package struct EpisodeInfo: Codable, Hashable, Sendable {
     package var downloadID: Int64?
     package var downloadState: DownloadState?
     package var file: String?
+    /// `itunes:episodeType`: `full`, `trailer` or `bonus`.
+    package var episodeType: String?
+    /// ISO 8601 UTC: when the listener marked it played.
+    package var playedAt: String?
+    /// `true` when pinned: no rule deletes its file. Absent otherwise.
+    package var pinned: Bool?
+    /// Why the podcast's rules do not download it (`title excludes "trailer"`).
+    package var skipped: String?
 
     package init(
         id: Int64,
@@ -235,8 +249,16 @@ package struct EpisodeInfo: Codable, Hashable, Sendable {
         isNew: Bool,
         downloadID: Int64?,
         downloadState: DownloadState?,
-        file: String?
+        file: String?,
+        episodeType: String? = nil,
+        playedAt: String? = nil,
+        pinned: Bool? = nil,
+        skipped: String? = nil
     ) {
+        self.episodeType = episodeType
+        self.playedAt = playedAt
+        self.pinned = pinned
+        self.skipped = skipped
         self.id = id
         self.podcastID = podcastID
         self.title = title
@@ -278,6 +300,10 @@ package struct EpisodeInfo: Codable, Hashable, Sendable {
         case downloadID = "download_id"
         case downloadState = "download_state"
         case file
+        case episodeType = "episode_type"
+        case playedAt = "played_at"
+        case pinned
+        case skipped
     }
 }
 
@@ -392,12 +418,15 @@ package struct EpisodesParams: Codable, Hashable, Sendable {
     /// Only what a list shows: `description` is empty and `guid`, `link`, the enclosure, season and episode
     /// numbers, chapters and transcript are left out. A podcast's 100,000 episodes are a third of the bytes.
     package var brief: Bool?
+    /// Only episodes not marked played.
+    package var unplayed: Bool?
 
-    package init(podcast: String, new: Bool? = nil, limit: Int? = nil, brief: Bool? = nil) {
+    package init(podcast: String, new: Bool? = nil, limit: Int? = nil, brief: Bool? = nil, unplayed: Bool? = nil) {
         self.podcast = podcast
         self.new = new
         self.limit = limit
         self.brief = brief
+        self.unplayed = unplayed
     }
 }
 
@@ -469,6 +498,9 @@ package struct SetPodcastParams: Codable, Hashable, Sendable {
     package var folder: String?
     /// This podcast's own refresh interval in seconds; 0 goes back to the configured `refresh_interval`.
     package var refreshInterval: Int?
+    /// Episode rules of its own, by key (`title_exclude`), written as in the configuration; `""` goes back to the
+    /// configured rule.
+    package var rules: [String: String]?
 
     package init(
         podcast: String,
@@ -476,8 +508,10 @@ package struct SetPodcastParams: Codable, Hashable, Sendable {
         keep: Int? = nil,
         nameTemplate: String? = nil,
         folder: String? = nil,
-        refreshInterval: Int? = nil
+        refreshInterval: Int? = nil,
+        rules: [String: String]? = nil
     ) {
+        self.rules = rules
         self.podcast = podcast
         self.autoDownload = autoDownload
         self.keep = keep
@@ -493,6 +527,7 @@ package struct SetPodcastParams: Codable, Hashable, Sendable {
         case nameTemplate = "name_template"
         case folder
         case refreshInterval = "refresh_interval"
+        case rules
     }
 }
 

@@ -238,6 +238,23 @@ package enum Migrations {
             CREATE INDEX episodes_by_date ON episodes(podcast_id, published_at DESC, feed_order, id);
             """
         ),
+        Migration(
+            7,
+            "episode rules: types, played and pinned episodes, files deleted by rule or request",
+            """
+            -- A podcast's own rules, `key = value` lines in the configuration's syntax; NULL for none.
+            ALTER TABLE podcasts ADD COLUMN rules TEXT NULL;
+            ALTER TABLE episodes ADD COLUMN episode_type TEXT NULL;  -- itunes:episodeType: full, trailer, bonus
+            ALTER TABLE episodes ADD COLUMN played_at INTEGER NULL;
+            ALTER TABLE episodes ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+            -- The episode's file was deleted (by a rule or on request) and is not downloaded again by itself.
+            ALTER TABLE episodes ADD COLUMN file_deleted_at INTEGER NULL;
+            ALTER TABLE episodes ADD COLUMN file_deleted_reason TEXT NULL;
+            -- The listener asked for this episode (enqueue, download, redownload): keep and delete_older_than,
+            -- which choose among what the rules downloaded, leave its file alone.
+            ALTER TABLE episodes ADD COLUMN requested INTEGER NOT NULL DEFAULT 0;
+            """
+        ),
     ]
 
     /// The schema version a fully migrated database has.

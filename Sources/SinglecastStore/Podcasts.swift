@@ -36,6 +36,8 @@ package struct PodcastRecord: Sendable, Hashable {
     package var folder: String?
     /// Milliseconds between refreshes.
     package var refreshInterval: Int64?
+    /// The podcast's own episode rules, in their stored form (`key = value` lines).
+    package var rules: String?
 
     package init(feedURL: String, subscribedAt: Int64) {
         id = 0
@@ -66,6 +68,7 @@ package struct PodcastRecord: Sendable, Hashable {
         nameTemplate = nil
         folder = nil
         refreshInterval = nil
+        rules = nil
     }
 }
 
@@ -94,6 +97,18 @@ package struct EpisodeRecord: Sendable, Hashable {
     package var feedOrder: Int
     package var isNew: Bool
     package var downloadID: Int64?
+    /// `itunes:episodeType`: `full`, `trailer` or `bonus`.
+    package var episodeType: String?
+    /// When the listener marked the episode played (milliseconds since 1970).
+    package var playedAt: Int64?
+    /// Never deleted by a rule.
+    package var pinned: Bool
+    /// The episode's file was deleted, by a rule or on request, at this time and for this reason; it is not
+    /// downloaded again unless asked for.
+    package var fileDeletedAt: Int64?
+    package var fileDeletedReason: String?
+    /// The listener asked for it: `keep` and `delete_older_than` leave its file alone.
+    package var requested: Bool
 
     package init(podcastID: Int64, identity: String, title: String, firstSeenAt: Int64) {
         id = 0
@@ -117,6 +132,12 @@ package struct EpisodeRecord: Sendable, Hashable {
         feedOrder = 0
         isNew = true
         downloadID = nil
+        episodeType = nil
+        playedAt = nil
+        pinned = false
+        fileDeletedAt = nil
+        fileDeletedReason = nil
+        requested = false
     }
 }
 
@@ -153,7 +174,7 @@ private let podcastColumns = """
     id, feed_url, title, author, description, link, language, artwork_url, artwork_path, artwork_etag,
     artwork_last_modified, itunes_id, auth_user, auth_password, etag, last_modified, subscribed_at, refreshed_at,
     succeeded_at, next_refresh_at, last_error, gone, auto_download, keep, duplicate_items, name_template, folder,
-    refresh_interval
+    refresh_interval, rules
     """
 private let podcastWritable = writableNames(podcastColumns)
 private let insertPodcastSQL = """
@@ -167,7 +188,7 @@ private let updatePodcastSQL = """
 private let episodeColumns = """
     id, podcast_id, identity, guid, title, description, link, published_at, duration, enclosure_url, enclosure_type,
     enclosure_length, season, episode_number, chapters_url, transcript_url, integrity, first_seen_at, feed_order,
-    is_new, download_id
+    is_new, download_id, episode_type, played_at, pinned, file_deleted_at, file_deleted_reason, requested
     """
 /// The same columns in the same order, with an empty description.
 private let episodeColumnsWithoutDescription = episodeColumns.replacing(", description,", with: ", '' AS description,")
@@ -234,6 +255,7 @@ extension PodcastRecord {
         nameTemplate = row[25].string
         folder = row[26].string
         refreshInterval = row[27].int64
+        rules = row[28].string
     }
 
     fileprivate var columnValues: [SQLiteValue] {
@@ -244,7 +266,7 @@ extension PodcastRecord {
             SQLiteValue(etag), SQLiteValue(lastModified), .integer(subscribedAt), SQLiteValue(refreshedAt),
             SQLiteValue(succeededAt), SQLiteValue(nextRefreshAt), SQLiteValue(lastError), .integer(gone ? 1 : 0),
             .text(autoDownload), SQLiteValue(keep.map { Int64($0) }), .integer(Int64(duplicateItems)),
-            SQLiteValue(nameTemplate), SQLiteValue(folder), SQLiteValue(refreshInterval),
+            SQLiteValue(nameTemplate), SQLiteValue(folder), SQLiteValue(refreshInterval), SQLiteValue(rules),
         ]
     }
 }
@@ -274,6 +296,12 @@ extension EpisodeRecord {
         feedOrder = Int(row.int64(18) ?? 0)
         isNew = (row.int64(19) ?? 0) != 0
         downloadID = row.int64(20)
+        episodeType = row.string(21)
+        playedAt = row.int64(22)
+        pinned = (row.int64(23) ?? 0) != 0
+        fileDeletedAt = row.int64(24)
+        fileDeletedReason = row.string(25)
+        requested = (row.int64(26) ?? 0) != 0
     }
 
     fileprivate var columnValues: [SQLiteValue] {
@@ -283,7 +311,9 @@ extension EpisodeRecord {
             SQLiteValue(enclosureURL), SQLiteValue(enclosureType), SQLiteValue(enclosureLength),
             SQLiteValue(season.map { Int64($0) }), SQLiteValue(episodeNumber.map { Int64($0) }),
             SQLiteValue(chaptersURL), SQLiteValue(transcriptURL), SQLiteValue(integrity), .integer(firstSeenAt),
-            .integer(Int64(feedOrder)), .integer(isNew ? 1 : 0), SQLiteValue(downloadID),
+            .integer(Int64(feedOrder)), .integer(isNew ? 1 : 0), SQLiteValue(downloadID), SQLiteValue(episodeType),
+            SQLiteValue(playedAt), .integer(pinned ? 1 : 0), SQLiteValue(fileDeletedAt),
+            SQLiteValue(fileDeletedReason), .integer(requested ? 1 : 0),
         ]
     }
 }
@@ -415,6 +445,12 @@ extension Store {
                 episode.firstSeenAt = existing.firstSeenAt
                 episode.isNew = existing.isNew
                 episode.downloadID = existing.downloadID
+                // The listener's state, which no feed carries.
+                episode.playedAt = existing.playedAt
+                episode.pinned = existing.pinned
+                episode.fileDeletedAt = existing.fileDeletedAt
+                episode.fileDeletedReason = existing.fileDeletedReason
+                episode.requested = existing.requested
                 if episode != existing {
                     try statements.update.bind(episode.columnValues + [.integer(episode.id)])
                     while try statements.update.step() {}
@@ -433,6 +469,7 @@ extension Store {
     package func episodes(
         of podcastID: Int64,
         onlyNew: Bool = false,
+        unplayed: Bool = false,
         limit: Int? = nil,
         fields: EpisodeFields = .all
     ) throws(StoreError)
@@ -445,6 +482,7 @@ extension Store {
             let ordered = try connection.query(
                 """
                 SELECT id FROM episodes WHERE podcast_id = ? \(onlyNew ? "AND is_new = 1" : "")
+                \(unplayed ? "AND played_at IS NULL" : "")
                 ORDER BY published_at DESC, feed_order, id LIMIT ?
                 """,
                 [.integer(podcastID), .integer(Int64(limit ?? -1))]
@@ -550,6 +588,98 @@ extension Store {
         return rows
     }
 
+    /// Every episode that has a download, without show notes: what retention looks at.
+    package func downloadedEpisodes() throws(StoreError) -> [EpisodeRecord] {
+        try withConnection("listing downloaded episodes") { connection throws(SQLiteError) in
+            // episodes_by_download holds only linked episodes, so 100,000 unlinked ones cost nothing here.
+            try connection.withStatement(
+                "SELECT \(episodeColumnsWithoutDescription) FROM episodes WHERE download_id IS NOT NULL"
+            ) { (statement) throws(SQLiteError) in
+                var records: [EpisodeRecord] = []
+                while try statement.step() { records.append(EpisodeRecord(columns: statement)) }
+                return records
+            }
+        }
+    }
+
+    /// A podcast's episode ids, newest first.
+    package func episodeIDs(of podcastID: Int64) throws(StoreError) -> [Int64] {
+        try withConnection("listing episodes") { connection throws(SQLiteError) in
+            try connection.query(
+                "SELECT id FROM episodes WHERE podcast_id = ? ORDER BY published_at DESC, feed_order, id",
+                [.integer(podcastID)]
+            ).map { $0.int64(0) ?? 0 }
+        }
+    }
+
+    /// Marks episodes played at `at` (or unplayed with `nil`), in one transaction.
+    ///
+    /// - Returns: The episodes whose state changed; one played already keeps its first time.
+    package func setPlayed(_ ids: [Int64], at: Int64?) throws(StoreError) -> [Int64] {
+        let sql =
+            at == nil
+            ? "UPDATE episodes SET played_at = NULL WHERE id = ? AND played_at IS NOT NULL"
+            : "UPDATE episodes SET played_at = ?, is_new = 0 WHERE id = ? AND played_at IS NULL"
+        return try changing(ids, sql: sql, values: at.map { [.integer($0)] } ?? [], activity: "marking episodes")
+    }
+
+    /// Records that the listener asked for these episodes (see ``EpisodeRecord/requested``).
+    package func setRequested(_ ids: [Int64]) throws(StoreError) {
+        _ = try changing(
+            ids,
+            sql: "UPDATE episodes SET requested = 1 WHERE id = ?",
+            values: [],
+            activity: "marking episodes"
+        )
+    }
+
+    /// Pins or unpins episodes, in one transaction; returns those whose state changed.
+    package func setPinned(_ ids: [Int64], _ pinned: Bool) throws(StoreError) -> [Int64] {
+        try changing(
+            ids,
+            sql: "UPDATE episodes SET pinned = ? WHERE id = ? AND pinned != ?1",
+            values: [.integer(pinned ? 1 : 0)],
+            activity: "pinning episodes"
+        )
+    }
+
+    /// Runs `sql` (its last parameter the episode id) once per id in one transaction; returns the ids it changed.
+    private func changing(
+        _ ids: [Int64],
+        sql: String,
+        values: [SQLiteValue],
+        activity: String
+    ) throws(StoreError) -> [Int64] {
+        try withConnection(activity) { connection throws(SQLiteError) in
+            try connection.transaction { () throws(SQLiteError) in
+                try connection.withReusableStatement(sql) { (statement) throws(SQLiteError) in
+                    var changed: [Int64] = []
+                    for id in Array(Set(ids)).sorted() {
+                        try statement.bind(values + [.integer(id)])
+                        while try statement.step() {}
+                        statement.reset()
+                        if connection.changes > 0 { changed.append(id) }
+                    }
+                    return changed
+                }
+            }
+        }
+    }
+
+    /// Unlinks episodes from their downloads, recording that their files were deleted and why, in one transaction:
+    /// the policies do not download such an episode again until it is asked for.
+    package func releaseEpisodeFiles(_ ids: [Int64], at: Int64, reason: String) throws(StoreError) {
+        _ = try changing(
+            ids,
+            sql: """
+                UPDATE episodes SET download_id = NULL, file_deleted_at = ?, file_deleted_reason = ?
+                WHERE id = ? AND download_id IS NOT NULL
+                """,
+            values: [.integer(at), .text(reason)],
+            activity: "unlinking episodes from their downloads"
+        )
+    }
+
     /// Links episodes to their downloads (and marks them no longer new), in one transaction.
     package func setEpisodeDownloads(_ links: [(episode: Int64, download: Int64?)]) throws(StoreError) {
         guard !links.isEmpty else { return }
@@ -561,7 +691,13 @@ extension Store {
     /// The links inside a transaction the caller holds.
     static func link(_ links: [(episode: Int64, download: Int64?)], on connection: Connection) throws(SQLiteError) {
         guard !links.isEmpty else { return }
-        let sql = "UPDATE episodes SET download_id = ?, is_new = 0 WHERE id = ?"
+        // Linking a download clears a deleted file's mark: the episode was asked for again.
+        let sql = """
+            UPDATE episodes SET download_id = ?1, is_new = 0,
+                file_deleted_at = IIF(?1 IS NULL, file_deleted_at, NULL),
+                file_deleted_reason = IIF(?1 IS NULL, file_deleted_reason, NULL)
+            WHERE id = ?2
+            """
         try connection.withReusableStatement(sql) { (update) throws(SQLiteError) in
             for link in links {
                 try update.bind([SQLiteValue(link.download), .integer(link.episode)])

@@ -141,7 +141,7 @@ import Testing
 
     @Test(.enabled(if: hasFish)) func fishCompletesSubcommandsOptionsAndDaemonValues() throws {
         #expect(try fish("singlecastctl pa").candidates == ["pause"])
-        #expect(try fish("singlecastctl --socket /tmp/x.sock pi").candidates == ["ping"])
+        #expect(try fish("singlecastctl --socket /tmp/x.sock pi").candidates == ["pin", "ping"])
         #expect(try fish("singlecastctl downloads --state co").candidates == ["completed"])
         let options = try fish("singlecastctl enqueue --").candidates
         #expect(options.contains("--priority") && options.contains("--socket"), "\(options)")

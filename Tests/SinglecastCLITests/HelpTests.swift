@@ -43,10 +43,16 @@ import Testing
           episodes                List a podcast's episodes, newest first.
           inbox                   List new episodes of every podcast, newest first.
           refresh                 Fetch podcast feeds now.
-          set                     Change a podcast's auto-download and keep settings.
+          set                     Change a podcast's download policy, rules and
+                                  settings.
           download                Download a podcast's newest episodes.
           delete                  Delete downloaded episodes' files.
           redownload              Download episodes again.
+          played                  Mark episodes played.
+          unplayed                Mark episodes not played.
+          pin                     Keep episodes' files whatever the rules say.
+          unpin                   Let the rules delete episodes' files again.
+          rules                   Show what a podcast's rules would download and delete.
           import                  Subscribe to the feeds of an OPML file.
           export                  Write the subscriptions as an OPML file.
 
@@ -108,7 +114,8 @@ import Testing
                 Runs until the daemon stops or you press Control-C. On a terminal, active
                 downloads show live progress bars; otherwise each event is one line, with
                 progress at most every 5 seconds per download. Podcast events (subscribed,
-                refreshed, unsubscribed) are one line each.
+                refreshed, unsubscribed) and episode events (played, unplayed, deleted) are one
+                line each.
 
                 USAGE: singlecastctl watch [--socket <path>] [--json] [--topic <topic> ...]
 
@@ -117,7 +124,7 @@ import Testing
                                           $XDG_RUNTIME_DIR/singlecast/control.sock)
                   --json                  Print machine-readable JSON; errors too, on stderr.
                   --topic <topic>         Print only events of this topic; repeat for several.
-                                          (values: daemon, downloads, podcasts)
+                                          (values: daemon, downloads, podcasts, episodes)
                   --version               Show the version.
                   -h, --help              Show help information.
 

@@ -99,14 +99,16 @@ import Testing
 
         DATE is the publication day in local time and DURATION the length the feed
         gives. STATE is new (not downloaded, appeared after subscribing), queued,
-        downloading, paused, failed or downloaded. Queue episodes by ID with
-        'singlecastctl enqueue <id> ...'.
+        downloading, paused, failed, downloaded or played (marked with 'singlecastctl
+        played'), with ', pinned' for a pinned one; for an episode the podcast's rules
+        do not download, it says which rule skipped it (skipped: title excludes
+        "trailer"). Queue episodes by ID with 'singlecastctl enqueue <id> ...'.
 
         Examples:
           singlecastctl episodes 3 --limit 10
           singlecastctl episodes "the daily" --new
 
-        USAGE: singlecastctl episodes [--socket <path>] [--json] <podcast> [--new] [--limit <n>]
+        USAGE: singlecastctl episodes [--socket <path>] [--json] <podcast> [--new] [--unplayed] [--limit <n>]
 
         ARGUMENTS:
           <podcast>               The podcast's ID, or the start of its title, as
@@ -117,6 +119,7 @@ import Testing
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
           --json                  Print machine-readable JSON; errors too, on stderr.
           --new                   Show only new episodes.
+          --unplayed              Show only episodes not marked played.
           --limit <n>             Show at most this many. (default: all)
           --version               Show the version.
           -h, --help              Show help information.
@@ -150,12 +153,16 @@ import Testing
 
         """,
         "set": """
-        OVERVIEW: Change a podcast's auto-download and keep settings.
+        OVERVIEW: Change a podcast's download policy, rules and settings.
 
         Switching --auto on applies it to the episodes already there: latest:N queues
-        the N newest at once. --name-template, --folder and --refresh-interval give
-        this podcast settings of its own, for downloads queued from now on; 'default'
-        goes back to the configured ones.
+        the N newest at once. The rule options (--title-exclude, --max-age, ...) give
+        the podcast rules of its own, which win over the configured ones rule by rule;
+        the daemon checks them and says what is wrong. --dry-run shows what the changes
+        would download and delete, as 'singlecastctl rules' does, and changes nothing.
+        --name-template, --folder and --refresh-interval give this podcast settings of
+        its own, for downloads queued from now on; 'default' goes back to the
+        configured ones.
 
         Examples:
           singlecastctl set 3 --auto latest:3 --keep 5
@@ -163,8 +170,10 @@ import Testing
           singlecastctl set daily --keep 0
           singlecastctl set daily --folder News --name-template
         '{podcast}/{date}.{ext}' --refresh-interval 15m
+          singlecastctl set daily --title-exclude trailer --dry-run
+          singlecastctl set daily --delete-played-after 7d
 
-        USAGE: singlecastctl set [--socket <path>] [--json] <podcast> [--auto <policy>] [--keep <n>] [--name-template <template>] [--folder <name>] [--refresh-interval <duration>]
+        USAGE: singlecastctl set [<options>] <podcast>
 
         ARGUMENTS:
           <podcast>               The podcast's ID, or the start of its title, as
@@ -186,6 +195,37 @@ import Testing
           --refresh-interval <duration>
                                   Time between this podcast's refreshes (90s, 15m, 6h,
                                   1d; 1m to 7d), or 'default'.
+          --title-include <text>  Download only episodes whose title contains this (any
+                                  case), or matches it as /regex/. 'default' goes back
+                                  to the configured rule, 'none' turns it off for this
+                                  podcast.
+          --title-exclude <text>  Never download episodes whose title contains
+                                  (matches) this. 'default' goes back to the configured
+                                  rule, 'none' turns it off for this podcast.
+          --min-duration <duration>
+                                  Skip episodes shorter than this (90s, 10m, 1h).
+                                  'default' goes back to the configured rule, 'none'
+                                  turns it off for this podcast.
+          --max-duration <duration>
+                                  Skip episodes longer than this. 'default' goes back
+                                  to the configured rule, 'none' turns it off for this
+                                  podcast.
+          --max-age <age>         Skip episodes published longer ago than this (12h,
+                                  30d, 2w). 'default' goes back to the configured rule,
+                                  'none' turns it off for this podcast.
+          --episode-types <types> Download only these types: full, trailer, bonus
+                                  (a,b). 'default' goes back to the configured rule,
+                                  'none' turns it off for this podcast.
+          --delete-played-after <delay>
+                                  Delete a played episode's file this long after.
+                                  'default' goes back to the configured rule, 'none'
+                                  turns it off for this podcast.
+          --delete-older-than <age>
+                                  Delete files of episodes older than this. 'default'
+                                  goes back to the configured rule, 'none' turns it off
+                                  for this podcast.
+          --dry-run               Show what the changes would download and delete;
+                                  change nothing.
           --version               Show the version.
           -h, --help              Show help information.
 

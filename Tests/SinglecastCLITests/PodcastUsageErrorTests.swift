@@ -21,13 +21,13 @@ import Testing
         ),
         "unsubscribe": usage("unsubscribe", "<podcast> [--delete-files]"),
         "podcasts": usage("podcasts", ""),
-        "episodes": usage("episodes", "<podcast> [--new] [--limit <n>]"),
+        "episodes": usage("episodes", "<podcast> [--new] [--unplayed] [--limit <n>]"),
         "refresh": usage("refresh", "[<podcast>]"),
-        "set": usage(
-            "set",
-            "<podcast> [--auto <policy>] [--keep <n>] [--name-template <template>] [--folder <name>] "
-                + "[--refresh-interval <duration>]"
-        ),
+        "set": """
+        Usage: singlecastctl set [<options>] <podcast>
+          See 'singlecastctl set --help' for more information.
+
+        """,
         "download": usage("download", "<podcast> --latest <n>"),
         "import": usage("import", "<file>"),
         "export": usage("export", "[<file>]"),
@@ -166,7 +166,8 @@ import Testing
         // set
         Case(
             arguments: ["set", "3"],
-            stderr: "Error: Give --auto, --keep, --name-template, --folder or --refresh-interval\n" + set
+            stderr: "Error: Give --auto, --keep, a rule option (such as --title-exclude), --name-template, --folder or "
+                + "--refresh-interval\n" + set
         ),
         Case(
             arguments: ["set", "--keep", "3"],

@@ -17,20 +17,20 @@ import Testing
     @Test func latestFillsUpTheNewestThatAreNotDownloaded() {
         let policy = EpisodePolicy(fetch: .latest(3), keep: nil)
         let newest = [episode(9), episode(8, downloaded: true), episode(7), episode(6)]
-        #expect(policy.wanted(newest: newest, inserted: [], initial: true) == [9, 7])
-        #expect(policy.wanted(newest: newest, inserted: [episode(9)], initial: false) == [9, 7])
+        #expect(policy.wanted(newest: newest, inserted: [], initial: true, now: 0) == [9, 7])
+        #expect(policy.wanted(newest: newest, inserted: [episode(9)], initial: false, now: 0) == [9, 7])
     }
 
     @Test func allNewTakesOnlyWhatAppearsFromNowOn() {
         let policy = EpisodePolicy(fetch: .allNew, keep: nil)
-        #expect(policy.wanted(newest: [episode(1)], inserted: [], initial: true).isEmpty)
-        #expect(policy.wanted(newest: [], inserted: [episode(4), episode(5)], initial: true).isEmpty)
-        #expect(policy.wanted(newest: [], inserted: [episode(4), episode(5)], initial: false) == [4, 5])
+        #expect(policy.wanted(newest: [episode(1)], inserted: [], initial: true, now: 0).isEmpty)
+        #expect(policy.wanted(newest: [], inserted: [episode(4), episode(5)], initial: true, now: 0).isEmpty)
+        #expect(policy.wanted(newest: [], inserted: [episode(4), episode(5)], initial: false, now: 0) == [4, 5])
     }
 
     @Test func offWantsNothing() {
         let policy = EpisodePolicy(fetch: .off, keep: 2)
-        #expect(policy.wanted(newest: [episode(1)], inserted: [episode(1)], initial: false).isEmpty)
+        #expect(policy.wanted(newest: [episode(1)], inserted: [episode(1)], initial: false, now: 0).isEmpty)
     }
 
     @Test func enclosuresThatAreNotWebURLsAreSkipped() {
@@ -39,13 +39,7 @@ import Testing
             episode(1, url: "file:///etc/passwd"), episode(2, url: nil), episode(3, url: "javascript:alert(1)"),
             episode(4, url: "http:///no-host"), episode(5),
         ]
-        #expect(policy.wanted(newest: [], inserted: inserted, initial: false) == [5])
-    }
-
-    @Test func keepLetsGoOfTheOldestBeyondIt() {
-        #expect(EpisodePolicy(fetch: .off, keep: 2).surplus(downloaded: [9, 8, 7, 6]) == [7, 6])
-        #expect(EpisodePolicy(fetch: .off, keep: nil).surplus(downloaded: [9, 8, 7]).isEmpty)
-        #expect(EpisodePolicy(fetch: .off, keep: 5).surplus(downloaded: [9, 8]).isEmpty)
+        #expect(policy.wanted(newest: [], inserted: inserted, initial: false, now: 0) == [5])
     }
 
     @Test func contradictionsAreRefused() {
@@ -68,7 +62,7 @@ import Testing
         var podcast = PodcastRecord(feedURL: "https://f.example/feed", subscribedAt: 0)
         podcast.autoDownload = "latest:4"
         podcast.keep = 6
-        let policy = EpisodePolicy(podcast)
+        let policy = EpisodePolicy(podcast, defaults: EpisodeRules())
         #expect(policy.fetch == .latest(4) && policy.keep == 6)
     }
 }

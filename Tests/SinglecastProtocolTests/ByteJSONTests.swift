@@ -46,9 +46,13 @@ import Testing
         chaptersURL: "https://example.com/c.json",
         transcriptURL: "https://example.com/t.vtt",
         isNew: true,
-        downloadID: 77,
+        downloadID: Int64.min,
         downloadState: .completed,
-        file: "/home/ada/Podcasts/Daily/1.mp3"
+        file: "/home/ada/Podcasts/Daily/1.mp3",
+        episodeType: "bonus",
+        playedAt: "2026-11-29T08:00:00Z",
+        pinned: true,
+        skipped: #"title excludes "trailer""#
     )
 
     /// Every optional field left out.

@@ -5,7 +5,8 @@ extension Singlecastctl {
         subcommands: [
             SubscribeCommand.self, UnsubscribeCommand.self, PodcastsCommand.self, EpisodesCommand.self,
             InboxCommand.self, RefreshCommand.self, SetCommand.self, DownloadLatestCommand.self, DeleteCommand.self,
-            RedownloadCommand.self, ImportCommand.self, ExportCommand.self,
+            RedownloadCommand.self, PlayedCommand.self, UnplayedCommand.self, PinCommand.self, UnpinCommand.self,
+            RulesCommand.self, ImportCommand.self, ExportCommand.self,
         ]
     )
 }

@@ -66,8 +66,10 @@ package struct EpisodesCommand: CLICommand {
         abstract: "List a podcast's episodes, newest first.",
         discussion: """
             DATE is the publication day in local time and DURATION the length the feed gives. STATE is new (not \
-            downloaded, appeared after subscribing), queued, downloading, paused, failed or downloaded. Queue \
-            episodes by ID with 'singlecastctl enqueue <id> ...'.
+            downloaded, appeared after subscribing), queued, downloading, paused, failed, downloaded or played \
+            (marked with 'singlecastctl played'), with ', pinned' for a pinned one; for an episode the \
+            podcast's rules do not download, it says which rule skipped it (skipped: title excludes \
+            "trailer"). Queue episodes by ID with 'singlecastctl enqueue <id> ...'.
 
             Examples:
               singlecastctl episodes 3 --limit 10
@@ -76,6 +78,7 @@ package struct EpisodesCommand: CLICommand {
         arguments: [
             PodcastArguments.podcast(),
             .flag("new", help: "Show only new episodes."),
+            .flag("unplayed", help: "Show only episodes not marked played."),
             .option("limit", valueName: "n", help: "Show at most this many.", defaultDescription: "all"),
         ]
     )
@@ -90,7 +93,8 @@ package struct EpisodesCommand: CLICommand {
             new: arguments.flag("new") ? true : nil,
             limit: try Self.limit(arguments),
             // The table shows none of the show notes and links; --json prints every field.
-            brief: options.json ? nil : true
+            brief: options.json ? nil : true,
+            unplayed: arguments.flag("unplayed") ? true : nil
         )
     }
 

@@ -276,9 +276,12 @@ package struct UnsubscribeCommand: CLICommand {
 package struct SetCommand: CLICommand {
     package static let configuration = CommandConfiguration(
         commandName: "set",
-        abstract: "Change a podcast's auto-download and keep settings.",
+        abstract: "Change a podcast's download policy, rules and settings.",
         discussion: """
             Switching --auto on applies it to the episodes already there: latest:N queues the N newest at once. \
+            The rule options (--title-exclude, --max-age, ...) give the podcast rules of its own, which win over \
+            the configured ones rule by rule; the daemon checks them and says what is wrong. --dry-run shows what \
+            the changes would download and delete, as 'singlecastctl rules' does, and changes nothing. \
             --name-template, --folder and --refresh-interval give this podcast settings of its own, for \
             downloads queued from now on; 'default' goes back to the configured ones.
 
@@ -287,6 +290,8 @@ package struct SetCommand: CLICommand {
               singlecastctl set daily --auto off
               singlecastctl set daily --keep 0
               singlecastctl set daily --folder News --name-template '{podcast}/{date}.{ext}' --refresh-interval 15m
+              singlecastctl set daily --title-exclude trailer --dry-run
+              singlecastctl set daily --delete-played-after 7d
             """,
         arguments: [
             PodcastArguments.podcast(), PodcastArguments.auto(), PodcastArguments.keep(),
@@ -305,11 +310,14 @@ package struct SetCommand: CLICommand {
                 valueName: "duration",
                 help: "Time between this podcast's refreshes (90s, 15m, 6h, 1d; 1m to 7d), or 'default'."
             ),
+        ] + RuleOptions.arguments + [
+            .flag("dry-run", help: "Show what the changes would download and delete; change nothing.")
         ]
     )
 
     package var options: GlobalOptions
     package var params: SetPodcastParams
+    package var dryRun: Bool
 
     package init(_ arguments: ParsedArguments) throws {
         options = try GlobalOptions(arguments)
@@ -330,12 +338,22 @@ package struct SetCommand: CLICommand {
                     )
                 }
                 return seconds
-            }
+            },
+            rules: RuleOptions.parse(arguments)
         )
+        dryRun = arguments.flag("dry-run")
         if params.autoDownload == nil, params.keep == nil, params.nameTemplate == nil, params.folder == nil,
-            params.refreshInterval == nil
+            params.refreshInterval == nil, params.rules == nil
         {
-            throw UsageError.validation("Give --auto, --keep, --name-template, --folder or --refresh-interval")
+            throw UsageError.validation(
+                "Give --auto, --keep, a rule option (such as --title-exclude), --name-template, --folder or "
+                    + "--refresh-interval"
+            )
+        }
+        if dryRun, params.nameTemplate != nil || params.folder != nil || params.refreshInterval != nil {
+            throw UsageError.validation(
+                "--dry-run shows the rules' effect: give it with --auto, --keep or rule options"
+            )
         }
     }
 
@@ -350,6 +368,21 @@ package struct SetCommand: CLICommand {
     }
 
     package func run(_ context: CommandContext) async throws {
+        if dryRun {
+            let rules = RulesParams(
+                podcast: params.podcast,
+                changes: params.rules,
+                autoDownload: params.autoDownload,
+                keep: params.keep
+            )
+            try await context.callAndPrint(
+                .rules,
+                params: try WireCoding.value(of: rules),
+                options: options,
+                as: RulesResult.self
+            ) { RulesCommand.render($0, style: context.style) }
+            return
+        }
         try await context.callAndPrint(
             .set,
             params: try WireCoding.value(of: params),

@@ -9,7 +9,8 @@ package struct WatchCommand: CLICommand {
         discussion:
             "Runs until the daemon stops or you press Control-C. On a terminal, active downloads show live "
             + "progress bars; otherwise each event is one line, with progress at most every 5 seconds per download. "
-            + "Podcast events (subscribed, refreshed, unsubscribed) are one line each.",
+            + "Podcast events (subscribed, refreshed, unsubscribed) and episode events (played, unplayed, deleted) "
+            + "are one line each.",
         arguments: [
             .option(
                 "topic",
@@ -56,6 +57,10 @@ package struct WatchCommand: CLICommand {
                     let event = try? WireCoding.decode(PodcastEventParams.self, from: params)
                 {
                     stdout.write(renderer.message(PodcastText.eventLine(method, event) + "\n"))
+                } else if method.hasPrefix("episode."), let params,
+                    let event = try? WireCoding.decode(EpisodeEventParams.self, from: params)
+                {
+                    stdout.write(renderer.message(PodcastText.episodeEventLine(method, event) + "\n"))
                 } else {
                     stdout.write(renderer.message(Self.eventLine(method, params)))
                 }

@@ -47,15 +47,25 @@ package enum PodcastText {
     }
 
     /// `downloaded`, `downloading`, `queued`, `paused`, `failed`; `new` or `-` for an episode never queued.
+    ///
+    /// A played episode says so whatever its file; a pinned one is marked `pinned`; one the rules pass over says
+    /// which rule (`skipped: title excludes "trailer"`).
     package static func state(_ episode: EpisodeInfo) -> String {
-        switch episode.downloadState {
-        case .completed?: "downloaded"
-        case .active?: "downloading"
-        case .queued?: "queued"
-        case .paused?: "paused"
-        case .failed?: "failed"
-        case .cancelled?, nil: episode.isNew ? "new" : "-"
+        var state =
+            switch episode.downloadState {
+            case .completed?: "downloaded"
+            case .active?: "downloading"
+            case .queued?: "queued"
+            case .paused?: "paused"
+            case .failed?: "failed"
+            case .cancelled?, nil: episode.isNew ? "new" : "-"
+            }
+        if episode.playedAt != nil {
+            state = episode.downloadState == .completed ? "played, downloaded" : "played"
+        } else if let skipped = episode.skipped {
+            state = "skipped: \(skipped)"
         }
+        return episode.pinned == true ? state + ", pinned" : state
     }
 
     /// `3, 4, 12`.
@@ -66,6 +76,16 @@ package enum PodcastText {
     /// One `podcast.*` event as a line without its newline, e.g. `podcast 3  refreshed The Daily  2 new episodes`.
     ///
     /// Unknown `podcast.*` names print with their short name, so a newer daemon's events still read well.
+    /// One `episode.*` event as a line without its newline, e.g.
+    /// `episode 815  deleted Friday: played more than 7d ago (in the Trash)`.
+    package static func episodeEventLine(_ method: String, _ event: EpisodeEventParams) -> String {
+        let name = method.hasPrefix("episode.") ? String(method.dropFirst("episode.".count)) : method
+        var line = "episode \(event.episode)  \(name) \(event.title)"
+        if let reason = event.reason { line += ": \(reason)" }
+        if event.trashedTo != nil { line += " (in the Trash)" }
+        return line
+    }
+
     package static func eventLine(_ method: String, _ event: PodcastEventParams) -> String {
         let podcast = event.podcast
         let detail: String

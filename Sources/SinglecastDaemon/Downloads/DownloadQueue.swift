@@ -57,6 +57,8 @@ package struct QueueSettings: Sendable, Hashable {
     package var checkpointInterval: Duration = .seconds(5)
     /// Program run after each completed download (``CompletionHook``).
     package var onComplete: String?
+    /// How completed files are deleted (`use_trash`).
+    package var disposal = FileDisposal(trash: nil)
 
     package init() {}
 }
@@ -104,6 +106,9 @@ package actor DownloadQueue: Service {
     /// Signals every published event, so the daemon's status line is rebuilt only when something changed.
     package nonisolated let changes: AsyncStream<Void>
     private let changed: AsyncStream<Void>.Continuation
+    /// Signals completed downloads, for retention (a completed file may go over `max_storage`).
+    package nonisolated let completions: AsyncStream<Void>
+    private let completed: AsyncStream<Void>.Continuation
     private var wake = WakeSchedule()
     /// Completions waiting for the next group commit, and whether one is running (``commitCompletion(_:)``).
     private var completionBatch: [(record: DownloadRecord, turn: CheckedContinuation<CommitTurn, Never>)] = []
@@ -145,6 +150,7 @@ package actor DownloadQueue: Service {
         self.hooks = HookRunner(store: store, logger: logger)
         (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         (changes, changed) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        (completions, completed) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     // MARK: - Service
@@ -267,6 +273,7 @@ package actor DownloadQueue: Service {
                 Self.discardPartial(of: record)
             case .publish(let event, let record):
                 publish(event, record)
+                if event == .completed { completed.yield() }
             case .runHook(let record):
                 if let program = settings.onComplete { hooks.run(program, for: record) }
             case .log(let level, let message):
@@ -780,12 +787,22 @@ package actor DownloadQueue: Service {
         return found
     }
 
+    /// Completed downloads by id, for retention.
+    package func completedDownloads() -> [Int64: DownloadInfo] {
+        var found: [Int64: DownloadInfo] = [:]
+        for record in machine.records.values where record.state == .completed { found[record.id] = info(record) }
+        return found
+    }
+
     /// Removes downloads for good: unfinished ones are cancelled (partial files deleted), completed ones are
-    /// forgotten and, with `deleteFiles`, their files deleted. Used when an episode leaves the kept set or its
-    /// podcast is unsubscribed.
+    /// forgotten and, with `deleteFiles`, their files deleted as ``QueueSettings/disposal`` says. Used when an
+    /// episode leaves the kept set or its podcast is unsubscribed.
     ///
     /// - Returns: The files deleted.
-    package func discard(_ ids: [Int64], deleteFiles: Bool) async throws(DownloadQueueError) -> [String] {
+    package func discard(
+        _ ids: [Int64],
+        deleteFiles: Bool
+    ) async throws(DownloadQueueError) -> [FileDisposal.Disposed] {
         let existing = ids.filter { machine.records[$0] != nil && machine.records[$0]?.state != .cancelled }
         let unfinished = existing.filter { machine.records[$0]?.state != .completed }
         if !unfinished.isEmpty {
@@ -798,7 +815,17 @@ package actor DownloadQueue: Service {
         } catch {
             throw .notSaved(error)
         }
-        let deleted = deleteFiles ? completed.map(\.path).filter { unlink($0) == 0 } : []
+        var deleted: [FileDisposal.Disposed] = []
+        for record in completed where deleteFiles {
+            switch settings.disposal.dispose(record.path, size: record.bytesDone, inside: defaultDirectory, now: now())
+            {
+            case .success(let (disposed, trashFailure)):
+                if let trashFailure { logger.warning("\(trashFailure); deleted it instead") }
+                deleted.append(disposed)
+            case .failure(let refusal):
+                logger.warning("download \(record.id): \(refusal)")
+            }
+        }
         await perform(machine.forgotten(completed))
         return deleted
     }

@@ -1,16 +1,17 @@
 import SinglecastStore
 
-/// Which of a podcast's episodes are downloaded and which downloaded files are kept.
+/// Which of a podcast's episodes are downloaded without being asked for, and which downloaded files are kept.
 ///
-/// Pure: it is handed the episodes and answers with ids, so every rule is tested without a store or a network.
-/// A rule that decides whether one episode may be downloaded at all is one small ``EpisodeRule``.
+/// Pure: it is handed the episodes and answers with ids and reasons, so every rule is tested without a store or a
+/// network. ``skip(_:now:)`` is the one place that decides whether an episode may be downloaded automatically, and
+/// why not: auto-download, `episodes` and `rules --dry-run` all ask it.
 package struct EpisodePolicy: Sendable {
     /// What is downloaded without being asked for.
     package enum Fetch: Sendable, Hashable {
         case off
         /// Every episode that appears in the feed from now on.
         case allNew
-        /// The newest N episodes, whenever one of them is not downloaded.
+        /// The newest N episodes the rules let through, whenever one of them is not downloaded.
         case latest(Int)
     }
 
@@ -21,12 +22,34 @@ package struct EpisodePolicy: Sendable {
         package var enclosureURL: String?
         /// The episode has a download (live, or completed with its file).
         package var hasDownload: Bool
+        package var durationSeconds: Int?
+        /// Published, else first seen (milliseconds since 1970).
+        package var date: Int64
+        package var episodeType: String?
+        package var played: Bool
+        /// Why the episode's file was deleted, if it was: it is not downloaded again by itself.
+        package var fileDeletedReason: String?
 
-        package init(id: Int64, title: String, enclosureURL: String?, hasDownload: Bool) {
+        package init(
+            id: Int64,
+            title: String,
+            enclosureURL: String?,
+            hasDownload: Bool,
+            durationSeconds: Int? = nil,
+            date: Int64 = 0,
+            episodeType: String? = nil,
+            played: Bool = false,
+            fileDeletedReason: String? = nil
+        ) {
             self.id = id
             self.title = title
             self.enclosureURL = enclosureURL
             self.hasDownload = hasDownload
+            self.durationSeconds = durationSeconds
+            self.date = date
+            self.episodeType = episodeType
+            self.played = played
+            self.fileDeletedReason = fileDeletedReason
         }
 
         package init(_ record: EpisodeRecord) {
@@ -34,8 +57,44 @@ package struct EpisodePolicy: Sendable {
                 id: record.id,
                 title: record.title,
                 enclosureURL: record.enclosureURL,
-                hasDownload: record.downloadID != nil
+                hasDownload: record.downloadID != nil,
+                durationSeconds: record.durationSeconds,
+                date: record.publishedAt ?? record.firstSeenAt,
+                episodeType: record.episodeType,
+                played: record.playedAt != nil,
+                fileDeletedReason: record.fileDeletedAt != nil ? (record.fileDeletedReason ?? "deleted") : nil
             )
+        }
+    }
+
+    /// Why an episode is not downloaded automatically.
+    package enum Skip: Sendable, Hashable, CustomStringConvertible {
+        /// A feed may name anything as an enclosure (`file:///etc/passwd`, `javascript:`); only http and https
+        /// URLs with a host are downloaded.
+        case noEnclosure
+        case titleExcludes(TitlePattern)
+        case titleLacks(TitlePattern)
+        case shorterThan(Int)
+        case longerThan(Int)
+        case olderThan(Int64)
+        case episodeType(String)
+        case played
+        case fileDeleted(String)
+
+        package var description: String {
+            switch self {
+            case .noEnclosure: "no http or https enclosure"
+            case .titleExcludes(let pattern): "title excludes \(pattern)"
+            case .titleLacks(let pattern): "title does not include \(pattern)"
+            case .shorterThan(let seconds):
+                "shorter than \(EpisodeRules.writtenDuration(milliseconds: Int64(seconds) * 1000))"
+            case .longerThan(let seconds):
+                "longer than \(EpisodeRules.writtenDuration(milliseconds: Int64(seconds) * 1000))"
+            case .olderThan(let age): "older than \(EpisodeRules.writtenDuration(milliseconds: age))"
+            case .episodeType(let type): "episode type \(type)"
+            case .played: "played"
+            case .fileDeleted(let reason): "file deleted (\(reason))"
+            }
         }
     }
 
@@ -44,22 +103,28 @@ package struct EpisodePolicy: Sendable {
         case negativeKeep(Int)
         /// Keeping fewer than `latest:N` downloads would delete the newest and download them again, for ever.
         case keepBelowLatest(keep: Int, latest: Int)
+        case rules(EpisodeRules.Problem)
     }
 
     package var fetch: Fetch
     /// Downloaded episodes kept, newest first; `nil` keeps all.
     package var keep: Int?
-    /// Every rule an episode must pass to be downloaded automatically.
-    package var rules: [any EpisodeRule] = [HasDownloadableEnclosure()]
+    /// The podcast's rules over the configured defaults.
+    package var rules: EpisodeRules
 
-    package init(fetch: Fetch, keep: Int?) {
+    package init(fetch: Fetch, keep: Int?, rules: EpisodeRules = EpisodeRules()) {
         self.fetch = fetch
         self.keep = keep
+        self.rules = rules
     }
 
-    /// The policy stored for a podcast (`auto_download` and `keep` columns): one reading of the stored text.
-    package init(_ podcast: PodcastRecord) {
-        self.init(fetch: Fetch(stored: podcast.autoDownload) ?? .off, keep: podcast.keep)
+    /// The policy stored for a podcast (`auto_download`, `keep` and `rules` columns) over the configured rules.
+    package init(_ podcast: PodcastRecord, defaults: EpisodeRules) {
+        self.init(
+            fetch: Fetch(stored: podcast.autoDownload) ?? .off,
+            keep: podcast.keep,
+            rules: EpisodeRules(stored: podcast.rules).over(defaults)
+        )
     }
 
     /// Refuses contradictory settings before they are stored.
@@ -68,46 +133,60 @@ package struct EpisodePolicy: Sendable {
         if case .latest(let count) = fetch, let keep, keep > 0, keep < count {
             throw .keepBelowLatest(keep: keep, latest: count)
         }
+        do { try rules.validate() } catch { throw .rules(error) }
     }
 
     /// The episodes to queue now.
     ///
     /// - Parameters:
-    ///   - newest: The podcast's newest episodes, newest first (at least `latest:N` of them).
+    ///   - newest: The podcast's newest episodes, newest first (`latest:N` takes the first N the rules let
+    ///     through, so the caller hands in more when many are skipped; see ``newestNeeded(among:)``).
     ///   - inserted: Episodes the refresh just found.
     ///   - initial: The policy was just set or the podcast subscribed: `latest:N` fills up at once, while
     ///     `all-new` only takes episodes that appear from now on.
-    package func wanted(newest: [Candidate], inserted: [Candidate], initial: Bool) -> [Int64] {
-        let chosen: [Candidate]
+    package func wanted(newest: [Candidate], inserted: [Candidate], initial: Bool, now: Int64) -> [Int64] {
         switch fetch {
-        case .off: chosen = []
-        case .allNew: chosen = initial ? [] : inserted
-        case .latest(let count): chosen = newest.prefix(count).filter { !$0.hasDownload }
+        case .off: return []
+        case .allNew:
+            return initial ? [] : inserted.filter { !$0.hasDownload && skip($0, now: now) == nil }.map(\.id)
+        case .latest(let count):
+            return newest.filter { $0.hasDownload || skip($0, now: now) == nil }.prefix(count)
+                .filter { !$0.hasDownload }.map(\.id)
         }
-        return chosen.filter(admits).map(\.id)
     }
 
-    /// Downloaded episodes beyond `keep`, to let go of: `downloaded` newest first.
-    package func surplus(downloaded: [Int64]) -> [Int64] {
-        guard let keep else { return [] }
-        return Array(downloaded.dropFirst(keep))
+    /// Whether `newest` (newest first, all that were read) holds `latest:N`'s choice, or more must be read.
+    package func hasEnough(_ newest: [Candidate], readAll: Bool, now: Int64) -> Bool {
+        guard case .latest(let count) = fetch, !readAll else { return true }
+        return newest.lazy.filter { $0.hasDownload || skip($0, now: now) == nil }.prefix(count).count >= count
     }
 
-    /// Whether every rule lets the episode be downloaded automatically.
-    package func admits(_ episode: Candidate) -> Bool { rules.allSatisfy { $0.admits(episode) } }
-}
+    /// Why the rules do not let `episode` be downloaded automatically, or `nil` when they do. The first rule that
+    /// refuses it is named.
+    package func skip(_ episode: Candidate, now: Int64) -> Skip? {
+        if let reason = episode.fileDeletedReason { return .fileDeleted(reason) }
+        if episode.played { return .played }
+        guard HTTPURL.isValid(episode.enclosureURL) else { return .noEnclosure }
+        if let pattern = rules.titleExclude, pattern.matches(episode.title) { return .titleExcludes(pattern) }
+        if let pattern = rules.titleInclude, !pattern.matches(episode.title) { return .titleLacks(pattern) }
+        if let duration = episode.durationSeconds {
+            if let minimum = rules.minDuration, duration < minimum { return .shorterThan(minimum) }
+            if let maximum = rules.maxDuration, duration > maximum { return .longerThan(maximum) }
+        }
+        // What delete_older_than would delete at once is not downloaded either.
+        let ages = [rules.maxAge, rules.deleteOlderThan].compactMap { $0 }
+        if let age = ages.min(), episode.date + age < now { return .olderThan(age) }
+        if let types = rules.episodeTypes {
+            let type = episode.episodeType ?? "full"
+            if !types.contains(where: { $0.rawValue == type }) { return .episodeType(type) }
+        }
+        return nil
+    }
 
-/// One rule about which episodes may be downloaded automatically.
-package protocol EpisodeRule: Sendable {
-    func admits(_ episode: EpisodePolicy.Candidate) -> Bool
-}
-
-/// A feed may name anything as an enclosure (`file:///etc/passwd`, `javascript:`); only http and https URLs with
-/// a host are downloaded, so such an episode cannot hold up the others.
-package struct HasDownloadableEnclosure: EpisodeRule {
-    package init() {}
-
-    package func admits(_ episode: EpisodePolicy.Candidate) -> Bool { HTTPURL.isValid(episode.enclosureURL) }
+    /// The retention rules for ``Retention``.
+    package var retention: Retention.Rules {
+        Retention.Rules(keep: keep, deletePlayedAfter: rules.deletePlayedAfter, deleteOlderThan: rules.deleteOlderThan)
+    }
 }
 
 extension EpisodePolicy.Fetch {

@@ -141,6 +141,7 @@ struct FeedFetcher: Sendable {
         record.chaptersURL = episode.chaptersURL
         record.transcriptURL = episode.transcripts.first?.url
         record.integrity = episode.integrity.map { "\($0.type) \($0.value)" }
+        record.episodeType = episode.episodeType
         record.feedOrder = feedOrder
         return record
     }

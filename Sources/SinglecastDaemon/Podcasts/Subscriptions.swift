@@ -19,6 +19,10 @@ package struct PodcastSettings: Sendable, Hashable {
     package var maxFeedBytes: Int64 = 100 << 20
     /// The artwork cache's size; the least recently refreshed images go first.
     package var artworkCacheBytes: Int64 = 100 << 20
+    /// The configured episode rules, which a podcast's own override rule by rule.
+    package var rules = EpisodeRules()
+    /// The budget for every downloaded file (`max_storage`), in bytes.
+    package var maxStorage: Int64?
     package var transfer = TransferOptions()
     /// How long one feed or artwork fetch may take in all, however steadily its server trickles bytes.
     package var fetchDeadline: Duration = .seconds(120)
@@ -34,16 +38,16 @@ package struct PodcastSettings: Sendable, Hashable {
 /// The podcasts live in memory and in the store; every change is committed before it is answered or announced.
 /// A refresh never loses what the last good one stored: a failure is recorded next to the old episodes.
 package actor Subscriptions: Service {
-    private let store: Store
+    let store: Store
     private let engine: HTTPEngine
-    private let queue: DownloadQueue
-    private let events: EventBus
-    private let logger: Logger
+    let queue: DownloadQueue
+    let events: EventBus
+    let logger: Logger
     private let downloadDirectory: String
     private let artworkDirectory: String
     /// Finds a podcast's feed URL by its iTunes id (the directory's `lookup`).
     private let lookup: @Sendable (Int64) async throws -> String
-    private var settings: PodcastSettings
+    private(set) var settings: PodcastSettings
 
     /// Every subscription; read by the actor's extensions in other files.
     private(set) var podcasts: [Int64: PodcastRecord] = [:]
@@ -65,6 +69,10 @@ package actor Subscriptions: Service {
     private var limiter: FetchLimiter
     /// New subscriptions whose artwork the service loop fetches, as children of its task group.
     private var artworkWanted: Set<Int64> = []
+    /// Retention should run at the service loop's next turn (a completion, a played mark, changed rules); and
+    /// when a rule next lets go of a file if nothing else happens first.
+    private var retentionDue = true
+    private var retentionNextAt: Int64?
 
     package init(
         store: Store,
@@ -101,6 +109,8 @@ package actor Subscriptions: Service {
         {
             limiter = FetchLimiter(limit: newSettings.fetchConcurrency, perHostLimit: newSettings.fetchesPerHost)
         }
+        // Reloaded rules or a new budget may let go of files now.
+        if (newSettings.rules, newSettings.maxStorage) != (settings.rules, settings.maxStorage) { retentionDue = true }
         settings = newSettings
         wakeup.yield()
     }
@@ -113,13 +123,20 @@ package actor Subscriptions: Service {
         // One sleeping child at a time: a wake-up before it ends (a new subscription, a changed interval) only
         // replaces it when the next refresh moved earlier, and shutdown cancels it.
         await withDiscardingTaskGroup { group in
+            // A completed download may put the files over max_storage.
+            group.addTask { for await _ in self.queue.completions { await self.retentionWanted() } }
             for await _ in wakeups {
                 for id in artworkWanted { group.addTask { await self.refreshArtwork(id) } }
                 artworkWanted = []
                 await refreshDue()
                 if Task.isCancelled { break }
+                if retentionDue || (retentionNextAt ?? .max) <= Self.now() {
+                    retentionDue = false
+                    retentionNextAt = await applyRetention()
+                }
                 let next = podcasts.values.compactMap { $0.gone ? nil : $0.nextRefreshAt }.min()
-                let wakeAt = Self.now() + max(1000, min((next ?? Int64.max) - Self.now(), 60_000))
+                let due = min(next ?? .max, retentionNextAt ?? .max)
+                let wakeAt = Self.now() + max(1000, min(due - Self.now(), 60_000))
                 if wake.request(wakeAt) { group.addTask { await self.sleepUntil(wakeAt) } }
             }
             group.cancelAll()
@@ -154,6 +171,12 @@ package actor Subscriptions: Service {
 
     package nonisolated func shutdown() { wakeup.finish() }
 
+    /// Asks the service loop to run retention at its next turn.
+    func retentionWanted() {
+        retentionDue = true
+        wakeup.yield()
+    }
+
     // MARK: - Commands
 
     package func subscribe(_ params: SubscribeParams) async throws -> SubscribeResult {
@@ -174,7 +197,9 @@ package actor Subscriptions: Service {
         if (params.user == nil) != (params.password == nil) {
             throw PodcastError.invalid("'user' and 'password' go together", parameter: "user")
         }
-        try Self.checkPolicy(EpisodePolicy(fetch: .init(params.autoDownload ?? .off), keep: params.keep))
+        try Self.checkPolicy(
+            EpisodePolicy(fetch: .init(params.autoDownload ?? .off), keep: params.keep, rules: settings.rules)
+        )
         var text: String
         if let id = params.itunesID {
             text = try await lookup(id)
@@ -263,7 +288,7 @@ package actor Subscriptions: Service {
         if let path = podcast.artworkPath { unlink(path) }
         logger.notice("unsubscribed from \(podcast.title)")
         publish(.unsubscribed, result)
-        return UnsubscribeResult(podcast: result, cancelledDownloads: unfinished, deletedFiles: deleted)
+        return UnsubscribeResult(podcast: result, cancelledDownloads: unfinished, deletedFiles: deleted.map(\.path))
     }
 
     package func list() async throws -> PodcastsResult {
@@ -284,6 +309,7 @@ package actor Subscriptions: Service {
             records = try await store.episodes(
                 of: podcast.id,
                 onlyNew: params.new ?? false,
+                unplayed: params.unplayed ?? false,
                 limit: params.limit,
                 fields: brief ? .listing : .all
             )
@@ -291,10 +317,21 @@ package actor Subscriptions: Service {
             throw PodcastError.store("cannot read the episodes: \(error)")
         }
         let downloads = await queue.infos(records.compactMap(\.downloadID))
+        let policy = policy(for: podcast)
+        let now = Self.now()
+        let automatic = policy.fetch != .off
         return EpisodesResult(
             podcast: try await info(podcast),
             episodes: records.map { record in
-                var info = Self.info(record, download: record.downloadID.flatMap { downloads[$0] })
+                // Why the rules pass over an episode, for one they would otherwise have a say on.
+                let skipped =
+                    automatic && record.downloadID == nil
+                    ? policy.skip(EpisodePolicy.Candidate(record), now: now)?.description : nil
+                var info = Self.info(
+                    record,
+                    download: record.downloadID.flatMap { downloads[$0] },
+                    skipped: skipped
+                )
                 // Read for the rules, not shown in a list.
                 if brief { info.enclosureURL = nil }
                 return info
@@ -321,13 +358,32 @@ package actor Subscriptions: Service {
         var podcast = try resolve(params.podcast)
         guard
             params.autoDownload != nil || params.keep != nil || params.nameTemplate != nil || params.folder != nil
-                || params.refreshInterval != nil
+                || params.refreshInterval != nil || params.rules != nil
         else {
             throw PodcastError.invalid(
-                "'set' needs at least one of 'auto_download', 'keep', 'name_template', 'folder' and 'refresh_interval'",
+                "'set' needs at least one of 'auto_download', 'keep', 'name_template', 'folder', 'refresh_interval' "
+                    + "and 'rules'",
                 parameter: "auto_download"
             )
         }
+        let interval = podcast.refreshInterval
+        podcast = try changed(podcast, by: params)
+        if podcast.refreshInterval != interval || params.refreshInterval != nil {
+            // The next refresh follows the new interval, not the old one.
+            podcast.nextRefreshAt =
+                (podcast.succeededAt ?? podcast.refreshedAt ?? Self.now()) + jitteredInterval(podcast)
+            wakeup.yield()
+        }
+        try await save(podcast)
+        _ = try await applyPolicy(podcast.id, inserted: [], initial: params.autoDownload != nil)
+        if params.rules != nil || params.keep != nil { await applyRetentionNow() }
+        return PodcastResult(podcast: try await info(podcasts[podcast.id] ?? podcast))
+    }
+
+    /// `podcast` with `params`' changes, each checked; nothing is stored. `set` stores the result, `rules` shows
+    /// what it would do.
+    func changed(_ podcast: PodcastRecord, by params: SetPodcastParams) throws -> PodcastRecord {
+        var podcast = podcast
         if let template = params.nameTemplate {
             if !template.isEmpty, let problem = EpisodeNaming.problem(in: template) {
                 throw PodcastError.invalid(
@@ -358,20 +414,29 @@ package actor Subscriptions: Service {
                 )
             }
             podcast.refreshInterval = seconds == 0 ? nil : Int64(seconds) * 1000
-            // The next refresh follows the new interval, not the old one.
-            podcast.nextRefreshAt =
-                (podcast.succeededAt ?? podcast.refreshedAt ?? Self.now()) + jitteredInterval(podcast)
-            wakeup.yield()
         }
         if let auto = params.autoDownload { podcast.autoDownload = EpisodePolicy.Fetch(auto).stored }
         if let keep = params.keep {
             try Self.checkPolicy(EpisodePolicy(fetch: .off, keep: keep))
             podcast.keep = keep > 0 ? keep : nil
         }
-        try Self.checkPolicy(EpisodePolicy(podcast))
-        try await save(podcast)
-        _ = try await applyPolicy(podcast.id, inserted: [], initial: params.autoDownload != nil)
-        return PodcastResult(podcast: try await info(podcasts[podcast.id] ?? podcast))
+        if let changes = params.rules {
+            var own = EpisodeRules(stored: podcast.rules)
+            for (name, value) in changes.sorted(by: { $0.key < $1.key }) {
+                guard let key = EpisodeRules.Key(rawValue: name) else {
+                    let known = EpisodeRules.Key.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw PodcastError.invalid("there is no rule '\(name)'; the rules are \(known)", parameter: "rules")
+                }
+                do {
+                    try own.set(key, to: value)
+                } catch {
+                    throw PodcastError.invalid(error.message, parameter: "rules")
+                }
+            }
+            podcast.rules = own.stored
+        }
+        try Self.checkPolicy(policy(for: podcast))
+        return podcast
     }
 
     package func downloadLatest(_ params: DownloadLatestParams) async throws -> EnqueueResult {
@@ -380,7 +445,7 @@ package actor Subscriptions: Service {
             throw PodcastError.invalid("'latest' must be at least 1", parameter: "latest")
         }
         let latest = try await store.episodes(of: podcast.id, limit: params.latest)
-        return try await enqueueEpisodes(latest.map(\.id), priority: nil)
+        return try await enqueueEpisodes(latest.map(\.id), priority: nil, requested: true)
     }
 
     /// `enqueue` with episode ids (and possibly URLs too, which go to the queue as they are).
@@ -396,7 +461,7 @@ package actor Subscriptions: Service {
         var plain = params
         plain.episodes = nil
         let urls = params.urls.isEmpty ? [] : try await queue.requests(for: plain)
-        return try await enqueueEpisodes(params.episodes ?? [], priority: params.priority, with: urls)
+        return try await enqueueEpisodes(params.episodes ?? [], priority: params.priority, requested: true, with: urls)
     }
 
     // MARK: - Refresh
@@ -533,71 +598,90 @@ package actor Subscriptions: Service {
         return inserted
     }
 
-    /// Queues what the podcast's policy asks for and deletes downloaded files beyond `keep`.
+    /// Queues what the podcast's policy asks for; retention then deletes what its rules let go of.
     ///
     /// - Parameter initial: The policy was just set (or the podcast subscribed): `latest:N` fills up to N at once,
     ///   while `all-new` only takes episodes that appear from now on.
     private func applyPolicy(_ id: Int64, inserted ids: [Int64], initial: Bool) async throws -> [Int64] {
         guard let podcast = podcasts[id] else { return [] }
-        let policy = EpisodePolicy(podcast)
-        var newest: [EpisodeRecord] = []
-        if case .latest(let count) = policy.fetch { newest = try await store.episodes(of: id, limit: count) }
+        let policy = policy(for: podcast)
+        let now = Self.now()
+        var newest: [EpisodePolicy.Candidate] = []
+        if case .latest(let count) = policy.fetch {
+            // latest:N takes the newest N the rules let through: read more while skipped ones hide them.
+            var limit = count + 20
+            while true {
+                let read = try await store.episodes(of: id, limit: limit, fields: .listing)
+                newest = read.map(EpisodePolicy.Candidate.init)
+                if policy.hasEnough(newest, readAll: read.count < limit, now: now) { break }
+                limit *= 4
+            }
+        }
         // Only `all-new` looks at what a refresh inserted, and a subscription's back catalogue is not new.
         var inserted: [EpisodeRecord] = []
         if case .allNew = policy.fetch, !initial, !ids.isEmpty {
-            inserted = try await store.episodes(ids: ids, fields: .withoutDescription)
+            inserted = try await store.episodes(ids: ids, fields: .listing)
         }
         let wanted = policy.wanted(
-            newest: newest.map(EpisodePolicy.Candidate.init),
+            newest: newest,
             inserted: inserted.map(EpisodePolicy.Candidate.init),
-            initial: initial
+            initial: initial,
+            now: now
         )
-        let queued = try await enqueueEpisodes(wanted, priority: nil).downloads.map(\.id)
-        if policy.keep != nil { try await applyKeep(id, policy) }
+        let queued = try await enqueueEpisodes(wanted, priority: nil, requested: false).downloads.map(\.id)
+        let retention = policy.retention
+        if retention.keep != nil || retention.deletePlayedAfter != nil || retention.deleteOlderThan != nil
+            || settings.maxStorage != nil
+        {
+            retentionWanted()
+        }
         return queued
     }
 
-    /// Deletes the files of completed downloads beyond the newest `keep` of a podcast.
-    private func applyKeep(_ id: Int64, _ policy: EpisodePolicy) async throws {
-        let episodes = try await store.episodes(of: id).filter { $0.downloadID != nil }
-        let downloads = await queue.infos(episodes.compactMap(\.downloadID))
-        let completed = episodes.filter { downloads[$0.downloadID ?? -1]?.state == .completed }
-        let leaving = Set(policy.surplus(downloaded: completed.map(\.id)))
-        let surplus = completed.filter { leaving.contains($0.id) }
-        guard !surplus.isEmpty else { return }
-        let (deleted, _) = try await letGo(surplus)
-        logger.info(
-            "kept the newest \(policy.keep ?? 0) episodes of \(podcasts[id]?.title ?? "?"): "
-                + "deleted \(deleted.count) file(s)"
-        )
+    /// Runs retention now, for a command whose answer should show its effect.
+    func applyRetentionNow() async {
+        retentionNextAt = await applyRetention()
+        retentionDue = false
+    }
+
+    /// What became of the files of episodes that let go of their downloads.
+    struct LetGo {
+        var deleted: [String] = []
+        /// Files another episode still has.
+        var kept: [String] = []
+        /// Where deleted files went in the Trash, by their old path.
+        var trashed: [String: String] = [:]
     }
 
     /// Episodes let go of their downloads: a download no other episode points at is cancelled (an unfinished one)
-    /// or forgotten with its file deleted (a completed one); a shared one stays for the other episodes.
-    ///
-    /// - Returns: The files deleted, and the files kept because another episode has them.
-    private func letGo(_ episodes: [EpisodeRecord]) async throws -> (deleted: [String], kept: [String]) {
+    /// or forgotten with its file deleted (a completed one); a shared one stays for the other episodes. The episodes
+    /// are marked as having had their file deleted for `reason`, so the policies do not download them again.
+    func letGo(_ episodes: [EpisodeRecord], reason: String) async throws -> LetGo {
         let downloads = episodes.compactMap(\.downloadID)
         let owned = try await ownDownloads(downloads, leaving: episodes.map(\.id))
         let shared = Set(downloads).subtracting(owned)
-        let kept = await queue.infos(Array(shared)).values.filter { $0.state == .completed }.map(\.file)
-        let deleted = try await queue.discard(owned, deleteFiles: true)
+        var outcome = LetGo()
+        outcome.kept = await queue.infos(Array(shared)).values.filter { $0.state == .completed }.map(\.file).sorted()
+        for file in try await queue.discard(owned, deleteFiles: true) {
+            outcome.deleted.append(file.path)
+            if let trashed = file.trashedTo { outcome.trashed[file.path] = trashed }
+        }
         episodesWritten()
         defer { episodesWritten() }
         do {
-            try await store.setEpisodeDownloads(episodes.map { ($0.id, nil) })
+            try await store.releaseEpisodeFiles(episodes.map(\.id), at: Self.now(), reason: reason)
         } catch {
             throw PodcastError.store("cannot unlink the episodes from their downloads: \(error)")
         }
-        return (deleted, kept.sorted())
+        return outcome
     }
 
     /// `delete`: the episodes' files go (unless another episode has them), and their downloads with them.
     package func delete(_ params: EpisodeSelectionParams) async throws -> DeleteResult {
         let episodes = try await existingEpisodes(params.episodes).filter { $0.downloadID != nil }
-        let (deleted, kept) = try await letGo(episodes)
-        if !deleted.isEmpty { logger.info("deleted \(deleted.count) episode file(s) on request") }
-        return DeleteResult(episodes: episodes.map(\.id), deletedFiles: deleted, keptFiles: kept)
+        let outcome = try await letGo(episodes, reason: "deleted on request")
+        if !outcome.deleted.isEmpty { logger.info("deleted \(outcome.deleted.count) episode file(s) on request") }
+        return DeleteResult(episodes: episodes.map(\.id), deletedFiles: outcome.deleted, keptFiles: outcome.kept)
     }
 
     /// `redownload`: as `delete`, then queued again.
@@ -607,8 +691,8 @@ package actor Subscriptions: Service {
         if let episode = episodes.first(where: { !Self.isDownloadable($0.enclosureURL) }) {
             throw Self.noEnclosure(episode)
         }
-        _ = try await letGo(episodes.filter { $0.downloadID != nil })
-        return try await enqueueEpisodes(params.episodes, priority: nil)
+        _ = try await letGo(episodes.filter { $0.downloadID != nil }, reason: "deleted to download again")
+        return try await enqueueEpisodes(params.episodes, priority: nil, requested: true)
     }
 
     /// `inbox`: new episodes of every podcast, newest first.
@@ -633,7 +717,7 @@ package actor Subscriptions: Service {
     }
 
     /// The episodes with these ids, in the order asked; an unknown id is `unknown_episode`.
-    private func existingEpisodes(_ ids: [Int64]) async throws -> [EpisodeRecord] {
+    func existingEpisodes(_ ids: [Int64]) async throws -> [EpisodeRecord] {
         guard !ids.isEmpty else {
             throw PodcastError.invalid("'episodes' must name at least one episode", parameter: "episodes")
         }
@@ -664,9 +748,12 @@ package actor Subscriptions: Service {
     /// transaction (a crash between the two would queue the episode again as `name (2)`).
     ///
     /// - Parameter urls: Plain URL requests, already validated, queued in the same transaction before the episodes.
+    ///   - requested: The listener asked for these episodes; ``EpisodeRecord/requested`` is recorded first, so that
+    ///     no retention run between the download's completion and the mark can take the file.
     private func enqueueEpisodes(
         _ ids: [Int64],
         priority: Int?,
+        requested: Bool,
         with urls: [DownloadRequest] = []
     ) async throws -> EnqueueResult {
         guard !ids.isEmpty || !urls.isEmpty else { return EnqueueResult(downloads: []) }
@@ -675,6 +762,13 @@ package actor Subscriptions: Service {
         if let episode = found.first(where: { podcasts[$0.podcastID] != nil && !Self.isDownloadable($0.enclosureURL) })
         {
             throw Self.noEnclosure(episode)
+        }
+        if requested, !found.isEmpty {
+            do {
+                try await store.setRequested(found.map(\.id))
+            } catch {
+                throw PodcastError.store("cannot mark the episodes: \(error)")
+            }
         }
         // Every new download goes to the queue in one request, so ten thousand episodes cost one transaction.
         let existing = await queue.infos(found.compactMap(\.downloadID))
@@ -773,7 +867,7 @@ package actor Subscriptions: Service {
 
     // MARK: - Helpers
 
-    private func resolve(_ selector: String) throws -> PodcastRecord {
+    func resolve(_ selector: String) throws -> PodcastRecord {
         let trimmed = selector.trimmingWhitespace()
         if let id = Int64(trimmed), let podcast = podcasts[id] { return podcast }
         let lowered = trimmed.lowercased()
@@ -804,7 +898,7 @@ package actor Subscriptions: Service {
         }
     }
 
-    private func episodeRecords(of id: Int64) async throws -> [EpisodeRecord] {
+    func episodeRecords(of id: Int64) async throws -> [EpisodeRecord] {
         do {
             return try await store.episodes(of: id)
         } catch {
@@ -826,12 +920,12 @@ package actor Subscriptions: Service {
     }
 
     /// Forgets the episode counts; called around every write to the episodes.
-    private func episodesWritten() {
+    func episodesWritten() {
         episodeWrites += 1
         episodeCounts = nil
     }
 
-    private func info(_ podcast: PodcastRecord) async throws -> PodcastInfo {
+    func info(_ podcast: PodcastRecord) async throws -> PodcastInfo {
         info(podcast, counts: try await counts()[podcast.id])
     }
 
@@ -848,7 +942,7 @@ package actor Subscriptions: Service {
             itunesID: podcast.itunesID,
             episodes: counts?.total ?? 0,
             newEpisodes: counts?.new ?? 0,
-            autoDownload: AutoDownload(EpisodePolicy(podcast).fetch),
+            autoDownload: AutoDownload(policy(for: podcast).fetch),
             keep: podcast.keep,
             refreshedAt: podcast.refreshedAt.map(Self.iso8601),
             succeededAt: podcast.succeededAt.map(Self.iso8601),
@@ -859,11 +953,15 @@ package actor Subscriptions: Service {
             duplicateItems: podcast.duplicateItems,
             nameTemplate: podcast.nameTemplate,
             folder: podcast.folder,
-            refreshInterval: podcast.refreshInterval.map { Int($0 / 1000) }
+            refreshInterval: podcast.refreshInterval.map { Int($0 / 1000) },
+            rules: podcast.rules.map {
+                EpisodeRules(stored: $0).values.reduce(into: [:]) { $0[$1.key.rawValue] = $1.value }
+            }
         )
     }
 
-    private static func info(_ episode: EpisodeRecord, download: DownloadInfo?) -> EpisodeInfo {
+    /// - Parameter skipped: Why the podcast's rules do not download it, for an episode without a download.
+    private static func info(_ episode: EpisodeRecord, download: DownloadInfo?, skipped: String? = nil) -> EpisodeInfo {
         EpisodeInfo(
             id: episode.id,
             podcastID: episode.podcastID,
@@ -883,7 +981,11 @@ package actor Subscriptions: Service {
             isNew: episode.isNew,
             downloadID: download?.id,
             downloadState: download?.state,
-            file: download?.file
+            file: download?.file,
+            episodeType: episode.episodeType,
+            playedAt: episode.playedAt.map(iso8601),
+            pinned: episode.pinned ? true : nil,
+            skipped: skipped
         )
     }
 
@@ -951,9 +1053,11 @@ package actor Subscriptions: Service {
     }
 
     /// A policy's problems as refusals of the command that set it.
-    private static func checkPolicy(_ policy: EpisodePolicy) throws {
+    static func checkPolicy(_ policy: EpisodePolicy) throws {
         do {
             try policy.validate()
+        } catch .rules(let problem) {
+            throw PodcastError.invalid(problem.message, parameter: "rules")
         } catch .negativeKeep {
             throw PodcastError.invalid("'keep' must be 0 (all) or more", parameter: "keep")
         } catch .keepBelowLatest(let keep, let count) {

@@ -1,0 +1,98 @@
+import CPCRE2
+
+/// What an episode title must (or must not) contain: a case-insensitive substring, or a regular expression
+/// written between slashes (`/^#?\d+:/`), compiled once with PCRE2.
+package struct TitlePattern: Sendable, Hashable, CustomStringConvertible {
+    /// The text as written (`trailer`, `/teaser|trailer/`): how it is stored and shown.
+    package let text: String
+    private let matcher: Matcher
+
+    private enum Matcher: Sendable, Hashable {
+        case substring(String)
+        case expression(CompiledExpression)
+    }
+
+    /// Why a pattern is refused.
+    package struct Problem: Error, Hashable, Sendable, CustomStringConvertible {
+        /// The regular expression's error, e.g. "missing closing parenthesis".
+        package var message: String
+        /// 1-based character position in the text as written (the opening slash is 1), when PCRE2 names one.
+        package var position: Int?
+
+        package var description: String {
+            position.map { "\(message) at character \($0)" } ?? message
+        }
+    }
+
+    package init(_ text: String) throws(Problem) {
+        guard !text.isEmpty else { throw Problem(message: "the pattern is empty") }
+        self.text = text
+        if text.count >= 2, text.hasPrefix("/"), text.hasSuffix("/") {
+            matcher = .expression(try CompiledExpression(String(text.dropFirst().dropLast())))
+        } else {
+            matcher = .substring(text.lowercased())
+        }
+    }
+
+    package var description: String { text.hasPrefix("/") ? text : "\"\(text)\"" }
+
+    package func matches(_ title: String) -> Bool {
+        switch matcher {
+        case .substring(let needle): title.lowercased().contains(needle)
+        case .expression(let expression): expression.matches(title)
+        }
+    }
+
+    package static func == (left: TitlePattern, right: TitlePattern) -> Bool { left.text == right.text }
+    package func hash(into hasher: inout Hasher) { hasher.combine(text) }
+}
+
+/// A compiled PCRE2 pattern (caseless, UTF). PCRE2 code is read-only once compiled and may be matched from any
+/// thread; each match brings its own match data.
+private final class CompiledExpression: @unchecked Sendable, Hashable {
+    private let code: OpaquePointer
+
+    init(_ pattern: String) throws(TitlePattern.Problem) {
+        var errorCode: Int32 = 0
+        var errorOffset = 0
+        let compiled = pattern.withCString { text in
+            text.withMemoryRebound(to: UInt8.self, capacity: pattern.utf8.count) {
+                pcre2_compile_8(
+                    $0,
+                    pattern.utf8.count,
+                    UInt32(PCRE2_CASELESS | PCRE2_UTF | PCRE2_UCP),
+                    &errorCode,
+                    &errorOffset,
+                    nil
+                )
+            }
+        }
+        guard let compiled else {
+            var buffer = [UInt8](repeating: 0, count: 256)
+            let length = pcre2_get_error_message_8(errorCode, &buffer, buffer.count)
+            let message = length > 0 ? String(decoding: buffer[..<Int(length)], as: UTF8.self) : "error \(errorCode)"
+            // PCRE2 counts code units of the pattern; the user counts characters of what they wrote, slash included.
+            let utf8 = pattern.utf8
+            let offset = utf8.index(utf8.startIndex, offsetBy: min(errorOffset, utf8.count))
+            let characters = pattern[..<(offset.samePosition(in: pattern) ?? pattern.endIndex)].count
+            throw TitlePattern.Problem(message: message, position: characters + 2)
+        }
+        // Titles are matched thousands at a time; the JIT makes each match a few times cheaper where it exists.
+        _ = pcre2_jit_compile_8(compiled, UInt32(PCRE2_JIT_COMPLETE))
+        code = compiled
+    }
+
+    deinit { pcre2_code_free_8(code) }
+
+    func matches(_ subject: String) -> Bool {
+        guard let data = pcre2_match_data_create_from_pattern_8(code, nil) else { return false }
+        defer { pcre2_match_data_free_8(data) }
+        var subject = subject
+        return subject.withUTF8 { bytes in
+            pcre2_match_8(code, bytes.baseAddress, bytes.count, 0, 0, data, nil) >= 0
+        }
+    }
+
+    static func == (left: CompiledExpression, right: CompiledExpression) -> Bool { left === right }
+    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}

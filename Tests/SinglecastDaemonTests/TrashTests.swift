@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+
+@testable import SinglecastDaemon
+
+/// The freedesktop.org Trash on real files, read back by trash-cli's `trash-list` (a peer that restores from it).
+@Suite struct TrashTests {
+    private let now: Int64 = 1_800_000_000_000
+
+    private func scratch() throws -> String {
+        let path = NSTemporaryDirectory() + "trash-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: path + "/episodes", withIntermediateDirectories: true)
+        return path
+    }
+
+    @Test func aFileMovesToTheHomeTrashWithItsInfo() throws {
+        let root = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let path = root + "/episodes/Talk #1: a&b ü.mp3"
+        try Data("audio".utf8).write(to: URL(fileURLWithPath: path))
+        let trash = Trash(home: root + "/data/Trash")
+        let moved = try trash.trash(path, now: now)
+        #expect(moved == root + "/data/Trash/files/Talk #1: a&b ü.mp3")
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(try String(contentsOfFile: moved, encoding: .utf8) == "audio")
+        let info = try String(
+            contentsOfFile: root + "/data/Trash/info/Talk #1: a&b ü.mp3.trashinfo",
+            encoding: .utf8
+        )
+        let encoded = Trash.percentEncoded(path)
+        #expect(encoded.hasSuffix("/episodes/Talk%20%231%3A%20a%26b%20%C3%BC.mp3"))
+        #expect(info == "[Trash Info]\nPath=\(encoded)\nDeletionDate=\(Trash.localDate(now))\n")
+    }
+
+    @Test func aSecondFileOfTheSameNameGetsANumberBeforeItsExtension() throws {
+        let root = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let trash = Trash(home: root + "/data/Trash")
+        for _ in 0..<3 {
+            try Data("x".utf8).write(to: URL(fileURLWithPath: root + "/episodes/a.mp3"))
+            try trash.trash(root + "/episodes/a.mp3", now: now)
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: root + "/data/Trash/files").sorted()
+        #expect(names == ["a.2.mp3", "a.3.mp3", "a.mp3"])
+    }
+
+    @Test func aMissingFileIsAnErrorAndLeavesNoInfoBehind() throws {
+        let root = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let trash = Trash(home: root + "/data/Trash")
+        #expect(throws: Trash.Failure.self) { try trash.trash(root + "/episodes/gone.mp3", now: now) }
+        let infos = (try? FileManager.default.contentsOfDirectory(atPath: root + "/data/Trash/info")) ?? []
+        #expect(infos.isEmpty)
+    }
+
+    @Test(
+        "trash-list reads what was trashed",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/trash-list"), "trash-cli is not installed")
+    )
+    func trashCLIListsTheFile() throws {
+        let root = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let path = root + "/episodes/Episode 7 – Ünïcode.mp3"
+        try Data("audio".utf8).write(to: URL(fileURLWithPath: path))
+        try Trash(home: root + "/data/Trash").trash(path, now: Int64(Date.now.timeIntervalSince1970 * 1000))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/trash-list")
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_DATA_HOME"] = root + "/data"
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        process.waitUntilExit()
+        let listed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0)
+        #expect(listed.contains(" \(path)\n"), "trash-list printed: \(listed)")
+    }
+}
