@@ -226,6 +226,15 @@ package enum Migrations {
             END;
             """
         ),
+        Migration(
+            6,
+            "downloads that pass the download gate",
+            """
+            -- Queued with --now: runs outside the download windows and on a metered network. Stored with the row, as
+            -- the request's wish outlives a restart, a retry and a pause.
+            ALTER TABLE downloads ADD COLUMN bypass_gate INTEGER NOT NULL DEFAULT 0;
+            """
+        ),
     ]
 
     /// The schema version a fully migrated database has.
