@@ -185,7 +185,7 @@ package enum Daemon {
         logger.notice("ready; listening on \(socket.path)\(socket.activated ? " (socket-activated)" : "")")
 
         /// Which child of the service group ended.
-        enum Part { case server, watchdog, signals, queue, podcasts, statusLine, notifications, windows }
+        enum Part { case server, watchdog, signals, queue, podcasts, statusLine, notifications, windows, metered }
         /// How the services are told to stop, in this order: the server stops taking requests first, so that none
         /// arrives for a service already stopping. Each returns at once; the group then waits for them all.
         let stopOrder: [@Sendable () -> Void] = [
@@ -208,6 +208,14 @@ package enum Daemon {
             group.addTask {
                 await windows.run()
                 return .windows
+            }
+            if configuration.metered == .pause {
+                group.addTask {
+                    await MeteredNetworkMonitor(reactor: reactor, environment: environment, logger: logger) {
+                        await queue.setMetered($0)
+                    }.run()
+                    return .metered
+                }
             }
             group.addTask {
                 // STATUS= follows the queue's events, at most every 2 s; an idle daemon does not wake for it.
