@@ -28,7 +28,7 @@ import Testing
             "<podcast> [--auto <policy>] [--keep <n>] [--name-template <template>] [--folder <name>] "
                 + "[--refresh-interval <duration>]"
         ),
-        "download": usage("download", "<podcast> --latest <n>"),
+        "download": usage("download", "<podcast> --latest <n> [--now]"),
         "import": usage("import", "<file>"),
         "export": usage("export", "[<file>]"),
     ]

@@ -23,6 +23,7 @@ import Testing
         #expect(try windows(" 22:00-02:00 , 9:30-10:00").windows.map(\.description) == ["22:00-02:00", "09:30-10:00"])
         #expect(try windows("00:00-23:59").description == "00:00-23:59")
         #expect(DownloadWindows().description == "always")
+        #expect(try windows("Always") == DownloadWindows())
     }
 
     @Test(arguments: [

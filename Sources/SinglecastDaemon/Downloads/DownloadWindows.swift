@@ -43,7 +43,7 @@ package struct DownloadWindow: Hashable, Sendable, CustomStringConvertible {
         }
         guard start != end else {
             return .failure(
-                Problem("'\(text)' starts and ends at the same time; leave download_window out to always download")
+                Problem("'\(text)' starts and ends at the same time; to download at any time, use always")
             )
         }
         return .success(DownloadWindow(start: start, end: end))
@@ -74,12 +74,13 @@ package struct DownloadWindows: Hashable, Sendable, CustomStringConvertible {
 
     package init(_ windows: [DownloadWindow] = []) { self.windows = windows }
 
-    /// Reads a comma-separated list such as `01:00-06:00, 13:00-14:00`.
+    /// Reads a comma-separated list such as `01:00-06:00, 13:00-14:00`, or `always` (no windows).
     package static func parse(_ text: String) -> Result<DownloadWindows, DownloadWindow.Problem> {
         let items = text.split(separator: ",", omittingEmptySubsequences: false)
         guard !text.trimmingWhitespace().isEmpty else {
-            return .failure(.init("it is empty; give ranges such as 01:00-06:00, or leave the key out"))
+            return .failure(.init("it is empty; give ranges such as 01:00-06:00, or always"))
         }
+        if text.trimmingWhitespace().lowercased() == "always" { return .success(DownloadWindows()) }
         var windows: [DownloadWindow] = []
         for item in items {
             switch DownloadWindow.parse(String(item.trimmingWhitespace())) {
