@@ -97,7 +97,7 @@ import Glibc
         // It continued from the kept bytes with a Range request instead of starting over.
         #expect((resumedAt(daemon.log, id) ?? 0) >= Int(held), "\(daemon.log)")
         #expect(daemon.log.contains("downloads held: outside the download windows"))
-        #expect(daemon.stop() == 0)
+        #expect(daemon.stop() == 0, "\(daemon.log)")
     }
 
     static let canRunNetworkManagerMock = PrivateBus.isAvailable(template: "networkmanager")
