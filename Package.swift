@@ -54,7 +54,10 @@ let package = Package(
                 "SinglecastDaemon", "SinglecastProtocol", "SinglecastStore", "SinglecastHTTP", "SinglecastTestServers",
             ]
         ),
-        .testTarget(name: "SinglecastCLITests", dependencies: ["SinglecastCLI", "SinglecastProtocol"]),
+        .testTarget(
+            name: "SinglecastCLITests",
+            dependencies: ["SinglecastCLI", "SinglecastProtocol", "SinglecastSupport"]
+        ),
         .testTarget(name: "SinglecastHTTPTests", dependencies: ["SinglecastHTTP", "SinglecastTestServers"]),
         .testTarget(name: "SinglecastFeedsTests", dependencies: ["SinglecastFeeds"]),
         // Spawns the built singlecastd/singlecastctl binaries; depends on them so `swift test` builds them.

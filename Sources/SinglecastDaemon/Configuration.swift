@@ -83,6 +83,14 @@ package struct DaemonConfiguration: Hashable, Sendable {
     package var maxStorage: Int64?
     /// Deleted episode files go to the freedesktop.org Trash rather than away.
     package var useTrash = true
+    /// When downloads may run, in local time; none = always.
+    package var downloadWindows = DownloadWindows()
+    /// Whether downloads wait while NetworkManager reports a metered connection.
+    ///
+    /// `pause` by default: the connections NetworkManager calls metered are those a user marked so and phone
+    /// hotspots or mobile broadband it guesses to be, where a queue of episodes can use up a data plan; waiting costs
+    /// nothing, and `--now` or `metered = ignore` say otherwise. Without NetworkManager it changes nothing.
+    package var metered = MeteredPolicy.pause
 
     package init() {}
 
@@ -240,6 +248,21 @@ package struct DaemonConfiguration: Hashable, Sendable {
                 return "notify must be off or a comma-separated list of \(names); got '\(value)'"
             }
             configuration.notify = kinds
+            return nil
+        },
+        Key(name: "download_window") { configuration, value in
+            switch DownloadWindows.parse(value) {
+            case .success(let windows): configuration.downloadWindows = windows
+            case .failure(let problem):
+                return "download_window must be local times such as 01:00-06:00, comma-separated: \(problem.message)"
+            }
+            return nil
+        },
+        Key(name: "metered") { configuration, value in
+            guard let policy = MeteredPolicy(rawValue: value.lowercased()) else {
+                return "metered must be pause or ignore; got '\(value)'"
+            }
+            configuration.metered = policy
             return nil
         },
     ]

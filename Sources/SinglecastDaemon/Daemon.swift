@@ -141,6 +141,9 @@ package enum Daemon {
             distrustUncheckpointedBytes: run.previous.map { $0.stoppedAt == nil && $0.bootID != boot } ?? false
         )
         try await queue.recover()
+        // Before READY: no download starts outside a window, not even for a moment.
+        let windows = DownloadWindowService(queue: queue, windows: configuration.downloadWindows)
+        await windows.apply()
         let directory = PodcastDirectory(settings: DirectorySettings(configuration), fetch: engine.fetch)
         let podcasts = Subscriptions(
             store: store,
@@ -172,6 +175,7 @@ package enum Daemon {
             events: events,
             paths: paths,
             socket: socket,
+            windows: windows,
             runtime: .init(configuration: configuration, configLoaded: configLoaded, lastReload: nil),
             previousRunClean: run.previous.map { $0.stoppedAt != nil }
         )
@@ -181,10 +185,12 @@ package enum Daemon {
         logger.notice("ready; listening on \(socket.path)\(socket.activated ? " (socket-activated)" : "")")
 
         /// Which child of the service group ended.
-        enum Part { case server, watchdog, signals, queue, podcasts, statusLine, notifications }
+        enum Part { case server, watchdog, signals, queue, podcasts, statusLine, notifications, windows, metered }
         /// How the services are told to stop, in this order: the server stops taking requests first, so that none
         /// arrives for a service already stopping. Each returns at once; the group then waits for them all.
-        let stopOrder: [@Sendable () -> Void] = [server.beginShutdown, queue.shutdown, podcasts.shutdown]
+        let stopOrder: [@Sendable () -> Void] = [
+            server.beginShutdown, queue.shutdown, podcasts.shutdown, windows.shutdown,
+        ]
         let stopServices = { @Sendable in for stop in stopOrder { stop() } }
         try await withThrowingTaskGroup(of: Part.self) { group in
             group.addTask {
@@ -198,6 +204,18 @@ package enum Daemon {
             group.addTask {
                 try await podcasts.run()
                 return .podcasts
+            }
+            group.addTask {
+                await windows.run()
+                return .windows
+            }
+            if configuration.metered == .pause {
+                group.addTask {
+                    await MeteredNetworkMonitor(reactor: reactor, environment: environment, logger: logger) {
+                        await queue.setMetered($0)
+                    }.run()
+                    return .metered
+                }
             }
             group.addTask {
                 // STATUS= follows the queue's events, at most every 2 s; an idle daemon does not wake for it.
@@ -294,6 +312,7 @@ package enum Daemon {
             if newPaths.downloadDirectory != context.paths.downloadDirectory { needRestart.append("download_dir") }
             if newPaths.socket != context.paths.socket && !context.socketActivated { needRestart.append("socket_path") }
             if configuration.notify != context.configuration.notify { needRestart.append("notify") }
+            if configuration.metered != context.configuration.metered { needRestart.append("metered") }
             let message =
                 needRestart.isEmpty
                 ? nil : "\(needRestart.joined(separator: ", ")) changed; restart singlecastd to apply"
@@ -304,6 +323,7 @@ package enum Daemon {
                 applied.stateDirectory = runtime.configuration.stateDirectory
                 applied.downloadDirectory = runtime.configuration.downloadDirectory
                 applied.notify = runtime.configuration.notify
+                applied.metered = runtime.configuration.metered
                 applied.socketPath = runtime.configuration.socketPath
                 runtime.configuration = applied
                 runtime.configLoaded = loaded
@@ -320,6 +340,7 @@ package enum Daemon {
                 params: DaemonEventParams(at: at, message: message)
             )
             await context.queue.update(queueSettings(configuration, environment: environment))
+            await context.windows.update(configuration.downloadWindows)
             await context.podcasts.update(podcastSettings(configuration))
             await context.directory.update(DirectorySettings(configuration))
             notifier.ready(status: await context.summary())

@@ -22,6 +22,7 @@ package final class DaemonContext: Sendable {
     package let podcasts: Subscriptions
     package let directory: PodcastDirectory
     package let events: EventBus
+    package let windows: DownloadWindowService
     package let paths: DaemonPaths
     package let socketPath: String
     package let socketActivated: Bool
@@ -42,6 +43,7 @@ package final class DaemonContext: Sendable {
         events: EventBus,
         paths: DaemonPaths,
         socket: ControlSocket,
+        windows: DownloadWindowService,
         runtime: Runtime,
         previousRunClean: Bool?
     ) {
@@ -51,6 +53,7 @@ package final class DaemonContext: Sendable {
         self.podcasts = podcasts
         self.directory = directory
         self.events = events
+        self.windows = windows
         self.paths = paths
         self.socketPath = socket.path
         self.socketActivated = socket.activated
@@ -129,6 +132,12 @@ package final class DaemonContext: Sendable {
         if counts.queued > 0 { parts.append("\(counts.queued) queued") }
         if counts.paused > 0 { parts.append("\(counts.paused) paused") }
         if counts.failed > 0 { parts.append("\(counts.failed) failed") }
+        // Why the paused ones wait, when the gate holds them.
+        switch counts.gate?.closedBecause.flatMap(GateReason.init(rawValue:)) {
+        case .outsideWindow? where counts.paused > 0: parts.append("outside the download windows")
+        case .metered? where counts.paused > 0: parts.append("the network is metered")
+        default: break
+        }
         if !parts.isEmpty { return parts.joined(separator: ", ") }
         let socket = socketActivated ? "\(socketPath) (socket-activated)" : socketPath
         return "Ready; idle; listening on \(socket)"

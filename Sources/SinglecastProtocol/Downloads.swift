@@ -43,8 +43,14 @@ package struct DownloadInfo: Codable, Hashable, Sendable {
     /// The final path of the file (while downloading, the bytes are in `<file>.part`).
     package var file: String
     package var state: DownloadState
-    /// Why the daemon paused it (`disk_full`); `nil` when the user did or it is not paused.
+    /// Why the daemon paused it: `disk_full`, or the download gate's `outside_window` (outside every configured
+    /// download window) or `metered` (a metered network); `nil` when the user did or it is not paused. The gate's
+    /// pauses end by themselves when it opens.
     package var pauseReason: String?
+    /// ISO 8601 UTC time at which a download paused with `outside_window` resumes (the next window opening).
+    package var resumesAt: String?
+    /// `true` when queued with `now`: it runs outside the download windows and on a metered network.
+    package var now: Bool?
     /// Higher runs first; within one priority, lower `position` first.
     package var priority: Int
     package var position: Int64
@@ -90,7 +96,9 @@ package struct DownloadInfo: Codable, Hashable, Sendable {
         completedAt: String?,
         headerNames: [String],
         hasCredentials: Bool,
-        stalledSince: String? = nil
+        stalledSince: String? = nil,
+        resumesAt: String? = nil,
+        now: Bool? = nil
     ) {
         self.id = id
         self.url = url
@@ -112,6 +120,8 @@ package struct DownloadInfo: Codable, Hashable, Sendable {
         self.headerNames = headerNames
         self.hasCredentials = hasCredentials
         self.stalledSince = stalledSince
+        self.resumesAt = resumesAt
+        self.now = now
     }
 
     enum CodingKeys: String, CodingKey {
@@ -121,6 +131,8 @@ package struct DownloadInfo: Codable, Hashable, Sendable {
         case file
         case state
         case pauseReason = "pause_reason"
+        case resumesAt = "resumes_at"
+        case now
         case priority
         case position
         case bytesDone = "bytes_done"
@@ -155,6 +167,9 @@ package struct EnqueueParams: Codable, Hashable, Sendable {
     package var password: String?
     /// Higher runs first; default 0.
     package var priority: Int?
+    /// Run outside the download windows and on a metered network (`--now`), for these downloads only; an existing
+    /// download named again is let through too.
+    package var now: Bool?
 
     package init(
         urls: [String],
@@ -164,8 +179,10 @@ package struct EnqueueParams: Codable, Hashable, Sendable {
         user: String? = nil,
         password: String? = nil,
         priority: Int? = nil,
-        episodes: [Int64]? = nil
+        episodes: [Int64]? = nil,
+        now: Bool? = nil
     ) {
+        self.now = now
         self.urls = urls
         self.episodes = episodes
         self.directory = directory
@@ -186,6 +203,7 @@ package struct EnqueueParams: Codable, Hashable, Sendable {
         user = try container.decodeIfPresent(String.self, forKey: .user)
         password = try container.decodeIfPresent(String.self, forKey: .password)
         priority = try container.decodeIfPresent(Int.self, forKey: .priority)
+        now = try container.decodeIfPresent(Bool.self, forKey: .now)
     }
 }
 
@@ -199,13 +217,33 @@ package struct EnqueueResult: Codable, Hashable, Sendable {
         package var file: String
         /// The state of the download now; a daemon that does not send it leaves it `nil`.
         package var state: DownloadState?
+        /// Why it is paused (see ``DownloadInfo/pauseReason``); a new download is paused with `outside_window` or
+        /// `metered` when the download gate holds it.
+        package var pauseReason: String?
 
-        package init(id: Int64, url: String, existing: Bool, file: String, state: DownloadState? = nil) {
+        package init(
+            id: Int64,
+            url: String,
+            existing: Bool,
+            file: String,
+            state: DownloadState? = nil,
+            pauseReason: String? = nil
+        ) {
             self.id = id
             self.url = url
             self.existing = existing
             self.file = file
             self.state = state
+            self.pauseReason = pauseReason
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case id
+            case url
+            case existing
+            case file
+            case state
+            case pauseReason = "pause_reason"
         }
     }
 
@@ -339,8 +377,20 @@ package struct DownloadCounts: Codable, Hashable, Sendable {
     package var rate: Double
     /// The global speed limit, bytes per second; `nil` = unlimited.
     package var rateLimit: Int64?
+    /// The download gate; `nil` from a daemon without one.
+    package var gate: DownloadGateInfo?
 
-    package init(active: Int, queued: Int, paused: Int, failed: Int, completed: Int, rate: Double, rateLimit: Int64?) {
+    package init(
+        active: Int,
+        queued: Int,
+        paused: Int,
+        failed: Int,
+        completed: Int,
+        rate: Double,
+        rateLimit: Int64?,
+        gate: DownloadGateInfo? = nil
+    ) {
+        self.gate = gate
         self.active = active
         self.queued = queued
         self.paused = paused
@@ -358,5 +408,32 @@ package struct DownloadCounts: Codable, Hashable, Sendable {
         case completed
         case rate
         case rateLimit = "rate_limit"
+        case gate
+    }
+}
+
+/// Whether downloads may run now: the configured download windows and the metered network.
+package struct DownloadGateInfo: Codable, Hashable, Sendable {
+    /// `outside_window` or `metered` while downloads wait (`--now` ones excepted); `nil` while they may run.
+    package var closedBecause: String?
+    /// The configured windows, e.g. `["01:00-06:00"]`; empty = always.
+    package var windows: [String]
+    /// ISO 8601 UTC time of the next window opening (outside the windows) or closing (inside one).
+    package var nextWindowChange: String?
+    /// Whether the network is metered; `nil` when `metered = ignore` or NetworkManager has not said.
+    package var metered: Bool?
+
+    package init(closedBecause: String?, windows: [String], nextWindowChange: String?, metered: Bool?) {
+        self.closedBecause = closedBecause
+        self.windows = windows
+        self.nextWindowChange = nextWindowChange
+        self.metered = metered
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case closedBecause = "closed_because"
+        case windows
+        case nextWindowChange = "next_window_change"
+        case metered
     }
 }

@@ -535,10 +535,13 @@ package struct SetPodcastParams: Codable, Hashable, Sendable {
 package struct DownloadLatestParams: Codable, Hashable, Sendable {
     package var podcast: String
     package var latest: Int
+    /// Run outside the download windows and on a metered network, as `enqueue`'s `now`.
+    package var now: Bool?
 
-    package init(podcast: String, latest: Int) {
+    package init(podcast: String, latest: Int, now: Bool? = nil) {
         self.podcast = podcast
         self.latest = latest
+        self.now = now
     }
 }
 

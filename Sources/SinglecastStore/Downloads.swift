@@ -40,6 +40,8 @@ package struct DownloadRecord: Sendable, Hashable {
     /// `false` once `clear --completed` took a completed download off the list; the row stays while an episode
     /// still points at it.
     package var listed: Bool
+    /// Queued with `--now`: starts outside the download windows and on a metered network.
+    package var bypassesGate: Bool
 
     package init(
         id: Int64 = 0,
@@ -79,6 +81,7 @@ package struct DownloadRecord: Sendable, Hashable {
         self.deletePartial = false
         self.partialName = nil
         self.listed = true
+        self.bypassesGate = false
     }
 
     /// The final path of the file.
@@ -97,7 +100,7 @@ package struct EnqueueOutcome: Sendable, Hashable {
 private let downloadColumns = """
     id, url, final_url, directory, file_name, state, pause_reason, priority, position, bytes_done, bytes_total,
     etag, last_modified, attempts, error_code, error_message, error_http_status, next_attempt_at, added_at,
-    completed_at, headers, auth_user, auth_password, delete_partial, partial_name, listed
+    completed_at, headers, auth_user, auth_password, delete_partial, partial_name, listed, bypass_gate
     """
 
 /// The columns after `id`, and the statements that write them; built once, not per save.
@@ -142,6 +145,7 @@ extension DownloadRecord {
         deletePartial = (row[23].int64 ?? 0) != 0
         partialName = row[24].string
         listed = (row[25].int64 ?? 1) != 0
+        bypassesGate = (row[26].int64 ?? 0) != 0
     }
 
     /// Values for every column after `id`, in ``downloadColumns`` order.
@@ -154,6 +158,7 @@ extension DownloadRecord {
             SQLiteValue(nextAttemptAt), .integer(addedAt), SQLiteValue(completedAt),
             .text(headers.joined(separator: "\n")), SQLiteValue(authUser), SQLiteValue(authPassword),
             .integer(deletePartial ? 1 : 0), SQLiteValue(partialName), .integer(listed ? 1 : 0),
+            .integer(bypassesGate ? 1 : 0),
         ]
     }
 }

@@ -255,6 +255,15 @@ package enum Migrations {
             ALTER TABLE episodes ADD COLUMN requested INTEGER NOT NULL DEFAULT 0;
             """
         ),
+        Migration(
+            8,
+            "downloads that pass the download gate",
+            """
+            -- Queued with --now: runs outside the download windows and on a metered network. Stored with the row, as
+            -- the request's wish outlives a restart, a retry and a pause.
+            ALTER TABLE downloads ADD COLUMN bypass_gate INTEGER NOT NULL DEFAULT 0;
+            """
+        ),
     ]
 
     /// The schema version a fully migrated database has.

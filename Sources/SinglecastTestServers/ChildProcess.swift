@@ -15,10 +15,17 @@ final class ChildProcess: Sendable {
     private let pid: pid_t
     private let reaped = Mutex(false)
 
-    /// Starts `executable` with `arguments`. `standardInput`/`standardOutput` are descriptors for the child's
-    /// 0 and 1 (the caller keeps and closes its own copies); by default the child inherits ours.
-    init(_ executable: String, _ arguments: [String], standardInput: Int32? = nil, standardOutput: Int32? = nil) throws
-    {
+    /// Starts `executable` with `arguments`. `standardInput`/`standardOutput`/`standardError` are descriptors for
+    /// the child's 0, 1 and 2 (the caller keeps and closes its own copies); by default the child inherits ours, and
+    /// our environment unless `environment` is given.
+    init(
+        _ executable: String,
+        _ arguments: [String],
+        standardInput: Int32? = nil,
+        standardOutput: Int32? = nil,
+        standardError: Int32? = nil,
+        environment: [String: String]? = nil
+    ) throws {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -42,11 +49,19 @@ final class ChildProcess: Sendable {
         defer { posix_spawn_file_actions_destroy(&actions) }
         if let standardInput { posix_spawn_file_actions_adddup2(&actions, standardInput, 0) }
         if let standardOutput { posix_spawn_file_actions_adddup2(&actions, standardOutput, 1) }
+        if let standardError { posix_spawn_file_actions_adddup2(&actions, standardError, 2) }
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
+        let envp = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
+        defer { for pointer in envp ?? [] { free(pointer) } }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        let result: Int32
+        if var envp {
+            result = posix_spawn(&pid, executable, &actions, &attributes, argv, &envp)
+        } else {
+            result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        }
         guard result == 0 else {
             throw TestServerError(
                 "starting \(executable) failed: \(String(cString: strerror(result))); is it installed?"
@@ -70,12 +85,12 @@ final class ChildProcess: Sendable {
         }
     }
 
-    /// Sends SIGTERM to the child's process group (SIGKILL after 5 s) and reaps the child.
-    func stop() {
+    /// Sends `signal` to the child's process group (SIGKILL after 5 s) and reaps the child.
+    func stop(signal: Int32 = SIGTERM) {
         reaped.withLock { reaped in
             guard !reaped else { return }
             reaped = true
-            kill(-pid, SIGTERM)
+            kill(-pid, signal)
             var status: Int32 = 0
             for _ in 0..<500 {
                 if waitpid(pid, &status, WNOHANG) == pid { return }

@@ -106,6 +106,8 @@ final class DaemonProcess: @unchecked Sendable {
             "XDG_STATE_HOME": root.file("state"),
             "XDG_DATA_HOME": root.file("data"),
             "NOTIFY_SOCKET": notifyPath,
+            // No system bus: the machine's NetworkManager (metered = pause is the default) must not pause a test.
+            "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=" + root.file("no-system-bus"),
         ].merging(extraEnvironment) { $1 }
     }
 

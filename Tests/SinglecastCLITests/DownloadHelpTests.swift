@@ -12,13 +12,16 @@ import Testing
         --to and --name apply to URLs only. A URL or episode that is already queued is
         not added twice. The password is read from the first line of --password-file
         ('-' reads standard input), so it never appears in the process list or the
-        shell history.
+        shell history. Outside the configured download windows and on a metered network
+        new downloads wait, paused; --now lets the downloads of this request run
+        anyway, also ones that were already queued.
 
         Examples:
           singlecastctl enqueue 812 815
+          singlecastctl enqueue 812 --now
           singlecastctl enqueue https://cdn.example.com/ep1.mp3 --to ~/Music
 
-        USAGE: singlecastctl enqueue [--socket <path>] [--json] <url-or-episode> ... [--to <dir>] [--name <file>] [--header <header> ...] [--user <user>] [--password-file <file>] [--priority <n>]
+        USAGE: singlecastctl enqueue [--socket <path>] [--json] <url-or-episode> ... [--to <dir>] [--name <file>] [--header <header> ...] [--user <user>] [--password-file <file>] [--priority <n>] [--now]
 
         ARGUMENTS:
           <url-or-episode>        HTTP or HTTPS URLs of the files to download, or
@@ -37,6 +40,8 @@ import Testing
           --password-file <file>  File whose first line is the password for --user; '-'
                                   reads standard input.
           --priority <n>          Higher runs first. (default: 0)
+          --now                   Start even outside the download windows or on a
+                                  metered network.
           --version               Show the version.
           -h, --help              Show help information.
 

@@ -17,7 +17,7 @@ import Testing
     static let enqueue = usage(
         "enqueue",
         "<url-or-episode> ... [--to <dir>] [--name <file>] [--header <header> ...] [--user <user>] [--password-file <file>] "
-            + "[--priority <n>]"
+            + "[--priority <n>] [--now]"
     )
     static let downloads = usage("downloads", "[--state <state>]")
     static let show = usage("show", "<id>")

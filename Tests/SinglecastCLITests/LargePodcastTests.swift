@@ -1,6 +1,7 @@
 import Foundation
 import SinglecastCLI
 import SinglecastProtocol
+import SinglecastSupport
 import Testing
 
 /// A podcast with 100,000 episodes lists like a small one: every row, in order, aligned. (This used to take

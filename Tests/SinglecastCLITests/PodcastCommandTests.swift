@@ -1,6 +1,7 @@
 import Foundation
 import SinglecastCLI
 import SinglecastProtocol
+import SinglecastSupport
 import Testing
 
 /// The podcast commands against ``TestServer``: the exact request line each sends, how each renders the canned

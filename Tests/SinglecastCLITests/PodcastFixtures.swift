@@ -1,6 +1,7 @@
 import Foundation
 import SinglecastCLI
 import SinglecastProtocol
+import SinglecastSupport
 
 /// Canned podcasts and episodes as the daemon would report them.
 enum PodcastFixtures {

@@ -236,13 +236,16 @@ import Testing
 
         Episodes go to the podcast's folder under the configured name template. An
         episode that is already queued or downloaded is not queued again. To pick
-        episodes one by one, pass their IDs to 'singlecastctl enqueue'.
+        episodes one by one, pass their IDs to 'singlecastctl enqueue'. Outside the
+        configured download windows and on a metered network the downloads wait,
+        paused, unless --now is given.
 
         Examples:
           singlecastctl download 3 --latest 5
+          singlecastctl download 3 --latest 1 --now
           singlecastctl download daily --latest 1
 
-        USAGE: singlecastctl download [--socket <path>] [--json] <podcast> --latest <n>
+        USAGE: singlecastctl download [--socket <path>] [--json] <podcast> --latest <n> [--now]
 
         ARGUMENTS:
           <podcast>               The podcast's ID, or the start of its title, as
@@ -253,6 +256,8 @@ import Testing
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
           --json                  Print machine-readable JSON; errors too, on stderr.
           --latest <n>            How many of the newest episodes to download.
+          --now                   Start even outside the download windows or on a
+                                  metered network.
           --version               Show the version.
           -h, --help              Show help information.
 

@@ -28,7 +28,7 @@ import Testing
           See 'singlecastctl set --help' for more information.
 
         """,
-        "download": usage("download", "<podcast> --latest <n>"),
+        "download": usage("download", "<podcast> --latest <n> [--now]"),
         "import": usage("import", "<file>"),
         "export": usage("export", "[<file>]"),
     ]

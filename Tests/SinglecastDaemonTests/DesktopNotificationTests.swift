@@ -1,6 +1,7 @@
 import Foundation
 import SinglecastDaemon
 import SinglecastProtocol
+import SinglecastTestServers
 import Synchronization
 import Testing
 
@@ -108,11 +109,8 @@ import Testing
 
     // MARK: the bus
 
-    static let canRunBus =
-        FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon")
-        && FileManager.default.fileExists(
-            atPath: "/usr/lib/python3/dist-packages/dbusmock/templates/notification_daemon.py"
-        )
+    /// dbus-daemon and python-dbusmock come from scripts/bootstrap; without them the test is skipped, not passed.
+    static let canRunBus = PrivateBus.isAvailable(template: "notification_daemon")
 
     /// Collects what the sender reports.
     final class Reports: Sendable {
@@ -123,7 +121,13 @@ import Testing
 
     @Test(.enabled(if: canRunBus), .timeLimit(.minutes(1)))
     func eventsOnTheBusReachTheNotificationServer() async throws {
-        try await PrivateNotificationBus.with { bus in
+        do {
+            let bus = try await PrivateBus(
+                template: "notification_daemon",
+                name: "org.freedesktop.Notifications",
+                system: false,
+                logCalls: true
+            )
             let events = EventBus(logger: Logger(level: .error, environment: [:]))
             let service = DesktopNotifications(
                 kinds: [.downloads, .episodes],
@@ -153,7 +157,7 @@ import Testing
                     params: RawParams(title: title, newEpisodes: count)
                 )
             }
-            let calls = try await bus.waitForNotifyCalls(2)
+            let calls = try await Self.waitForNotifyCalls(2, in: bus.log ?? "")
             #expect(calls.count == 2, "\(calls)")
             #expect(calls.first?.contains("\"Download complete\"") == true, "\(calls)")
             #expect(calls.first?.contains("2026-11-29 Low tide.mp3") == true, "\(calls)")
@@ -196,68 +200,12 @@ private struct RawParams: Encodable {
     }
 }
 
-/// A private `dbus-daemon --session` with python-dbusmock's notification-daemon template on it, logging each call.
-struct PrivateNotificationBus {
-    var address: String
-    var log: URL
-
-    static func with(_ body: (PrivateNotificationBus) async throws -> Void) async throws {
-        let directory = URL(fileURLWithPath: "/tmp/sc-bus-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let address = "unix:path=\(directory.path)/bus"
-        let daemon = Process()
-        daemon.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        daemon.arguments = ["--session", "--nofork", "--nopidfile", "--address=\(address)"]
-        // Neither may hold the test runner's output open: `swift test` waits for its end of file, so a bus left
-        // behind would hang the whole run.
-        daemon.standardOutput = FileHandle.nullDevice
-        daemon.standardError = FileHandle.nullDevice
-        try daemon.run()
-        defer { end(daemon) }
-
-        let log = directory.appendingPathComponent("notify.log")
-        let mock = Process()
-        mock.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        mock.arguments = ["-m", "dbusmock", "--session", "-t", "notification_daemon", "-l", log.path]
-        mock.environment = ["DBUS_SESSION_BUS_ADDRESS": address, "PATH": "/usr/bin:/bin"]
-        mock.standardOutput = FileHandle.nullDevice
-        mock.standardError = FileHandle.nullDevice
-        try mock.run()
-        defer { end(mock) }
-
-        // Ready once the mock owns its name.
-        let deadline = ContinuousClock.now + .seconds(20)
-        while !(try nameIsOwned(address: address)) {
-            guard ContinuousClock.now < deadline else { throw TestError("the notification mock did not start") }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        try await body(PrivateNotificationBus(address: address, log: log))
-    }
-
-    /// Stops a helper for good: python-dbusmock outlived SIGTERM here.
-    private static func end(_ process: Process) {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
-
-    private static func nameIsOwned(address: String) throws -> Bool {
-        let busctl = Process()
-        busctl.executableURL = URL(fileURLWithPath: "/usr/bin/busctl")
-        busctl.arguments = ["--address=\(address)", "status", "org.freedesktop.Notifications"]
-        busctl.standardOutput = FileHandle.nullDevice
-        busctl.standardError = FileHandle.nullDevice
-        try busctl.run()
-        busctl.waitUntilExit()
-        return busctl.terminationStatus == 0
-    }
-
-    /// The mock's log lines for `Notify` once there are `count`, giving them a moment to exceed it.
-    func waitForNotifyCalls(_ count: Int) async throws -> [String] {
+/// The mock's log lines for `Notify` once there are `count`, giving them a moment to exceed it.
+extension DesktopNotificationTests {
+    static func waitForNotifyCalls(_ count: Int, in log: String) async throws -> [String] {
         let deadline = ContinuousClock.now + .seconds(20)
         func calls() -> [String] {
-            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             return text.split(separator: "\n").filter { $0.contains(" Notify ") }.map(String.init)
         }
         while calls().count < count, ContinuousClock.now < deadline {
@@ -266,9 +214,4 @@ struct PrivateNotificationBus {
         try await Task.sleep(for: .milliseconds(300))
         return calls()
     }
-}
-
-struct TestError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

@@ -102,6 +102,7 @@ final class InProcessRouter: Sendable {
             events: events,
             paths: paths,
             socket: socket,
+            windows: DownloadWindowService(queue: queue, windows: configuration.downloadWindows),
             runtime: .init(configuration: configuration, configLoaded: false, lastReload: nil),
             previousRunClean: nil
         )

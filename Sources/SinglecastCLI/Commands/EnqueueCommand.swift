@@ -15,10 +15,12 @@ package struct EnqueueCommand: CLICommand {
             its podcast's folder under the configured name template, so --to and --name apply to URLs only. A URL \
             or episode that is already queued is not added twice. The password is read from the first line of \
             --password-file ('-' reads standard input), so it never appears in the process list or the shell \
-            history.
+            history. Outside the configured download windows and on a metered network new downloads wait, paused; \
+            --now lets the downloads of this request run anyway, also ones that were already queued.
 
             Examples:
               singlecastctl enqueue 812 815
+              singlecastctl enqueue 812 --now
               singlecastctl enqueue https://cdn.example.com/ep1.mp3 --to ~/Music
             """,
         arguments: [
@@ -47,6 +49,7 @@ package struct EnqueueCommand: CLICommand {
                 help: "File whose first line is the password for --user; '-' reads standard input."
             ),
             .option("priority", valueName: "n", help: "Higher runs first.", defaultDescription: "0"),
+            .flag("now", help: "Start even outside the download windows or on a metered network."),
         ]
     )
 
@@ -61,6 +64,8 @@ package struct EnqueueCommand: CLICommand {
     package var user: String?
     package var passwordFile: String?
     package var priority: Int?
+    /// Pass the download gate (windows, metered network) for these downloads.
+    package var now: Bool
 
     package init(_ arguments: ParsedArguments) throws {
         options = try GlobalOptions(arguments)
@@ -74,6 +79,7 @@ package struct EnqueueCommand: CLICommand {
         user = arguments.option("user")
         passwordFile = arguments.option("password-file")
         priority = try arguments.option("priority", as: Int.self)
+        now = arguments.flag("now")
 
         if directory == "" {
             throw UsageError.invalidValue("", for: arguments.spec("to", kind: .option), reason: "the path is empty")
@@ -158,7 +164,8 @@ package struct EnqueueCommand: CLICommand {
             user: user,
             password: password,
             priority: priority,
-            episodes: episodes.isEmpty ? nil : episodes
+            episodes: episodes.isEmpty ? nil : episodes,
+            now: now ? true : nil
         )
         try await context.callAndPrint(
             .enqueue,
@@ -171,14 +178,20 @@ package struct EnqueueCommand: CLICommand {
     /// `Queued 12  https://…  → /path/file.mp3` or `Already queued 7  https://…`, one line per URL.
     ///
     /// An existing download says what it is doing when the daemon reports its `state`, and how to get a paused or
-    /// failed one going: `Already added 7  https://…  failed; retry it with 'singlecastctl retry 7'`.
+    /// failed one going: `Already added 7  https://…  failed; retry it with 'singlecastctl retry 7'`. One the
+    /// download gate holds says so: `Queued 12  https://…  → /path/file.mp3  (waiting for the download window)`.
     package static func render(_ result: EnqueueResult) -> String {
         result.downloads.map { entry in
-            guard entry.existing else { return "Queued \(entry.id)  \(entry.url)  → \(entry.file)\n" }
+            let waiting = entry.state == .paused ? entry.pauseReason.flatMap(DownloadText.gateWait) : nil
+            guard entry.existing else {
+                return "Queued \(entry.id)  \(entry.url)  → \(entry.file)" + (waiting.map { "  (\($0))" } ?? "") + "\n"
+            }
             let line: String
             switch entry.state {
             case nil, .queued?, .cancelled?: line = "Already queued \(entry.id)  \(entry.url)"
             case .active?: line = "Already downloading \(entry.id)  \(entry.url)"
+            case .paused? where waiting != nil:
+                line = "Already queued \(entry.id)  \(entry.url)  \(waiting ?? "")"
             case .paused?:
                 line =
                     "Already added \(entry.id)  \(entry.url)  paused; resume it with 'singlecastctl resume \(entry.id)'"

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SinglecastProtocol
+import SinglecastSupport
 
 /// Reading episode IDs from the command line.
 enum EpisodeIDs {

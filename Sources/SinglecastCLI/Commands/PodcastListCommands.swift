@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SinglecastProtocol
+import SinglecastSupport
 
 /// `singlecastctl podcasts`: the subscriptions as a table.
 package struct PodcastsCommand: CLICommand {
@@ -223,15 +224,18 @@ package struct DownloadLatestCommand: CLICommand {
         discussion: """
             Episodes go to the podcast's folder under the configured name template. An episode that is already \
             queued or downloaded is not queued again. To pick episodes one by one, pass their IDs to \
-            'singlecastctl enqueue'.
+            'singlecastctl enqueue'. Outside the configured download windows and on a metered network the \
+            downloads wait, paused, unless --now is given.
 
             Examples:
               singlecastctl download 3 --latest 5
+              singlecastctl download 3 --latest 1 --now
               singlecastctl download daily --latest 1
             """,
         arguments: [
             PodcastArguments.podcast(),
             .option("latest", valueName: "n", help: "How many of the newest episodes to download.", required: true),
+            .flag("now", help: "Start even outside the download windows or on a metered network."),
         ]
     )
 
@@ -248,7 +252,11 @@ package struct DownloadLatestCommand: CLICommand {
                 reason: "a whole number of episodes, at least 1"
             )
         }
-        params = DownloadLatestParams(podcast: try PodcastArguments.podcast(arguments) ?? "", latest: latest)
+        params = DownloadLatestParams(
+            podcast: try PodcastArguments.podcast(arguments) ?? "",
+            latest: latest,
+            now: arguments.flag("now") ? true : nil
+        )
     }
 
     package func run(_ context: CommandContext) async throws {

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SinglecastProtocol
+import SinglecastSupport
 
 /// The episode-rule options `set` and `rules` share: each passes its value to the daemon, which owns the syntax
 /// (the configuration file's) and says what is wrong with a value.

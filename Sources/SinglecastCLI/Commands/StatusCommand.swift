@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SinglecastProtocol
+import SinglecastSupport
 
 /// `singlecastctl status`: what the daemon is doing and where its files are.
 package struct StatusCommand: CLICommand {
@@ -72,7 +73,8 @@ package struct StatusCommand: CLICommand {
     package static func render(
         _ status: StatusResult,
         downloads: DownloadCounts? = nil,
-        style: TextStyle = .plain
+        style: TextStyle = .plain,
+        zone: LocalTimeZone = .system
     ) -> String {
         let store = status.store
         let connections = status.connections
@@ -94,6 +96,7 @@ package struct StatusCommand: CLICommand {
             ("Download directory", status.paths.downloadDirectory),
         ]
         if let downloads { rows.append(("Downloads", downloadsSummary(downloads))) }
+        if let gate = downloads?.gate { rows.append(("Download gate", gateSummary(gate, zone: zone))) }
         rows += [
             ("Socket", status.paths.socket + (status.socketActivated ? " (socket-activated)" : "")),
             (
@@ -118,6 +121,27 @@ package struct StatusCommand: CLICommand {
         let limit = LimitCommand.describe(counts.rateLimit)
         return "\(active), \(counts.queued) queued, \(counts.paused) paused, \(counts.failed) failed, "
             + "\(counts.completed) completed; " + (limit == "none" ? "no speed limit" : "limit \(limit)")
+    }
+
+    /// `open`, `open until 06:00 (windows 01:00-06:00)`, `closed until 01:00: outside the download windows
+    /// (01:00-06:00)`, `closed: the network is metered`.
+    package static func gateSummary(_ gate: DownloadGateInfo, zone: LocalTimeZone = .system) -> String {
+        let change = gate.nextWindowChange.flatMap(DownloadText.parseDate).map { DownloadText.clock($0, zone: zone) }
+        let windows = gate.windows.joined(separator: ", ")
+        var text: String
+        switch gate.closedBecause {
+        case "outside_window"?:
+            text = "closed" + (change.map { " until \($0)" } ?? "") + ": outside the download windows (\(windows))"
+        case "metered"?:
+            text = "closed: the network is metered"
+        case let reason?:
+            text = "closed: \(DownloadText.humanize(reason))"
+        case nil:
+            text =
+                gate.windows.isEmpty ? "open" : "open" + (change.map { " until \($0)" } ?? "") + " (windows \(windows))"
+        }
+        if gate.closedBecause != "metered", gate.metered == true { text += "; the network is metered" }
+        return text + "; --now downloads always run"
     }
 
     private static func startsSummary(_ store: StatusResult.Store) -> String {

@@ -4,15 +4,19 @@ import SinglecastSupport
 
 /// The human-readable pieces of a ``DownloadInfo`` that `downloads`, `show` and `watch` share.
 package enum DownloadText {
-    /// `queued`, `queued (retry in 42s)`, `paused (disk full)`, `failed (HTTP 404)`.
-    package static func state(_ download: DownloadInfo, now: Date) -> String {
+    /// `queued`, `queued (retry in 42s)`, `paused (disk full)`, `paused (waiting for window 01:00)`,
+    /// `paused (metered network)`, `failed (HTTP 404)`.
+    package static func state(_ download: DownloadInfo, now: Date, zone: LocalTimeZone = .system) -> String {
         switch download.state {
         case .queued:
             guard let nextRetryAt = download.nextRetryAt else { return "queued" }
             return "queued (retry \(retryTime(nextRetryAt, now: now)))"
         case .paused:
             guard let reason = download.pauseReason else { return "paused" }
-            return "paused (\(humanize(reason)))"
+            if reason == "outside_window", let opens = download.resumesAt.flatMap(parseDate) {
+                return "paused (waiting for window \(clock(opens, zone: zone)))"
+            }
+            return "paused (\(reason == "metered" ? "metered network" : humanize(reason)))"
         case .failed:
             guard let error = download.lastError else { return "failed" }
             return "failed (\(error.httpStatus.map { "HTTP \($0)" } ?? humanize(error.code)))"
@@ -98,6 +102,21 @@ package enum DownloadText {
     /// `disk_full` → `disk full`.
     package static func humanize(_ code: String) -> String {
         code.replacingEvery("_", with: " ")
+    }
+
+    /// What a download the gate paused waits for (`waiting for the download window`), or `nil` for other reasons.
+    package static func gateWait(_ reason: String) -> String? {
+        switch reason {
+        case "outside_window": "waiting for the download window"
+        case "metered": "waiting: the network is metered"
+        default: nil
+        }
+    }
+
+    /// `01:00`: the local wall-clock time of `date`.
+    package static func clock(_ date: Date, zone: LocalTimeZone = .system) -> String {
+        let fields = Timestamps.fields(of: date, in: zone)
+        return (fields.hour < 10 ? "0" : "") + "\(fields.hour):" + (fields.minute < 10 ? "0" : "") + "\(fields.minute)"
     }
 
     /// Reads the daemon's ISO 8601 UTC times, with or without fractional seconds.

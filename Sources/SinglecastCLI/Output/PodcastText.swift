@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SinglecastProtocol
+import SinglecastSupport
 
 /// The human-readable pieces of podcasts and episodes that `podcasts`, `episodes`, `refresh` and `watch` share.
 package enum PodcastText {

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import SinglecastSupport
 
 /// The daemon's ISO 8601 times, read and split into local calendar fields with plain arithmetic.
 ///

@@ -42,6 +42,10 @@ package struct DownloadQueueStateMachine {
 
     package private(set) var records = DownloadTable()
     package private(set) var phases: [Int64: Phase] = [:]
+    /// Why downloads are held back now (outside every window, a metered network); `nil` while they may run.
+    package private(set) var gate: GateReason?
+    /// Whether ``gateChanged(closedBecause:)`` was called since start-up.
+    package private(set) var gateKnown = false
     /// Paths chosen by enqueues waiting for their commit: the table learns of those downloads only after it.
     private var reservedPaths: Set<String> = []
 
@@ -103,8 +107,10 @@ package struct DownloadQueueStateMachine {
     /// Starts what the scheduler allows: each download chosen becomes `active` and holds a slot until its transfer
     /// ends.
     package mutating func startDue(_ scheduler: QueueScheduler, now: Int64) -> [Action] {
+        // While the gate is closed only `--now` downloads are queued (``admit(_:)``); the check is the last guard.
+        let gated = gate != nil
         let candidates = records.queued().compactMap { entry in
-            phases[entry.id] == nil
+            phases[entry.id] == nil && !(gated && records[entry.id]?.bypassesGate != true)
                 ? QueueScheduler.Candidate(id: entry.id, host: entry.host, notBefore: entry.notBefore) : nil
         }
         let activeHosts = phases.compactMap { id, phase in phase == .finishing ? nil : records.host(of: id) }
@@ -299,8 +305,8 @@ package struct DownloadQueueStateMachine {
         let log: Action
         switch policy.decide(failure, attempts: record.attempts, now: now, random: random) {
         case .retry(let at):
-            record.state = .queued
             record.nextAttemptAt = at
+            admit(&record)
             (event, log) = (.retrying, .log(.info, "download \(id) failed (\(error.message)); retrying"))
         case .fail:
             record.state = .failed
@@ -481,8 +487,11 @@ package struct DownloadQueueStateMachine {
         return changed
     }
 
+    /// A user's pause; it also takes over a download the gate paused, which then stays paused when the gate opens.
     package mutating func pause(_ selection: Selection) throws(DownloadQueueError) -> [Action] {
-        let running = { (record: DownloadRecord) in record.state == .queued || record.state == .active }
+        let running = { (record: DownloadRecord) in
+            record.state == .queued || record.state == .active || Self.pausedByGate(record)
+        }
         let changed = try change(selection, where: running) {
             $0.state = .paused
             $0.pauseReason = nil
@@ -495,26 +504,113 @@ package struct DownloadQueueStateMachine {
         return actions
     }
 
+    /// While the gate is closed a resumed download waits for it (paused with the gate's reason) unless it was queued
+    /// with `--now`: resuming means "run when allowed", and `--now` is how to say "run anyway".
     package mutating func resume(_ selection: Selection) throws(DownloadQueueError) -> [Action] {
         let paused = { (record: DownloadRecord) in record.state == .paused }
-        let changed = try change(selection, where: paused) {
-            $0.state = .queued
+        let changed = try change(selection, where: paused) { [self] in
             $0.pauseReason = nil
             $0.nextAttemptAt = nil
+            admit(&$0)
         }
-        return [.persist(changed, .powerLoss)] + changed.map { .publish(.resumed, $0) } + [.reschedule]
+        return [.persist(changed, .powerLoss)] + changed.map { .publish(Self.releaseEvent($0), $0) } + [.reschedule]
     }
 
     package mutating func retry(_ selection: Selection) throws(DownloadQueueError) -> [Action] {
         let eligible = { (record: DownloadRecord) in
             record.state == .failed || (record.state == .queued && record.nextAttemptAt != nil)
         }
-        let changed = try change(selection, where: eligible) {
-            $0.state = .queued
+        let changed = try change(selection, where: eligible) { [self] in
             $0.attempts = 0
             $0.nextAttemptAt = nil
+            admit(&$0)
         }
-        return [.persist(changed, .powerLoss)] + changed.map { .publish(.resumed, $0) } + [.reschedule]
+        return [.persist(changed, .powerLoss)] + changed.map { .publish(Self.releaseEvent($0), $0) } + [.reschedule]
+    }
+
+    // MARK: - The gate
+
+    /// Whether the gate paused this download (and its opening resumes it).
+    package static func pausedByGate(_ record: DownloadRecord) -> Bool {
+        record.state == .paused && record.pauseReason.flatMap(GateReason.init(rawValue:)) != nil
+    }
+
+    /// Makes a download that may run `queued`, or paused with the gate's reason while the gate holds it.
+    private func admit(_ record: inout DownloadRecord) {
+        if let gate, !record.bypassesGate {
+            record.state = .paused
+            record.pauseReason = gate.rawValue
+        } else {
+            record.state = .queued
+            record.pauseReason = nil
+        }
+    }
+
+    /// How a download let go by a command is announced: resumed, or paused again by the closed gate.
+    private static func releaseEvent(_ record: DownloadRecord) -> DownloadEvent {
+        record.state == .paused ? .paused : .resumed
+    }
+
+    /// The state a new download is stored with: `queued`, or paused by the closed gate.
+    package func admitted(_ record: DownloadRecord) -> DownloadRecord {
+        var record = record
+        admit(&record)
+        return record
+    }
+
+    /// The gate closed (with a reason), changed its reason, or opened (`nil`).
+    ///
+    /// Closing stops running transfers (their partial files stay, and resume with a Range request) and pauses them
+    /// and the queued downloads with the reason; `--now` downloads and those finishing (their bytes are all there)
+    /// go on. Opening resumes exactly the downloads the gate paused: never one a user paused or `disk_full` paused,
+    /// and a retry time a download was waiting for still holds.
+    package mutating func gateChanged(closedBecause reason: GateReason?) -> [Action] {
+        // The first call always looks at every download: rows the gate paused before a restart resume if it is open.
+        guard !gateKnown || reason != gate else { return [] }
+        gateKnown = true
+        gate = reason
+        var changed: [DownloadRecord] = []
+        var actions: [Action] = []
+        for var record in records.values where !record.bypassesGate {
+            let held: Bool
+            switch record.state {
+            case .queued: held = true
+            case .active: held = phases[record.id] != .finishing
+            case .paused: held = Self.pausedByGate(record)
+            case .failed, .completed, .cancelled: held = false
+            }
+            guard held else { continue }
+            let wasActive = record.state == .active
+            admit(&record)
+            records[record.id] = record
+            changed.append(record)
+            if wasActive && holdsSlot(record.id) { actions.append(.stopTransfer(record.id)) }
+        }
+        changed.sort { $0.id < $1.id }
+        let message =
+            reason.map {
+                "downloads held: \($0 == .metered ? "the network is metered" : "outside the download windows")"
+            }
+            ?? "downloads may run again"
+        return [.log(.info, "\(message) (\(changed.count) download(s))"), .persist(changed, .powerLoss)] + actions
+            + changed.map { .publish(Self.releaseEvent($0), $0) } + [.reschedule]
+    }
+
+    /// `--now` for downloads that already existed: they pass the gate from now on, and one the gate paused runs.
+    package mutating func expedite(_ ids: [Int64]) -> [Action] {
+        var changed: [DownloadRecord] = []
+        for id in ids {
+            guard var record = records[id], !record.bypassesGate, record.state != .completed,
+                record.state != .cancelled
+            else { continue }
+            record.bypassesGate = true
+            if Self.pausedByGate(record) { admit(&record) }
+            records[id] = record
+            changed.append(record)
+        }
+        guard !changed.isEmpty else { return [] }
+        return [.persist(changed, .powerLoss)] + changed.filter { $0.state == .queued }.map { .publish(.resumed, $0) }
+            + [.reschedule]
     }
 
     /// Committed as `cancelled` first, so that a daemon dying before the partial file is gone finishes the job at

@@ -23,6 +23,8 @@ package struct DownloadRequest: Sendable, Hashable {
     package var priority: Int
     /// The episode to link to the download, in the enqueue's own transaction.
     package var episode: Int64?
+    /// Pass the download gate (`--now`).
+    package var now: Bool
 
     package init(
         url: String,
@@ -32,8 +34,10 @@ package struct DownloadRequest: Sendable, Hashable {
         user: String? = nil,
         password: String? = nil,
         priority: Int = 0,
-        episode: Int64? = nil
+        episode: Int64? = nil,
+        now: Bool = false
     ) {
+        self.now = now
         self.episode = episode
         self.url = url
         self.directory = directory
@@ -110,6 +114,11 @@ package actor DownloadQueue: Service {
     package nonisolated let completions: AsyncStream<Void>
     private let completed: AsyncStream<Void>.Continuation
     private var wake = WakeSchedule()
+    /// What holds downloads back: the window and the metered network, as their services last said.
+    private var gate = DownloadGate()
+    private var windows = DownloadWindows()
+    /// Whether NetworkManager reports a metered network; `nil` until it says, or when nobody asks it.
+    private var metered: Bool?
     /// Completions waiting for the next group commit, and whether one is running (``commitCompletion(_:)``).
     private var completionBatch: [(record: DownloadRecord, turn: CheckedContinuation<CommitTurn, Never>)] = []
     private var committingCompletions = false
@@ -157,6 +166,8 @@ package actor DownloadQueue: Service {
 
     package func run() async throws {
         engine.setSpeedLimit(effectiveSpeedLimit)
+        // Downloads the gate paused before a restart resume if nobody closes it.
+        if !machine.gateKnown { await perform(machine.gateChanged(closedBecause: gate.closedBecause)) }
         wakeup.yield()
         await withDiscardingTaskGroup { group in
             for await _ in wakeups {
@@ -603,7 +614,8 @@ package actor DownloadQueue: Service {
                 headers: params.headers ?? [],
                 user: params.user,
                 password: params.password,
-                priority: params.priority ?? 0
+                priority: params.priority ?? 0,
+                now: params.now == true
             )
         }
         for request in requests { _ = try validatedURL(request.url) }
@@ -655,7 +667,7 @@ package actor DownloadQueue: Service {
         let added = now()
         let newRecords = requests.indices.map { index in
             let (request, url, directory) = (requests[index], urls[index], wanted[index].directory)
-            return DownloadRecord(
+            var record = DownloadRecord(
                 url: url.string,
                 directory: directory,
                 fileName: String(paths[index].dropFirst(directory.count + 1)),
@@ -666,6 +678,9 @@ package actor DownloadQueue: Service {
                 authUser: request.user ?? url.user,
                 authPassword: request.user != nil ? request.password : url.password
             )
+            record.bypassesGate = request.now
+            // Stored as the closed gate makes it (paused with its reason), so no second commit is needed.
+            return machine.admitted(record)
         }
         let outcomes: [EnqueueOutcome]
         do {
@@ -675,16 +690,20 @@ package actor DownloadQueue: Service {
             throw .notSaved(error)
         }
         await perform(machine.enqueued(outcomes.filter { !$0.existing }.map(\.record), reserved: paths))
+        // `--now` naming a download that already exists lets that one through too.
+        let expedited = zip(requests, outcomes).filter { $0.now && $1.existing }.map { $1.record.id }
+        if !expedited.isEmpty { try await performCommand(machine.expedite(expedited)) }
         return EnqueueResult(
             downloads: outcomes.map {
                 // The table's state: the stored row of an existing download may be behind (active is not stored).
-                let state = machine.records[$0.record.id]?.state ?? $0.record.state
+                let current = machine.records[$0.record.id] ?? $0.record
                 return .init(
                     id: $0.record.id,
                     url: $0.record.url,
                     existing: $0.existing,
                     file: $0.record.path,
-                    state: DownloadState(state)
+                    state: DownloadState(current.state),
+                    pauseReason: current.state == .paused ? current.pauseReason : nil
                 )
             }
         )
@@ -726,6 +745,45 @@ package actor DownloadQueue: Service {
     package func show(_ id: Int64) throws(DownloadQueueError) -> DownloadInfo {
         guard machine.isVisible(id), let record = machine.records[id] else { throw .unknownDownload(id) }
         return info(record)
+    }
+
+    /// `--now` for downloads that exist already (an episode's): they pass the download gate from now on.
+    package func expedite(_ ids: [Int64]) async throws(DownloadQueueError) {
+        try await performCommand(machine.expedite(ids))
+    }
+
+    // MARK: - The gate
+
+    /// The window service's news: whether downloads are outside every window, and when that changes next (Unix
+    /// milliseconds).
+    package func setWindow(_ windows: DownloadWindows, outside: Bool, nextChange: Int64?) async {
+        self.windows = windows
+        gate.outsideWindow = outside
+        gate.nextWindowChange = nextChange
+        await applyGate()
+    }
+
+    /// The metered monitor's news: whether the network is metered (`nil`: unknown, treated as not metered).
+    package func setMetered(_ metered: Bool?) async {
+        self.metered = metered
+        gate.metered = metered == true
+        await applyGate()
+    }
+
+    private func applyGate() async {
+        let before = machine.gate
+        await perform(machine.gateChanged(closedBecause: gate.closedBecause))
+        if machine.gate != before { changed.yield() }
+    }
+
+    /// The gate as `status` shows it.
+    private var gateInfo: DownloadGateInfo {
+        DownloadGateInfo(
+            closedBecause: gate.closedBecause?.rawValue,
+            windows: windows.windows.map(\.description),
+            nextWindowChange: gate.nextWindowChange.map { Self.iso8601($0) },
+            metered: metered
+        )
     }
 
     package func pause(_ selection: SelectionParams) async throws(DownloadQueueError) -> ChangedResult {
@@ -860,7 +918,8 @@ package actor DownloadQueue: Service {
             failed: 0,
             completed: 0,
             rate: 0,
-            rateLimit: effectiveSpeedLimit
+            rateLimit: effectiveSpeedLimit,
+            gate: gateInfo
         )
         for record in machine.records.values where record.listed {
             switch record.state {
@@ -954,7 +1013,10 @@ package actor DownloadQueue: Service {
                 $0.split(separator: ":").first.map { $0.trimmingWhitespace() }
             },
             hasCredentials: record.authUser != nil,
-            stalledSince: stalledSince
+            stalledSince: stalledSince,
+            resumesAt: record.state == .paused && record.pauseReason == GateReason.outsideWindow.rawValue
+                ? gate.windowOpensAt.map { Self.iso8601($0) } : nil,
+            now: record.bypassesGate ? true : nil
         )
     }
 

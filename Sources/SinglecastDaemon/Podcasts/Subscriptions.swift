@@ -445,7 +445,7 @@ package actor Subscriptions: Service {
             throw PodcastError.invalid("'latest' must be at least 1", parameter: "latest")
         }
         let latest = try await store.episodes(of: podcast.id, limit: params.latest)
-        return try await enqueueEpisodes(latest.map(\.id), priority: nil, requested: true)
+        return try await enqueueEpisodes(latest.map(\.id), priority: nil, requested: true, now: params.now == true)
     }
 
     /// `enqueue` with episode ids (and possibly URLs too, which go to the queue as they are).
@@ -461,7 +461,13 @@ package actor Subscriptions: Service {
         var plain = params
         plain.episodes = nil
         let urls = params.urls.isEmpty ? [] : try await queue.requests(for: plain)
-        return try await enqueueEpisodes(params.episodes ?? [], priority: params.priority, requested: true, with: urls)
+        return try await enqueueEpisodes(
+            params.episodes ?? [],
+            priority: params.priority,
+            requested: true,
+            now: params.now == true,
+            with: urls
+        )
     }
 
     // MARK: - Refresh
@@ -747,13 +753,16 @@ package actor Subscriptions: Service {
     /// Queues episodes into their podcasts' folders, named by the template, each linked to its download in the same
     /// transaction (a crash between the two would queue the episode again as `name (2)`).
     ///
-    /// - Parameter urls: Plain URL requests, already validated, queued in the same transaction before the episodes.
+    /// - Parameters:
     ///   - requested: The listener asked for these episodes; ``EpisodeRecord/requested`` is recorded first, so that
     ///     no retention run between the download's completion and the mark can take the file.
+    ///   - now: Pass the download gate (`--now`), the episodes' existing downloads too.
+    ///   - urls: Plain URL requests, already validated, queued in the same transaction before the episodes.
     private func enqueueEpisodes(
         _ ids: [Int64],
         priority: Int?,
         requested: Bool,
+        now: Bool = false,
         with urls: [DownloadRequest] = []
     ) async throws -> EnqueueResult {
         guard !ids.isEmpty || !urls.isEmpty else { return EnqueueResult(downloads: []) }
@@ -783,7 +792,14 @@ package actor Subscriptions: Service {
                 info.state != .completed || FileManager.default.fileExists(atPath: info.file)
             {
                 entries.append(
-                    EnqueueResult.Entry(id: info.id, url: info.url, existing: true, file: info.file, state: info.state)
+                    EnqueueResult.Entry(
+                        id: info.id,
+                        url: info.url,
+                        existing: true,
+                        file: info.file,
+                        state: info.state,
+                        pauseReason: info.pauseReason
+                    )
                 )
                 continue
             }
@@ -811,7 +827,8 @@ package actor Subscriptions: Service {
                     user: sameHost ? podcast.authUser : nil,
                     password: sameHost ? podcast.authPassword : nil,
                     priority: priority ?? 0,
-                    episode: episode.id
+                    episode: episode.id,
+                    now: now
                 )
             )
             entries.append(nil)
@@ -819,7 +836,18 @@ package actor Subscriptions: Service {
         episodesWritten()
         defer { episodesWritten() }
         var queued = requests.isEmpty ? [] : try await queue.enqueue(requests).downloads[...]
-        return EnqueueResult(downloads: entries.compactMap { $0 ?? queued.popFirst() })
+        var result = entries.compactMap { $0 ?? queued.popFirst() }
+        if now {
+            let existing = result.filter(\.existing).map(\.id)
+            try await queue.expedite(existing)
+            let states = await queue.infos(existing)
+            for index in result.indices where result[index].existing {
+                guard let info = states[result[index].id] else { continue }
+                result[index].state = info.state
+                result[index].pauseReason = info.pauseReason
+            }
+        }
+        return EnqueueResult(downloads: result)
     }
 
     // MARK: - Artwork

@@ -2,11 +2,11 @@
 import Glibc
 #endif
 
-/// A time zone as the client uses one: how far the wall clock is from UTC at each instant.
+/// A time zone as singlecast uses one: how far the wall clock is from UTC at each instant.
 ///
-/// The client shows times in the user's zone through the C library rather than Foundation's `TimeZone`, which
-/// needs ICU for anything but UTC and fixed offsets (without it `TimeZone.current` is always GMT); ICU and its
-/// data made up most of the client's size.
+/// The client shows times and the daemon keeps its download windows in the user's zone through the C library rather
+/// than Foundation's `TimeZone`, which needs ICU for anything but UTC and fixed offsets (without it
+/// `TimeZone.current` is always GMT); ICU and its data made up most of the client's size.
 package struct LocalTimeZone: Sendable {
     private let offset: @Sendable (_ unixSeconds: Int64) -> Int
 

@@ -1,0 +1,223 @@
+import CSystemd
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `metered = pause`: follows NetworkManager's `Metered` property on the system bus and tells the download queue.
+///
+/// It asks once, then listens for `PropertiesChanged` (and for NetworkManager leaving or joining the bus); the bus
+/// connection's descriptor waits in the daemon's ``Reactor``, so an idle daemon spends nothing on it. Without a
+/// system bus or NetworkManager the network counts as not metered, and that is logged once.
+package struct MeteredNetworkMonitor: Service {
+    package var reactor: Reactor
+    /// `DBUS_SYSTEM_BUS_ADDRESS` when set (tests point it at a private bus), else the system bus's socket.
+    package var address: String
+    package var logger: Logger
+    /// Receives `true`/`false`, or `nil` when NetworkManager cannot say.
+    package var report: @Sendable (Bool?) async -> Void
+
+    /// How long NetworkManager may take to answer.
+    static let answerTimeoutMicroseconds: UInt64 = 10_000_000
+
+    package init(
+        reactor: Reactor,
+        environment: [String: String],
+        logger: Logger,
+        report: @escaping @Sendable (Bool?) async -> Void
+    ) {
+        self.reactor = reactor
+        let address = environment["DBUS_SYSTEM_BUS_ADDRESS"] ?? ""
+        self.address = address.isEmpty ? "unix:path=/run/dbus/system_bus_socket" : address
+        self.logger = logger
+        self.report = report
+    }
+
+    /// NM_METERED_YES (1) and NM_METERED_GUESS_YES (3) are metered; UNKNOWN (0), NO (2) and GUESS_NO (4) are not.
+    package static func isMetered(_ value: UInt32) -> Bool { value == 1 || value == 3 }
+
+    /// Returns when the bus connection ends or the task is cancelled; never throws, so that a stop is clean.
+    package func run() async {
+        let connection: SystemBusConnection
+        do {
+            connection = try SystemBusConnection(address: address)
+        } catch {
+            logger.notice("metered networks are not detected (downloads run as if unmetered): \(error.message)")
+            return
+        }
+        defer {
+            reactor.deregister(connection.fd)
+            connection.close()
+        }
+        var complained = false
+        var lastReport: Bool??
+        func tell(_ metered: Bool?) async {
+            guard lastReport != .some(metered) else { return }
+            lastReport = .some(metered)
+            if let metered { logger.info("NetworkManager: the network is \(metered ? "" : "not ")metered") }
+            await report(metered)
+        }
+        do {
+            try connection.watchNetworkManager()
+            try connection.requestMetered(timeout: Self.answerTimeoutMicroseconds)
+            while true {
+                try connection.processPending()
+                let news = connection.takeNews()
+                if let failure = news.failure {
+                    if !complained {
+                        complained = true
+                        logger.notice(
+                            "NetworkManager does not answer on the system bus (\(failure)); metered networks are not detected until it does"
+                        )
+                    }
+                    await tell(nil)
+                }
+                if let value = news.metered {
+                    complained = false
+                    await tell(Self.isMetered(value))
+                }
+                switch news.owner {
+                case .appeared?:
+                    try connection.requestMetered(timeout: Self.answerTimeoutMicroseconds)
+                case .left?:
+                    logger.info("NetworkManager left the system bus; downloads run as if unmetered")
+                    await tell(nil)
+                case nil: break
+                }
+                try await wait(for: connection)
+            }
+        } catch is CancellationError {
+            return
+        } catch let error as ReactorError where error.code != .system {
+            return  // the daemon is stopping
+        } catch {
+            logger.warning("the system bus connection ended (\(error)); downloads run as if unmetered")
+            await tell(nil)
+        }
+    }
+
+    /// Sleeps until the bus has something to read (or room to write), or until sd-bus's time-out for an unanswered
+    /// call; with no call waiting there is no timer at all.
+    private func wait(for connection: SystemBusConnection) async throws {
+        let (interest, deadline) = try connection.nextWait()
+        let fd = connection.fd
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { [reactor] in try await reactor.wait(for: interest, on: fd) }
+            if let deadline { group.addTask { try await Task.sleep(for: deadline) } }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+}
+
+/// A system bus connection of sd-bus, owned by the one task that runs ``MeteredNetworkMonitor``.
+final class SystemBusConnection {
+    struct Problem: Error, CustomStringConvertible {
+        var message: String
+        var description: String { message }
+    }
+
+    /// What NetworkManager said since the last ``takeNews()``.
+    struct News {
+        enum Owner { case appeared, left }
+        var metered: UInt32?
+        var failure: String?
+        var owner: Owner?
+    }
+
+    private let bus: OpaquePointer
+    /// Filled in by the C callbacks while sd_bus_process runs; a stable address for as long as the bus lives.
+    private let state = UnsafeMutablePointer<csystemd_nm_state>.allocate(capacity: 1)
+    let fd: Int32
+    private var closed = false
+
+    init(address: String) throws(Problem) {
+        state.initialize(to: csystemd_nm_state())
+        var bus: OpaquePointer?
+        var result = sd_bus_new(&bus)
+        if result >= 0 { result = sd_bus_set_address(bus, address) }
+        if result >= 0 { result = sd_bus_set_bus_client(bus, 1) }
+        if result >= 0 { result = sd_bus_start(bus) }
+        if result >= 0 { result = sd_bus_get_fd(bus) }
+        guard result >= 0, let bus else {
+            if let bus { sd_bus_flush_close_unref(bus) }
+            state.deallocate()
+            throw Problem(message: "cannot connect to the system bus \(address): \(String(cString: strerror(-result)))")
+        }
+        self.bus = bus
+        self.fd = result
+    }
+
+    deinit {
+        close()
+        state.deallocate()
+    }
+
+    /// Closes the connection; call after deregistering ``fd`` from the reactor.
+    func close() {
+        guard !closed else { return }
+        closed = true
+        sd_bus_flush_close_unref(bus)
+    }
+
+    func watchNetworkManager() throws(Problem) {
+        try check(csystemd_nm_watch(bus, state), "cannot subscribe to NetworkManager's signals")
+    }
+
+    func requestMetered(timeout: UInt64) throws(Problem) {
+        try check(csystemd_nm_request_metered(bus, state, timeout), "cannot ask NetworkManager")
+    }
+
+    /// Handles everything the bus has for us, running the callbacks.
+    func processPending() throws(Problem) {
+        while true {
+            let result = sd_bus_process(bus, nil)
+            try check(result, "the system bus connection failed")
+            if result == 0 { return }
+        }
+    }
+
+    func takeNews() -> News {
+        var news = News()
+        if state.pointee.updated != 0 { news.metered = state.pointee.metered }
+        if state.pointee.failed != 0 {
+            news.failure = withUnsafeBytes(of: state.pointee.error_name) { bytes in
+                String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+            }
+        }
+        switch state.pointee.owner_changed {
+        case 1: news.owner = .appeared
+        case 2: news.owner = .left
+        default: break
+        }
+        state.pointee = csystemd_nm_state()
+        return news
+    }
+
+    /// What to wait for next: readiness of ``fd`` and, while a call waits for its answer, how long at most.
+    func nextWait() throws(Problem) -> (Reactor.Interest, Duration?) {
+        let events = sd_bus_get_events(bus)
+        try check(events, "the system bus connection failed")
+        var timeout: UInt64 = 0
+        try check(sd_bus_get_timeout(bus, &timeout), "the system bus connection failed")
+        // > sd_bus_get_timeout: an absolute time in CLOCK_MONOTONIC microseconds, or UINT64_MAX for none.
+        var deadline: Duration?
+        if timeout != UInt64.max {
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            let nowMicroseconds = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+            deadline = .microseconds(Int64(timeout > nowMicroseconds ? timeout - nowMicroseconds : 0))
+        }
+        let interest: Reactor.Interest = Int16(events) & Int16(POLLOUT) != 0 ? .writable : .readable
+        return (interest, deadline)
+    }
+
+    private func check(_ result: Int32, _ what: String) throws(Problem) {
+        guard result < 0 else { return }
+        throw Problem(message: "\(what): \(String(cString: strerror(-result)))")
+    }
+}
+
+@available(*, unavailable)
+extension SystemBusConnection: Sendable {}

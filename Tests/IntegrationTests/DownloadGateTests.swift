@@ -1,0 +1,162 @@
+import Foundation
+import SinglecastProtocol
+import SinglecastTestServers
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The download gate against real parts: the daemon's own clock and time zone (`TZ`), a trickling loopback server
+/// that honours Range, and NetworkManager as python-dbusmock on a private bus.
+@Suite struct DownloadGateIntegrationTests {
+    private func enqueue(_ client: LineClient, _ url: String, into directory: String) throws -> Int64 {
+        let json = String(
+            decoding: try WireCoding.encoder().encode(EnqueueParams(urls: [url], directory: directory)),
+            as: UTF8.self
+        )
+        return try client.result("enqueue", as: EnqueueResult.self, params: json).downloads[0].id
+    }
+
+    /// Polls `show` until `condition` holds; fails with the last state after `timeout` seconds.
+    @discardableResult
+    private func waitFor(
+        _ client: LineClient,
+        _ id: Int64,
+        timeout: Double,
+        _ condition: (DownloadInfo) -> Bool
+    ) throws -> DownloadInfo {
+        let deadline = Date.now.addingTimeInterval(timeout)
+        var info = try client.result("show", as: DownloadInfo.self, params: "{\"id\":\(id)}")
+        while !condition(info) {
+            guard Date.now < deadline else { throw HarnessError("download \(id) stuck: \(info)") }
+            usleep(50_000)
+            info = try client.result("show", as: DownloadInfo.self, params: "{\"id\":\(id)}")
+        }
+        return info
+    }
+
+    private func partialSize(_ info: DownloadInfo) -> Int64 {
+        ((try? FileManager.default.attributesOfItem(atPath: info.file + ".part"))?[.size] as? Int64) ?? -1
+    }
+
+    /// The byte where the log says download `id` resumed with a Range request, if it did.
+    private func resumedAt(_ log: String, _ id: Int64) -> Int? {
+        let line = log.split(separator: "\n").first { $0.contains("download \(id) resumes at byte ") }
+        return line.flatMap { $0.split(separator: " ").drop { $0 != "byte" }.dropFirst().first.flatMap { Int($0) } }
+    }
+
+    /// `HH:MM` of a minute of the day.
+    private func clock(_ minute: Int) -> String {
+        let minute = (minute % 1440 + 1440) % 1440
+        return String(format: "%02d:%02d", minute / 60, minute % 60)
+    }
+
+    /// A window that closes a few seconds from now and the next one a minute later: `TZ` gets an offset with seconds
+    /// (POSIX allows `hh:mm:ss`) that puts a local minute boundary right where the test wants it, so the daemon's
+    /// real clock and C library decide, and nothing in it is replaced for the test. Windows are whole minutes, so
+    /// the pause lasts one minute.
+    @Test(.timeLimit(.minutes(4)))
+    func aWindowClosingPausesARunningDownloadAndItsOpeningResumesIt() throws {
+        let server = try FaultServer()
+        let closesAt = Int64(Date.now.timeIntervalSince1970.rounded(.up)) + 8
+        let offset = Int((60 - closesAt % 60) % 60)  // local = UTC + offset; local(closesAt) is hh:mm:00
+        let minute = Int((closesAt + Int64(offset)) % 86_400 / 60)
+        let daemon = DaemonProcess(extraEnvironment: ["TZ": String(format: "SCT-00:00:%02d", offset)])
+        try daemon.writeConfig(
+            "download_window = \(clock(minute - 1))-\(clock(minute)), \(clock(minute + 1))-\(clock(minute + 2))\n"
+        )
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let size = 2 << 20
+        let id = try enqueue(client, server.url("/slow-ranges/\(size)/131072"), into: daemon.root.file("dl"))
+        let running = try waitFor(client, id, timeout: 20) { $0.state == .active && $0.bytesDone > 0 }
+        #expect(
+            Int64(Date.now.timeIntervalSince1970) < closesAt,
+            "the machine was too slow to start the transfer in time"
+        )
+
+        let paused = try waitFor(client, id, timeout: 20) { $0.state == .paused }
+        #expect(Date.now.timeIntervalSince1970 >= Double(closesAt) - 1, "paused before the window closed: \(paused)")
+        #expect(paused.pauseReason == "outside_window")
+        #expect(paused.resumesAt != nil)
+        #expect(paused.bytesDone >= running.bytesDone)
+        #expect(paused.bytesDone < Int64(size))
+        usleep(500_000)
+        let held = partialSize(paused)
+        #expect(held > 0, "the partial file is kept")
+        usleep(1_000_000)
+        #expect(partialSize(paused) == held, "a paused download does not move")
+        let status = try client.result("status", as: StatusResult.self)
+        #expect(status.downloads?.gate?.closedBecause == "outside_window")
+
+        let done = try waitFor(client, id, timeout: 120) { $0.state == .completed || $0.state == .failed }
+        #expect(done.state == .completed, "\(done)")
+        #expect(Date.now.timeIntervalSince1970 >= Double(closesAt + 59), "resumed before the next window opened")
+        #expect(FileManager.default.contents(atPath: done.file) == TestContent.data(size: Int64(size)))
+        // It continued from the kept bytes with a Range request instead of starting over.
+        #expect((resumedAt(daemon.log, id) ?? 0) >= Int(held), "\(daemon.log)")
+        #expect(daemon.log.contains("downloads held: outside the download windows"))
+        #expect(daemon.stop() == 0, "\(daemon.log)")
+    }
+
+    static let canRunNetworkManagerMock = PrivateBus.isAvailable(template: "networkmanager")
+
+    /// dbus-daemon and python-dbusmock come from scripts/bootstrap; without them the test is skipped, not passed.
+    @Test(.enabled(if: canRunNetworkManagerMock), .timeLimit(.minutes(2)))
+    func aMeteredNetworkPausesDownloadsUntilItIsNoLonger() async throws {
+        let bus = try await PrivateBus(template: "networkmanager", name: "org.freedesktop.NetworkManager", system: true)
+        let manager = ["org.freedesktop.NetworkManager", "/org/freedesktop/NetworkManager"]
+        // The template has no Metered property: add it, as NM_METERED_NO (2).
+        try bus.busctl(
+            ["call"] + manager + [
+                "org.freedesktop.DBus.Mock", "AddProperty", "ssv", "org.freedesktop.NetworkManager", "Metered", "u",
+                "2",
+            ]
+        )
+        func setMetered(_ value: Int) throws {
+            // Properties.Set on the mock emits org.freedesktop.DBus.Properties.PropertiesChanged, as NetworkManager does.
+            try bus.busctl(["set-property"] + manager + ["org.freedesktop.NetworkManager", "Metered", "u", "\(value)"])
+        }
+        let server = try FaultServer()
+        let daemon = DaemonProcess(extraEnvironment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+        try daemon.writeConfig("metered = pause\n")
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let size = 2 << 20
+        let id = try enqueue(client, server.url("/slow-ranges/\(size)/262144"), into: daemon.root.file("dl"))
+        try waitFor(client, id, timeout: 20) { $0.state == .active && $0.bytesDone > 0 }
+        #expect(try client.result("status", as: StatusResult.self).downloads?.gate?.metered == false)
+
+        try setMetered(1)  // NM_METERED_YES
+        let paused = try waitFor(client, id, timeout: 20) { $0.state == .paused }
+        #expect(paused.pauseReason == "metered")
+        usleep(500_000)
+        let held = partialSize(paused)
+        #expect(held > 0 && held < Int64(size), "the partial file is kept")
+        let gate = try client.result("status", as: StatusResult.self).downloads?.gate
+        #expect(gate?.closedBecause == "metered")
+        #expect(gate?.metered == true)
+
+        try setMetered(4)  // NM_METERED_GUESS_NO
+        let done = try waitFor(client, id, timeout: 60) { $0.state == .completed || $0.state == .failed }
+        #expect(done.state == .completed, "\(done)")
+        #expect(FileManager.default.contents(atPath: done.file) == TestContent.data(size: Int64(size)))
+        #expect((resumedAt(daemon.log, id) ?? 0) >= Int(held), "\(daemon.log)")
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func withoutASystemBusDownloadsRunAndThatIsLoggedOnce() throws {
+        let server = try FaultServer()
+        let daemon = DaemonProcess()
+        try daemon.writeConfig("metered = pause\n")
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let id = try enqueue(client, server.url("/slow-ranges/65536/262144"), into: daemon.root.file("dl"))
+        #expect(try waitFor(client, id, timeout: 20) { $0.state == .completed }.state == .completed)
+        let lines = daemon.log.split(separator: "\n").filter { $0.contains("metered networks are not detected") }
+        #expect(lines.count == 1, "\(daemon.log)")
+        #expect(daemon.stop() == 0)
+    }
+}
