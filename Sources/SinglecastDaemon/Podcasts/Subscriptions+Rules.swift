@@ -24,7 +24,8 @@ extension Subscriptions {
         }
         if !changed.isEmpty {
             episodesWritten()
-            let records = try await store.episodes(ids: changed, fields: .listing)
+            // `played --all` of a long back catalogue is one event per episode, so they are read only when watched.
+            let records = events.isWatched(.episodes) ? try await store.episodes(ids: changed, fields: .listing) : []
             for record in records {
                 events.publish(
                     .episodes,
@@ -187,7 +188,12 @@ extension Subscriptions {
         )
         let policy = policy(for: tried)
         let now = Self.now()
-        let episodes = try await episodeRecords(of: podcast.id)
+        let episodes: [EpisodeRecord]
+        do {
+            episodes = try await store.episodes(of: podcast.id, fields: .listing)
+        } catch {
+            throw PodcastError.store("cannot read the episodes: \(error)")
+        }
         let candidates = episodes.map(EpisodePolicy.Candidate.init)
         let wanted = Set(policy.wanted(newest: candidates, inserted: [], initial: true, now: now))
         var rules: [RulesResult.Rule] = []
