@@ -91,14 +91,19 @@ extension Subscriptions {
     /// Deletes what the rules say should go, across every podcast, and returns when the next deletion falls due.
     @discardableResult
     func applyRetention() async -> Int64? {
-        let plan: Retention.Plan
-        let files: [Int64: (record: EpisodeRecord, download: DownloadInfo)]
+        let evaluation: RetentionEvaluation
         do {
-            (plan, files) = try await retentionPlan(rules: podcasts.mapValues { policy(for: $0).retention })
+            evaluation = try await retentionPlan(rules: podcasts.mapValues { policy(for: $0).retention })
         } catch {
             logger.error("cannot evaluate the retention rules: \(error)")
             return nil
         }
+        let (plan, files) = (evaluation.plan, evaluation.files)
+        logger.debug(
+            "retention: \(files.count) files of \(podcasts.count) podcasts evaluated in "
+                + "\(Self.milliseconds(evaluation.planning)) ms (store \(Self.milliseconds(evaluation.reading)) ms), "
+                + "\(plan.deletions.count) deletions"
+        )
         guard !plan.deletions.isEmpty else { return plan.nextDue }
         let byReason = Dictionary(grouping: plan.deletions, by: \.reason)
         for (reason, deletions) in byReason.sorted(by: { $0.key.description < $1.key.description }) {
@@ -133,12 +138,22 @@ extension Subscriptions {
         return plan.nextDue
     }
 
+    /// What retention would delete now, the files it looked at, and what the look took.
+    struct RetentionEvaluation {
+        var plan: Retention.Plan
+        var files: [Int64: (record: EpisodeRecord, download: DownloadInfo)]
+        /// Reading the downloaded episodes from the store and the completed downloads from the queue.
+        var reading: Duration
+        /// Matching them up and ``Retention/plan(files:rules:maxStorage:otherUsage:now:)``.
+        var planning: Duration
+    }
+
     /// What retention would delete now with `rules` for each podcast.
-    func retentionPlan(
-        rules: [Int64: Retention.Rules]
-    ) async throws -> (Retention.Plan, [Int64: (record: EpisodeRecord, download: DownloadInfo)]) {
+    func retentionPlan(rules: [Int64: Retention.Rules]) async throws -> RetentionEvaluation {
+        let started = ContinuousClock.now
         let episodes = try await store.downloadedEpisodes()
         let completed = await queue.completedDownloads()
+        let read = ContinuousClock.now
         var files: [Int64: (record: EpisodeRecord, download: DownloadInfo)] = [:]
         var linked: Set<Int64> = []
         var retained: [Retention.File] = []
@@ -167,7 +182,14 @@ extension Subscriptions {
             otherUsage: other,
             now: Self.now()
         )
-        return (plan, files)
+        return RetentionEvaluation(plan: plan, files: files, reading: read - started, planning: .now - read)
+    }
+
+    /// A duration in milliseconds with three decimals, for the debug lines that time the rules.
+    static func milliseconds(_ duration: Duration) -> String {
+        let microseconds = duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
+        let fraction = String(microseconds % 1000)
+        return "\(microseconds / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
     }
 
     // MARK: - rules
@@ -194,8 +216,28 @@ extension Subscriptions {
         } catch {
             throw PodcastError.store("cannot read the episodes: \(error)")
         }
+        func entry(_ episode: EpisodeRecord, _ reason: String?) -> RulesResult.Episode {
+            RulesResult.Episode(
+                id: episode.id,
+                title: episode.title,
+                published: episode.publishedAt.map { UTCTimestamp.string(milliseconds: $0) },
+                reason: reason
+            )
+        }
+        // Timed from here to the skipped list: the policy over every episode, not the store or the answer.
+        let started = ContinuousClock.now
         let candidates = episodes.map(EpisodePolicy.Candidate.init)
         let wanted = Set(policy.wanted(newest: candidates, inserted: [], initial: true, now: now))
+        let skipped: [RulesResult.Episode] =
+            if case .off = policy.fetch {
+                []
+            } else {
+                zip(episodes, candidates).compactMap { episode, candidate in
+                    guard !candidate.hasDownload, let skip = policy.skip(candidate, now: now) else { return nil }
+                    return entry(episode, skip.description)
+                }
+            }
+        let evaluated = ContinuousClock.now - started
         var rules: [RulesResult.Rule] = []
         let own = EpisodeRules(stored: tried.rules)
         for key in EpisodeRules.Key.allCases {
@@ -207,25 +249,15 @@ extension Subscriptions {
         }
         var retentionRules = podcasts.mapValues { self.policy(for: $0).retention }
         retentionRules[podcast.id] = policy.retention
-        let (plan, _) = try await retentionPlan(rules: retentionRules)
+        let retention = try await retentionPlan(rules: retentionRules)
+        let plan = retention.plan
+        logger.debug(
+            "rules: \(episodes.count) episodes of podcast \(podcast.id) evaluated in "
+                + "\(Self.milliseconds(evaluated)) ms (\(wanted.count) to download, \(skipped.count) skipped); "
+                + "retention: \(retention.files.count) files evaluated in \(Self.milliseconds(retention.planning)) ms "
+                + "(store \(Self.milliseconds(retention.reading)) ms)"
+        )
         let byID = Dictionary(uniqueKeysWithValues: episodes.map { ($0.id, $0) })
-        func entry(_ episode: EpisodeRecord, _ reason: String?) -> RulesResult.Episode {
-            RulesResult.Episode(
-                id: episode.id,
-                title: episode.title,
-                published: episode.publishedAt.map { UTCTimestamp.string(milliseconds: $0) },
-                reason: reason
-            )
-        }
-        let skipped: [RulesResult.Episode] =
-            if case .off = policy.fetch {
-                []
-            } else {
-                zip(episodes, candidates).compactMap { episode, candidate in
-                    guard !candidate.hasDownload, let skip = policy.skip(candidate, now: now) else { return nil }
-                    return entry(episode, skip.description)
-                }
-            }
         return RulesResult(
             podcast: try await info(podcast),
             dryRun: dryRun,

@@ -319,18 +319,27 @@ package actor Subscriptions: Service {
         let downloads = await queue.infos(records.compactMap(\.downloadID))
         let policy = policy(for: podcast)
         let now = Self.now()
-        let automatic = policy.fetch != .off
+        // Why the rules pass over an episode, for one they would otherwise have a say on.
+        var skipped: [String?] = []
+        if policy.fetch != .off {
+            let started = ContinuousClock.now
+            skipped = records.map { record in
+                record.downloadID == nil ? policy.skip(EpisodePolicy.Candidate(record), now: now)?.description : nil
+            }
+            let evaluated = ContinuousClock.now - started
+            logger.debug(
+                "episodes: rules over \(records.count) episodes of podcast \(podcast.id) evaluated in "
+                    + "\(Self.milliseconds(evaluated)) ms (\(skipped.count(where: { $0 != nil })) skipped)"
+            )
+        }
         return EpisodesResult(
             podcast: try await info(podcast),
-            episodes: records.map { record in
-                // Why the rules pass over an episode, for one they would otherwise have a say on.
-                let skipped =
-                    automatic && record.downloadID == nil
-                    ? policy.skip(EpisodePolicy.Candidate(record), now: now)?.description : nil
+            episodes: records.indices.map { index in
+                let record = records[index]
                 var info = Self.info(
                     record,
                     download: record.downloadID.flatMap { downloads[$0] },
-                    skipped: skipped
+                    skipped: skipped.isEmpty ? nil : skipped[index]
                 )
                 // Read for the rules, not shown in a list.
                 if brief { info.enclosureURL = nil }
@@ -628,12 +637,19 @@ package actor Subscriptions: Service {
         if case .allNew = policy.fetch, !initial, !ids.isEmpty {
             inserted = try await store.episodes(ids: ids, fields: .listing)
         }
+        let started = ContinuousClock.now
         let wanted = policy.wanted(
             newest: newest,
             inserted: inserted.map(EpisodePolicy.Candidate.init),
             initial: initial,
             now: now
         )
+        if policy.fetch != .off {
+            logger.debug(
+                "auto-download: rules over \(newest.count + inserted.count) episodes of podcast \(id) evaluated in "
+                    + "\(Self.milliseconds(.now - started)) ms, \(wanted.count) wanted"
+            )
+        }
         let queued = try await enqueueEpisodes(wanted, priority: nil, requested: false).downloads.map(\.id)
         let retention = policy.retention
         if retention.keep != nil || retention.deletePlayedAfter != nil || retention.deleteOlderThan != nil
