@@ -55,7 +55,7 @@ extension Subscriptions {
             throw PodcastError.store("cannot pin the episodes: \(error)")
         }
         if !changed.isEmpty {
-            episodesWritten()
+            // No count changes: the episode totals stay cached.
             logger.info("\(pinned ? "pinned" : "unpinned") \(changed.count) episode(s)")
             if !pinned { retentionWanted() }
         }
