@@ -74,8 +74,8 @@ package struct HTTPURL: Sendable, Hashable {
                 guard index > portStart, index - portStart <= 5 else { return false }
             }
             guard
-                index == bytes.count
-                    || [UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#")].contains(bytes[index])
+                index == bytes.count || bytes[index] == UInt8(ascii: "/") || bytes[index] == UInt8(ascii: "?")
+                    || bytes[index] == UInt8(ascii: "#")
             else { return false }
             // Path, query and fragment: RFC 3986's characters, escapes well formed, one '#'.
             var sawFragment = false
@@ -120,8 +120,16 @@ package struct HTTPURL: Sendable, Hashable {
 
     /// Unreserved characters, sub-delimiters, and `:`, `@`, `/`, `?`.
     private static func isPathByte(_ byte: UInt8) -> Bool {
-        if isHostByte(byte) { return true }
-        return Array("_~!$&'()*+,;=:@/?".utf8).contains(byte)
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: "_"),
+            UInt8(ascii: "~"), UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+            UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","),
+            UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "/"),
+            UInt8(ascii: "?"):
+            true
+        default: false
+        }
     }
 
     /// The text for a message: the URL as given, its password replaced.
