@@ -44,7 +44,7 @@ package enum UTCTimestamp {
     }
 
     /// The proleptic Gregorian date of a day count (days since 1970-01-01), by whole 400-year eras of 146,097 days.
-    static func civilDate(daysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+    package static func civilDate(daysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
         // Count from 0000-03-01, so that the leap day falls at the end of each shifted year.
         let shifted = days + 719_468
         let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
