@@ -193,6 +193,13 @@ import Glibc
             set.message.contains("delete_older_than must be at most 36500d (100 years); got '106751980000d'"),
             "\(set.message)"
         )
+        // The client says the same, and fails.
+        let command = try runProgram(
+            Binaries.client.path,
+            ["set", "\(id)", "--max-age", "1e300d", "--socket", daemon.socketPath]
+        )
+        #expect(command.status != 0)
+        #expect(command.stderr.contains("max_age must be at most 36500d (100 years)"), "\(command.stderr)")
         let stored = try client.result("rules", as: RulesResult.self, params: #"{"podcast":"\#(id)"}"#)
         #expect(stored.rules.isEmpty, "nothing was stored: \(stored.rules)")
         #expect(daemon.stop() == 0)
