@@ -457,15 +457,40 @@ package func parseByteCount(_ text: String) -> Int? {
     return Int(lowered).flatMap { $0 >= 0 ? $0 : nil }
 }
 
-/// `500ms`, `10s`, `2m`, `1h`, `7d`, `2w`; a bare number means seconds.
-package func parseDuration(_ text: String) -> Duration? {
+/// The longest duration written anywhere (the configuration, `set`, `rules`): 36500 days, about 100 years.
+///
+/// `1e300d` trapped in the conversion to milliseconds, and `106751980000d` was kept and overflowed `date + age`
+/// at every start. A hundred years is longer than any retention or age anyone means, and its milliseconds leave
+/// room to add any date.
+package let longestDuration = Duration.seconds(36_500 * 86_400)
+
+/// ``longestDuration`` as it is written in messages.
+package let longestDurationText = "36500d (100 years)"
+
+/// Why a written duration is refused.
+package enum DurationProblem: Error, Hashable, Sendable {
+    /// Not a number with a unit, or negative.
+    case unreadable
+    /// Longer than ``longestDuration``.
+    case longerThanMaximum
+}
+
+/// `500ms`, `10s`, `2m`, `1h`, `7d`, `2w`; a bare number means seconds. At most ``longestDuration``.
+package func readDuration(_ text: String) throws(DurationProblem) -> Duration {
     let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400), ("w", 604_800)]
-    for (suffix, scale) in units where text.hasSuffix(suffix) {
-        guard let number = Double(text.dropLast(suffix.count)), number >= 0, number.isFinite else { return nil }
-        return .milliseconds(Int64((number * scale * 1000).rounded()))
-    }
-    guard let seconds = Double(text), seconds >= 0, seconds.isFinite else { return nil }
-    return .milliseconds(Int64((seconds * 1000).rounded()))
+    let (number, scale) =
+        units.first { text.hasSuffix($0.0) }.map { (text.dropLast($0.0.count), $0.1) } ?? (text[...], 1)
+    guard let value = Double(number), value >= 0, value.isFinite else { throw .unreadable }
+    let seconds = value * scale
+    guard seconds <= Double(longestDuration.components.seconds) else { throw .longerThanMaximum }
+    // Below the maximum, the milliseconds fit.
+    guard let milliseconds = OutsideNumber.int64((seconds * 1000).rounded()) else { throw .longerThanMaximum }
+    return .milliseconds(milliseconds)
+}
+
+/// ``readDuration(_:)``, `nil` when it refuses the text.
+package func parseDuration(_ text: String) -> Duration? {
+    try? readDuration(text)
 }
 
 /// The candidate within edit distance 2 of `word`, for "did you mean" hints.

@@ -5,6 +5,13 @@ import FoundationEssentials
 /// `DateFormatter` is slow and strict; these parsers work on bytes, accept what real feeds publish and
 /// return `nil` rather than guess when a field is out of range.
 package enum FeedDate {
+    /// The years a date may fall in; any other is no date.
+    ///
+    /// A feed or a server may write any year (the scanner reads up to nine digits), and a date of year 300000000
+    /// has milliseconds beyond `Int64`: the daemon trapped on it at every refresh. Years before 1900 are
+    /// placeholders (`0001-01-01`) rather than publication dates.
+    package static let plausibleYears = 1900...9999
+
     /// Parses an RFC 822 date, else an ISO 8601 one (feeds mix them up in both directions).
     package static func parse(_ text: String) -> Date? {
         parseRFC822(text) ?? parseISO8601(text)
@@ -148,7 +155,9 @@ package enum FeedDate {
     // MARK: - Calendar arithmetic
 
     static func makeDate(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, offset: Int) -> Date? {
-        guard (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day) else { return nil }
+        guard plausibleYears.contains(year), (1...12).contains(month),
+            (1...daysIn(month: month, year: year)).contains(day)
+        else { return nil }
         guard (0...24).contains(hour), (0...59).contains(minute), (0...60).contains(second) else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
         let seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset

@@ -1,8 +1,17 @@
+import SinglecastSupport
+
 /// Durations as feeds write them (`itunes:duration`, `psc:chapter@start`).
 package enum FeedDuration {
-    /// Whole seconds, the fraction dropped; `nil` when the text holds no duration.
+    /// The longest duration read (about 31 years); a longer one is unknown.
+    ///
+    /// Each number was already below 10^9, but a sum of units was not: `999999999h` written 2.6 million times
+    /// summed past `Int.max`, and the daemon trapped at every refresh of that feed.
+    package static let maximumSeconds = 999_999_999
+
+    /// Whole seconds, the fraction dropped; `nil` when the text holds no duration or one beyond
+    /// ``maximumSeconds``.
     package static func seconds(_ text: String) -> Int? {
-        exactSeconds(text).map { Int($0) }
+        exactSeconds(text).flatMap { OutsideNumber.int64($0) }.map { Int($0) }
     }
 
     /// Seconds with their fraction.
@@ -10,8 +19,12 @@ package enum FeedDuration {
     /// Accepted: `H:MM:SS`, `M:SS`, `S` (fields of any width, hours past 24, minutes past 59 in `M:SS`),
     /// a fraction on the last field (`01:02:03.400`), units (`1h 2m 3s`, `45 min`, `1 hour 5 minutes`,
     /// ISO 8601's `PT1H2M3S`), and junk after a clock value (`12:34 min`). Negative or empty values and
-    /// text without digits give `nil`.
+    /// text without digits give `nil`, and so does a total beyond ``maximumSeconds``.
     package static func exactSeconds(_ text: String) -> Double? {
+        readSeconds(text).flatMap { $0 < Double(maximumSeconds + 1) ? $0 : nil }
+    }
+
+    private static func readSeconds(_ text: String) -> Double? {
         let bytes = Array(text.utf8)
         var start = 0
         while start < bytes.count && isSpace(bytes[start]) { start += 1 }
@@ -43,11 +56,12 @@ package enum FeedDuration {
             let isLast = index == fields.count - 1
             guard isLast || field.allSatisfy(isDigit), let value = number(field) else { return nil }
             total = total * 60 + value
+            guard total <= Double(maximumSeconds) + 1 else { return nil }
         }
         return total
     }
 
-    /// `1h 2m 3s`, `PT1H2M3S`, `45 min`.
+    /// `1h 2m 3s`, `PT1H2M3S`, `45 min`; infinity past ``maximumSeconds``.
     private static func unitSeconds(_ text: ArraySlice<UInt8>) -> Double? {
         var index = text.startIndex
         var total = 0.0
@@ -76,6 +90,9 @@ package enum FeedDuration {
             }
             sawUnit = sawUnit || !unit.isEmpty
             total += value * scale
+            // Stops at once on a text built to sum past any bound, instead of reading megabytes of it; too long
+            // is no duration at all, not the first number of it.
+            guard total <= Double(maximumSeconds) + 1 else { return .infinity }
         }
         return sawUnit ? total : nil
     }

@@ -4,6 +4,10 @@ import SinglecastHTTP
 import SinglecastTestServers
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 @Suite struct ArtworkCacheTests {
     @Test func listsRegularFilesOldestFirstWithTheirSizes() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("artwork-\(UUID())").path
@@ -26,6 +30,38 @@ import Testing
         #expect(ArtworkCache.evictions(files, limit: 500_000).map(\.size) == [400_000, 500_000])
         #expect(ArtworkCache.evictions(files, limit: 0).count == 3)
         #expect(ArtworkCache.files(in: directory + "/missing").isEmpty)
+    }
+
+    /// A file dated past 2262 (ext4 keeps dates to 2446) overflowed its nanoseconds and trapped the daemon at
+    /// every trim of the cache: it sorts as the newest instead.
+    @Test(
+        .enabled(if: ArtworkCacheTests.fileSystemKeepsDatesPast2262(), "the temporary file system keeps no such date")
+    )
+    func aFileFromTheFarFutureSortsLastInsteadOfTrapping() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("artwork-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        for name in ["future.jpg", "today.jpg"] {
+            #expect(FileManager.default.createFile(atPath: directory + "/" + name, contents: Data(count: 10)))
+        }
+        #expect(Self.setFarFutureDate(directory + "/future.jpg"))
+        let files = ArtworkCache.files(in: directory)
+        #expect(files.map { ($0.path as NSString).lastPathComponent } == ["today.jpg", "future.jpg"])
+        #expect(files.last?.modified == .max)
+    }
+
+    private static func setFarFutureDate(_ path: String) -> Bool {
+        var times = [timespec(tv_sec: 15_000_000_000, tv_nsec: 0), timespec(tv_sec: 15_000_000_000, tv_nsec: 0)]
+        var info = stat()
+        return utimensat(AT_FDCWD, path, &times, 0) == 0 && stat(path, &info) == 0
+            && info.st_mtim.tv_sec > 9_300_000_000
+    }
+
+    static func fileSystemKeepsDatesPast2262() -> Bool {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("artwork-probe-\(UUID())").path
+        guard FileManager.default.createFile(atPath: path, contents: nil) else { return false }
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        return setFarFutureDate(path)
     }
 }
 

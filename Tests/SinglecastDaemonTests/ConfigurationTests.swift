@@ -129,6 +129,35 @@ import Testing
         #expect(parseDuration("nan") == nil)
     }
 
+    /// `1e300d` trapped in the conversion to milliseconds, and `106751980000d` was kept and overflowed
+    /// `date + age` at every start: durations longer than the documented maximum are refused.
+    @Test func durationsHaveAMaximum() {
+        #expect(longestDuration == .seconds(36_500 * 86_400))
+        #expect(parseDuration("36500d") == longestDuration)
+        #expect(parseDuration("5214w") == .seconds(5214 * 604_800))
+        for text in ["36501d", "1e300d", "106751980000d", "1e300", "9223372036854775807ms", "5215w", "inf", "1e19"] {
+            #expect(parseDuration(text) == nil, "\(text)")
+        }
+        #expect(throws: DurationProblem.longerThanMaximum) { try readDuration("106751980000d") }
+        #expect(throws: DurationProblem.unreadable) { try readDuration("soon") }
+    }
+
+    @Test(arguments: [
+        ("max_age = 1e300d", "/etc/sc.conf:1: max_age must be at most 36500d (100 years); got '1e300d'"),
+        (
+            "log_level = info\ndelete_older_than = 106751980000d",
+            "/etc/sc.conf:2: delete_older_than must be at most 36500d (100 years); got '106751980000d'"
+        ),
+        ("delete_played_after = 99999999999w", "/etc/sc.conf:1: delete_played_after must be at most 36500d"),
+        ("min_duration = 1e300", "/etc/sc.conf:1: min_duration must be at most 36500d"),
+        ("shutdown_timeout = 1e300d", "/etc/sc.conf:1: shutdown_timeout must be a duration"),
+        ("connect_timeout = 1e300d", "/etc/sc.conf:1: connect_timeout must be a duration"),
+    ])
+    func hugeDurationsAreMistakesThatNameTheLine(text: String, expected: String) {
+        let message = error(text)
+        #expect(message?.hasPrefix(expected) == true, "got \(message ?? "no error")")
+    }
+
     @Test func suggestions() {
         #expect(closestMatch(to: "stauts", among: ["status", "ping"]) == "status")
         #expect(closestMatch(to: "zzzzzz", among: ["status", "ping"]) == nil)

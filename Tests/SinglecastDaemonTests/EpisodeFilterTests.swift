@@ -105,6 +105,12 @@ import Testing
             ),
             (.minDuration, "ten", "min_duration must be a duration such as 10m or 90s, or empty; got 'ten'"),
             (.maxAge, "-3d", "max_age must be an age such as 30d, 2w or 12h, or empty; got '-3d'"),
+            (.maxAge, "1e300d", "max_age must be at most 36500d (100 years); got '1e300d'"),
+            (
+                .deleteOlderThan, "106751980000d",
+                "delete_older_than must be at most 36500d (100 years); got '106751980000d'"
+            ),
+            (.maxDuration, "36501d", "max_duration must be at most 36500d (100 years); got '36501d'"),
             (
                 .episodeTypes, "full,teaser",
                 "episode_types must be a comma-separated list of full, trailer and bonus; got 'full,teaser'"

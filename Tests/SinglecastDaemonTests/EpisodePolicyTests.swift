@@ -65,4 +65,29 @@ import Testing
         let policy = EpisodePolicy(podcast, defaults: EpisodeRules())
         #expect(policy.fetch == .latest(4) && policy.keep == 6)
     }
+
+    /// An age near `Int64.max` milliseconds (one written before ages had a maximum, or a date far in the future)
+    /// overflowed `date + age` at every start: the sum saturates, so the episode is simply not too old.
+    @Test func agesAndDatesAtTheEdgesDoNotOverflow() {
+        var rules = EpisodeRules()
+        rules.maxAge = .max
+        rules.deleteOlderThan = .max - 1
+        rules.minDuration = .max
+        let policy = EpisodePolicy(fetch: .allNew, keep: nil, rules: rules)
+        let late = EpisodePolicy.Candidate(
+            id: 1,
+            title: "late",
+            enclosureURL: "https://cdn.example/e.mp3",
+            hasDownload: false,
+            date: 1_800_000_000_000
+        )
+        #expect(policy.skip(late, now: 1_800_000_000_000) == nil)
+        var future = late
+        future.date = .max
+        #expect(policy.skip(future, now: .max) == nil)
+        var ancient = late
+        ancient.date = .min
+        #expect(policy.skip(ancient, now: .max) == .olderThan(.max - 1))
+        #expect(EpisodePolicy.Skip.shorterThan(.max).description.hasPrefix("shorter than "))
+    }
 }

@@ -110,4 +110,17 @@ import Testing
         #expect(plan.deletions.isEmpty)
         #expect(plan.nextDue == nil)
     }
+
+    /// `delete_older_than` near `Int64.max` milliseconds overflowed `date + age` at every start.
+    @Test func agesNearTheLargestTimeDoNotOverflow() {
+        let files = [file(1, age: 10, playedDaysAgo: 2), file(2, age: -400)]
+        let plan = Retention.plan(
+            files: files,
+            rules: [1: .init(deletePlayedAfter: .max, deleteOlderThan: .max - 1)],
+            maxStorage: nil,
+            now: now
+        )
+        #expect(plan.deletions.isEmpty)
+        #expect(plan.nextDue == .max)
+    }
 }

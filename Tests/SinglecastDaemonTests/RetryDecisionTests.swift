@@ -95,4 +95,60 @@ import Glibc
         #expect(DownloadFailure.file(.sync, errno: EIO, path: "/p").info.code == "io")
         #expect(DownloadFailure.file(.sync, errno: EIO, path: "/p").info.message.hasPrefix("cannot sync /p: "))
     }
+
+    /// An HTTP-date of year 300000000 was converted to milliseconds before the clamp: the queue trapped, and
+    /// again on the retry after every restart.
+    @Test func aRetryAfterDateBeyondYear9999IsIgnoredAndALaterOneHeldToADay() {
+        let header = "Mon, 01 Jan 300000000 00:00:00 GMT"
+        #expect(RetryPolicy.retryAfter(header, nowMilliseconds: now) == nil)
+        #expect(RetryPolicy.retryAfter("Fri, 31 Dec 9999 23:59:59 GMT", nowMilliseconds: now) == now + 86_400_000)
+        #expect(RetryPolicy.retryAfter("99999999999999999999999", nowMilliseconds: now) == now + 86_400_000)
+        #expect(RetryPolicy.retryAfter("10", nowMilliseconds: Int64.max - 5) == Int64.max)
+        guard case .retry(let at) = decide(.httpStatus(503, url: "http://h/a", retryAfter: header)) else {
+            Issue.record("503 not retried")
+            return
+        }
+        #expect(at >= now + 1_000 && at <= now + 2_000)
+    }
+
+    /// `Retry-After: 0` or a date in the past gave ten attempts in 70 ms, then a permanent failure.
+    @Test(arguments: ["0", "Thu, 01 Jan 1970 00:00:00 GMT"])
+    func aRetryAfterOfNowStillBacksOff(header: String) {
+        var total: Int64 = 0
+        for attempts in 1..<policy.maximumAttempts {
+            guard
+                case .retry(let at) = policy.decide(
+                    .httpStatus(503, url: "http://h/a", retryAfter: header),
+                    attempts: attempts,
+                    now: now,
+                    random: 0
+                )
+            else {
+                Issue.record("503 not retried")
+                return
+            }
+            #expect(at - now >= 1_000, "attempt \(attempts)")
+            total += at - now
+        }
+        // 1 s, 2 s, 4 s … 256 s with the least jitter: the attempts spread over minutes, as without the header.
+        #expect(total == 511_000)
+    }
+
+    /// A server that answers every resume with an unusable `Content-Range` retried ten times in 40 ms.
+    @Test func startingOverAtOnceHappensOnceThenBacksOff() {
+        let mismatch = DownloadFailure.transfer(TransferError(code: .rangeMismatch, message: "x"))
+        #expect(decide(mismatch, attempts: 1) == .retry(at: now))
+        #expect(decide(.rangeNotSatisfiable(offset: 10), attempts: 1) == .retry(at: now))
+        #expect(decide(mismatch, attempts: 2) == .retry(at: now + 1_000))
+        #expect(decide(.rangeNotSatisfiable(offset: 10), attempts: 3) == .retry(at: now + 2_000))
+    }
+
+    @Test func backoffNeverOverflows() {
+        var policy = RetryPolicy()
+        policy.maximumDelay = .seconds(Int64.max)
+        policy.baseDelay = .seconds(Int64.max / 4)
+        #expect(policy.backoff(afterAttempts: 40, random: 1) > .zero)
+        let failure = DownloadFailure.transfer(TransferError(code: .network, message: "reset"))
+        #expect(policy.decide(failure, attempts: 3, now: Int64.max - 10, random: 1) == .retry(at: Int64.max))
+    }
 }

@@ -61,6 +61,27 @@ import Testing
         #expect(FeedDate.parse("Thu, 01 Jan 1970 00:00:00 GMT") == Date(timeIntervalSince1970: 0))
     }
 
+    /// A year of nine digits gave a date whose milliseconds do not fit in an `Int64`: the daemon trapped on
+    /// it at every refresh of the feed, and on a server's `Retry-After`.
+    @Test(arguments: [
+        "Mon, 01 Jan 300000000 00:00:00 GMT",
+        "Mon, 01 Jan 999999999 23:59:59 -1400",
+        "Jan  1 00:00:00 300000000",
+        "Mon, 01 Jan 10000 00:00:00 GMT",
+        "Mon, 01 Jan 1899 00:00:00 GMT",
+        "0001-01-01T00:00:00Z",
+        "1899-12-31",
+    ])
+    func datesOutsideYears1900To9999AreNoDate(text: String) {
+        #expect(FeedDate.parse(text) == nil, "\(text)")
+    }
+
+    @Test func theEdgesOfThePlausibleYearsAreDates() {
+        #expect(FeedDate.parse("Mon, 01 Jan 1900 00:00:00 GMT") == Date(timeIntervalSince1970: -2_208_988_800))
+        #expect(FeedDate.parse("Fri, 31 Dec 9999 23:59:59 GMT") == Date(timeIntervalSince1970: 253_402_300_799))
+        #expect(FeedDate.plausibleYears == 1900...9999)
+    }
+
     @Test func formatsRFC822InGMT() {
         #expect(FeedDate.rfc822String(FeedDateTests.reference) == "Mon, 06 Jul 2020 04:00:00 GMT")
         #expect(FeedDate.rfc822String(Date(timeIntervalSince1970: 0)) == "Thu, 01 Jan 1970 00:00:00 GMT")
@@ -93,6 +114,16 @@ import Testing
     @Test(arguments: ["", "  ", "abc", "-5", "1:2:3:4", "1::2", ":30"])
     func rejects(text: String) {
         #expect(FeedDuration.seconds(text) == nil, "\(text)")
+    }
+
+    /// `999999999h` 2.6 million times summed past `Int.max`: the daemon trapped at every refresh of the feed.
+    @Test func aTotalBeyondTheMaximumIsUnknown() {
+        let hostile = String(repeating: "999999999h ", count: 3_000)
+        #expect(FeedDuration.seconds(hostile) == nil)
+        #expect(FeedDuration.exactSeconds("999999999:59:59") == nil)
+        #expect(FeedDuration.seconds("PT277777H46M40S") == nil)
+        #expect(FeedDuration.seconds("PT277777H46M39S") == 999_999_999)
+        #expect(FeedDuration.maximumSeconds == 999_999_999)
     }
 
     @Test func keepsTheFraction() {

@@ -33,20 +33,36 @@ package struct RetryPolicy: Sendable, Hashable {
         let base = Double(baseDelay.components.seconds) + Double(baseDelay.components.attoseconds) / 1e18
         let cap = Double(maximumDelay.components.seconds)
         let delay = min(cap, base * pow(2, min(exponent, 30)))
-        return .milliseconds(Int64(delay * (0.5 + 0.5 * min(max(random, 0), 1)) * 1000))
+        let milliseconds = delay * (0.5 + 0.5 * min(max(random, 0), 1)) * 1000
+        return .milliseconds(OutsideNumber.clamped(milliseconds, to: 0...Int64.max))
     }
 
-    /// Parses `Retry-After`: delta-seconds or an HTTP-date; `nil` when absent or unreadable.
+    /// The longest wait a `Retry-After` can ask for: a day.
+    package static let longestRetryAfter: Int64 = 86_400_000
+
+    /// Parses `Retry-After`: delta-seconds or an HTTP-date, as Unix milliseconds held to at most a day from now;
+    /// `nil` when absent or unreadable.
     package static func retryAfter(_ header: String?, nowMilliseconds: Int64) -> Int64? {
         guard let header = header?.trimmingWhitespace(), !header.isEmpty else { return nil }
-        if let seconds = Int64(header), seconds >= 0 { return nowMilliseconds + min(seconds, 86_400) * 1000 }
-        // The three HTTP-date forms (IMF-fixdate, RFC 850, asctime) are RFC 822 dates as feeds write them.
-        guard let date = FeedDate.parseRFC822(header) else { return nil }
-        let at = Int64(date.timeIntervalSince1970 * 1000)
-        return min(max(at, nowMilliseconds), nowMilliseconds + 86_400_000)
+        let latest = nowMilliseconds.saturatingAdd(longestRetryAfter)
+        if header.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+            // More digits than an Int64 holds ask for longer than a day all the same.
+            guard let seconds = OutsideNumber.decimal(header) else { return latest }
+            return min(nowMilliseconds.saturatingAdd(seconds.saturatingMultiply(1000)), latest)
+        }
+        // The three HTTP-date forms (IMF-fixdate, RFC 850, asctime) are RFC 822 dates as feeds write them; the
+        // date is converted through the checked gate before it is clamped (FeedDate bounds its years too).
+        guard let date = FeedDate.parseRFC822(header),
+            let at = OutsideNumber.milliseconds(fromSeconds: date.timeIntervalSince1970)
+        else { return nil }
+        return min(max(at, nowMilliseconds), latest)
     }
 
     /// What follows from a failed attempt: the only place that chooses between retrying, failing and pausing.
+    ///
+    /// The backoff is the floor of every later attempt: a `Retry-After` may only ask for longer (`Retry-After: 0`
+    /// or a date in the past spent ten attempts in 70 ms), and starting over at once is done for the first
+    /// attempt only (a server whose every resume is unusable spent ten attempts in 40 ms).
     ///
     /// - Parameters:
     ///   - failure: Why the attempt failed; a transfer stopped by pause, cancel or shutdown is no failure.
@@ -96,15 +112,21 @@ package struct RetryPolicy: Sendable, Hashable {
             return .fail
         case _ where attempts >= maximumAttempts:
             return .fail
-        case .immediately:
+        case .immediately where attempts <= 1:
             return .retry(at: now)
+        case .immediately:
+            // The attempt that started over failed the same way: the next one waits as after any other failure,
+            // counting from the attempt that started over.
+            return .retry(at: now.saturatingAdd(milliseconds(backoff(afterAttempts: attempts - 1, random: random))))
         case .backoff(let header):
-            if let at = Self.retryAfter(header, nowMilliseconds: now) { return .retry(at: at) }
-            let delay = backoff(afterAttempts: attempts, random: random)
-            return .retry(
-                at: now + delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000
-            )
+            let floor = now.saturatingAdd(milliseconds(backoff(afterAttempts: attempts, random: random)))
+            return .retry(at: max(floor, Self.retryAfter(header, nowMilliseconds: now) ?? floor))
         }
+    }
+
+    private func milliseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds.saturatingMultiply(1000)
+            .saturatingAdd(duration.components.attoseconds / 1_000_000_000_000_000)
     }
 
     /// Whether an HTTP status is worth retrying: 408, 429 and 5xx are; other 4xx mean the request is wrong.

@@ -130,7 +130,9 @@ package struct ArtworkCache: Sendable {
             let path = directory + "/" + name
             var info = stat()
             guard name != ".", name != "..", lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
-            let modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+            // Saturating: a date past 2262 (ext4 keeps them to 2446) overflowed here at every trim.
+            let seconds = Int64(info.st_mtim.tv_sec)
+            let modified = seconds.saturatingMultiply(1_000_000_000).saturatingAdd(Int64(info.st_mtim.tv_nsec))
             files.append(File(path: path, size: Int64(info.st_size), modified: modified))
         }
         return files.sorted { ($0.modified, $0.path) < ($1.modified, $1.path) }

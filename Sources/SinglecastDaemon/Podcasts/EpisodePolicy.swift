@@ -1,4 +1,5 @@
 import SinglecastStore
+import SinglecastSupport
 
 /// Which of a podcast's episodes are downloaded without being asked for, and which downloaded files are kept.
 ///
@@ -87,9 +88,9 @@ package struct EpisodePolicy: Sendable {
             case .titleExcludes(let pattern): "title excludes \(pattern)"
             case .titleLacks(let pattern): "title does not include \(pattern)"
             case .shorterThan(let seconds):
-                "shorter than \(EpisodeRules.writtenDuration(milliseconds: Int64(seconds) * 1000))"
+                "shorter than \(EpisodeRules.writtenDuration(milliseconds: Int64(seconds).saturatingMultiply(1000)))"
             case .longerThan(let seconds):
-                "longer than \(EpisodeRules.writtenDuration(milliseconds: Int64(seconds) * 1000))"
+                "longer than \(EpisodeRules.writtenDuration(milliseconds: Int64(seconds).saturatingMultiply(1000)))"
             case .olderThan(let age): "older than \(EpisodeRules.writtenDuration(milliseconds: age))"
             case .episodeType(let type): "episode type \(type)"
             case .played: "played"
@@ -175,7 +176,9 @@ package struct EpisodePolicy: Sendable {
         }
         // What delete_older_than would delete at once is not downloaded either.
         let ages = [rules.maxAge, rules.deleteOlderThan].compactMap { $0 }
-        if let age = ages.min(), episode.date + age < now { return .olderThan(age) }
+        // Saturating: a date or an age near the end of Int64 (one stored before ages had a maximum) overflowed here
+        // at every start.
+        if let age = ages.min(), episode.date.saturatingAdd(age) < now { return .olderThan(age) }
         if let types = rules.episodeTypes {
             let type = episode.episodeType ?? "full"
             if !types.contains(where: { $0.rawValue == type }) { return .episodeType(type) }

@@ -1,3 +1,5 @@
+import SinglecastSupport
+
 /// The rules that choose which episodes are downloaded without being asked for and how long their files stay.
 ///
 /// One syntax for all of them, the configuration file's (`title_exclude = trailer`, `max_age = 30d`): the
@@ -72,7 +74,19 @@ package struct EpisodeRules: Sendable, Hashable {
         }
         func duration(_ expected: String) throws(Problem) -> Int64? {
             guard !value.isEmpty else { return nil }
-            guard let duration = parseDuration(value), duration > .zero else { throw fail(expected) }
+            let duration: Duration
+            do {
+                duration = try readDuration(value)
+            } catch .longerThanMaximum {
+                throw Problem(
+                    message: "\(key.rawValue) must be at most \(longestDurationText); got '\(value)'",
+                    key: key
+                )
+            } catch {
+                throw fail(expected)
+            }
+            guard duration > .zero else { throw fail(expected) }
+            // At most longestDuration: the milliseconds fit, and leave room to add any date.
             return duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
         }
         switch key {
@@ -115,8 +129,8 @@ package struct EpisodeRules: Sendable, Hashable {
         return switch key {
         case .titleInclude: titleInclude?.text
         case .titleExclude: titleExclude?.text
-        case .minDuration: minDuration.map { Self.writtenDuration(milliseconds: Int64($0) * 1000) }
-        case .maxDuration: maxDuration.map { Self.writtenDuration(milliseconds: Int64($0) * 1000) }
+        case .minDuration: minDuration.map { Self.writtenDuration(milliseconds: Int64($0).saturatingMultiply(1000)) }
+        case .maxDuration: maxDuration.map { Self.writtenDuration(milliseconds: Int64($0).saturatingMultiply(1000)) }
         case .maxAge: maxAge.map(Self.writtenDuration(milliseconds:))
         case .episodeTypes: episodeTypes.map { $0.sorted().map(\.rawValue).joined(separator: ",") }
         case .deletePlayedAfter: deletePlayedAfter.map(Self.writtenDuration(milliseconds:))

@@ -2,6 +2,7 @@ import FoundationEssentials
 import SinglecastFeeds
 import SinglecastHTTP
 import SinglecastStore
+import SinglecastSupport
 
 /// Fetches a podcast's feed (conditionally when asked) under the overall deadline and the fetch limits, and parses
 /// it off the caller's actor: what `subscribe` and a refresh learn of a feed before anything is stored. Also the
@@ -131,7 +132,10 @@ struct FeedFetcher: Sendable {
         record.guid = episode.guid
         record.description = episode.description
         record.link = episode.link
-        record.publishedAt = episode.published.map { Int64($0.timeIntervalSince1970 * 1000) }
+        // A date whose milliseconds do not fit is no date (it trapped the refresh, and every one after a restart).
+        record.publishedAt = episode.published.flatMap {
+            OutsideNumber.milliseconds(fromSeconds: $0.timeIntervalSince1970)
+        }
         record.durationSeconds = episode.durationSeconds
         record.enclosureURL = episode.enclosure?.url
         record.enclosureType = episode.enclosure?.type

@@ -1,3 +1,5 @@
+import SinglecastSupport
+
 /// Which downloaded episode files go, and why.
 ///
 /// Pure, like ``EpisodePolicy``: handed the downloaded files, each podcast's rules and the time, it answers with
@@ -123,11 +125,14 @@ package enum Retention {
                 for file in newestFirst.filter({ !$0.requested }).dropFirst(keep) { delete(file, .beyondKeep(keep)) }
             }
             for file in newestFirst where !file.pinned {
+                // Saturating: a time or a delay near the end of Int64 overflowed here at every start.
                 if let delay = rules.deletePlayedAfter, let playedAt = file.playedAt {
-                    if playedAt + delay <= now { delete(file, .playedLongAgo(delay)) } else { due(playedAt + delay) }
+                    let at = playedAt.saturatingAdd(delay)
+                    if at <= now { delete(file, .playedLongAgo(delay)) } else { due(at) }
                 }
                 if let age = rules.deleteOlderThan, !file.requested {
-                    if file.date + age <= now { delete(file, .olderThan(age)) } else { due(file.date + age) }
+                    let at = file.date.saturatingAdd(age)
+                    if at <= now { delete(file, .olderThan(age)) } else { due(at) }
                 }
             }
         }
