@@ -212,4 +212,35 @@ import Glibc
         }
         #expect(daemon.stop() == 0)
     }
+
+    // MARK: Item 15: credentials from a redirect
+
+    /// A redirect to `http://user:secret@…` must not leave the password in a stored or shown URL.
+    @Test func credentialsARedirectAddsAreNeitherStoredNorShown() throws {
+        let server = try FaultServer()
+        let daemon = DaemonProcess()
+        try daemon.writeConfig(Self.configuration)
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        func withCredentials(_ path: String) -> String {
+            let target = "http://user:s3cret@127.0.0.1:\(server.port)\(path)"
+            return target.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? target
+        }
+
+        let feed = server.url("/moved-to?url=\(withCredentials("/gzip-feed"))")
+        let subscribed = try client.result("subscribe", as: SubscribeResult.self, params: #"{"url":"\#(feed)"}"#)
+        #expect(!subscribed.podcast.feedURL.contains("s3cret"), "\(subscribed.podcast.feedURL)")
+        let exported = try client.result("export", as: ExportResult.self)
+        #expect(!exported.opml.contains("s3cret"), "\(exported.opml)")
+
+        let id = try enqueue(
+            client,
+            server.url("/redirect-to?url=\(withCredentials("/file/1000"))"),
+            into: daemon.root.file("e")
+        )
+        let info = try settle(client, id)
+        #expect(info.state == .completed, "\(info)")
+        #expect(info.finalURL?.contains("s3cret") == false, "\(String(describing: info.finalURL))")
+        #expect(daemon.stop() == 0)
+    }
 }
