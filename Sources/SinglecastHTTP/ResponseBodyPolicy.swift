@@ -279,10 +279,10 @@ package struct ResponseBodyPolicy: Sendable, Hashable {
             headers.removeAll()
             phase = .headers
             let fields = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
-            guard fields.count >= 2, let code = Int(fields[1]), (100..<600).contains(code) else {
+            guard fields.count >= 2, let code = OutsideNumber.decimal(fields[1]), (100..<600).contains(code) else {
                 return stop(.malformed("unreadable status line \"\(line.prefix(80))\""))
             }
-            status = code
+            status = Int(code)
             return .proceed
         }
         guard case .headers = phase else { return .proceed }  // stray bytes after a hop's headers
@@ -433,7 +433,9 @@ package struct ResponseBodyPolicy: Sendable, Hashable {
     /// differs from the one stored with them. `nil` when none differs; a validator the response leaves out proves
     /// nothing either way (the total and `If-Range` still guard the resume).
     private var versionChange: String? {
-        if let stored = configuration.etag, let etag, etag != stored {
+        // Weak comparison (RFC 9110 §8.8.3.2): some caches weaken the tag of what they pass on, which is no new version.
+        func opaque(_ tag: String) -> Substring { tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag) }
+        if let stored = configuration.etag, let etag, opaque(etag) != opaque(stored) {
             return "ETag \(etag.prefix(80)) instead of \(stored.prefix(80))"
         }
         if let stored = configuration.lastModified, let lastModified, lastModified != stored {

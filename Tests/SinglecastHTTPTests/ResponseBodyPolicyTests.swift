@@ -189,6 +189,15 @@ private func feed(_ policy: inout ResponseBodyPolicy, _ lines: [String]) -> Resp
         #expect(policy.headers["etag"] == "\"x\"")
     }
 
+    @Test(arguments: ["HTTP/1.1 +200 OK", "HTTP/1.1 99999999999999999999 OK", "HTTP/1.1 -200 OK", "HTTP/1.1 0x0C8"])
+    func aStatusCodeIsThreePlainDigits(line: String) {
+        var policy = ResponseBodyPolicy(.init())
+        guard case .stop(.malformed) = policy.receiveHeaderLine(line + "\r\n") else {
+            Issue.record("expected malformed for \(line)")
+            return
+        }
+    }
+
     @Test func malformedStatusLineStops() {
         var policy = ResponseBodyPolicy(.init())
         guard case .stop(.malformed) = policy.receiveHeaderLine("HTTP/1.1 abc\r\n") else {
@@ -292,7 +301,7 @@ private func feed(_ policy: inout ResponseBodyPolicy, _ lines: [String]) -> Resp
     }
 
     @Test func aPartialResponseOfTheSameVersionOrWithoutValidatorsIsAppended() {
-        for lines in [["ETag: \"A\""], ["Last-Modified: Tue, 01 Oct 2024 12:00:00 GMT"], []] {
+        for lines in [["ETag: \"A\""], ["ETag: W/\"A\""], ["Last-Modified: Tue, 01 Oct 2024 12:00:00 GMT"], []] {
             var policy = ResponseBodyPolicy(
                 .init(resumeOffset: 500, etag: "\"A\"", lastModified: "Tue, 01 Oct 2024 12:00:00 GMT")
             )
