@@ -213,6 +213,25 @@ import Glibc
         #expect(daemon.stop() == 0)
     }
 
+    // MARK: Item 13: Content-Length read as libcurl reads it
+
+    /// Two `Content-Length` fields (libcurl takes the last) or one beside chunked coding (libcurl ignores it): the
+    /// body libcurl delivers is the whole file, not a "length mismatch" ten times over.
+    @Test(arguments: ["/two-lengths/30000/500", "/chunked-length/30000/5"])
+    func aLengthReadAsLibcurlReadsItCompletes(path: String) throws {
+        let server = try FaultServer()
+        let daemon = DaemonProcess()
+        try daemon.writeConfig(Self.configuration)
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+
+        let info = try settle(client, try enqueue(client, server.url(path), into: daemon.root.file("e")))
+        #expect(info.state == .completed, "\(info)")
+        #expect(info.attempts == 1)
+        #expect(FileManager.default.contents(atPath: info.file) == TestContent.data(size: 30000))
+        #expect(daemon.stop() == 0)
+    }
+
     // MARK: Item 15: credentials from a redirect
 
     /// A redirect to `http://user:secret@…` must not leave the password in a stored or shown URL.
