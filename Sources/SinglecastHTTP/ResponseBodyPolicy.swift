@@ -376,6 +376,11 @@ package struct ResponseBodyPolicy: Sendable, Hashable {
         case 416:
             // A 416 with a matching total completes a resume: only if it speaks of the same version of the file.
             if let change = versionChange { return stop(.rangeMismatch("the file changed on the server (\(change))")) }
+            if let expected = configuration.expectedTotal, let total = totalLength, total != expected {
+                return stop(
+                    .rangeMismatch("the file is now \(total) bytes instead of \(expected), so it changed on the server")
+                )
+            }
             return stop(.rangeNotSatisfiable)
         default:
             return stop(.httpError(status))

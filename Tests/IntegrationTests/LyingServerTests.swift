@@ -149,6 +149,7 @@ import Glibc
         Swap(mode: "etag", sizeA: 20000, sizeB: 20000, after: 8000),  // a 206 with another ETag
         Swap(mode: "lastmod", sizeA: 20000, sizeB: 20000, after: 8000),  // a 206 with another Last-Modified
         Swap(mode: "etag", sizeA: 1000, sizeB: 500, after: 500),  // a 416 "bytes */500" with another ETag
+        Swap(mode: "none", sizeA: 1000, sizeB: 500, after: 500),  // a 416 "bytes */500" where 1000 was known
     ])
     func aResumeAnsweredFromAnotherVersionStartsOver(swap: Swap) throws {
         let (mode, sizeA, sizeB, after) = (swap.mode, swap.sizeA, swap.sizeB, swap.after)

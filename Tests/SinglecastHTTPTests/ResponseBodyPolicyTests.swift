@@ -328,6 +328,23 @@ private func feed(_ policy: inout ResponseBodyPolicy, _ lines: [String]) -> Resp
         #expect(kept == .stop(.rangeNotSatisfiable))
     }
 
+    /// Without validators, a 416 whose total is the partial file's size but not the size known before still speaks of
+    /// another version: a file of 1000 bytes broke off at 500, and the server now has one of 500.
+    @Test func aRangeNotSatisfiableWithAnotherTotalIsAMismatch() {
+        var policy = ResponseBodyPolicy(.init(resumeOffset: 500, expectedTotal: 1000))
+        let action = feed(&policy, ["HTTP/1.1 416 Range Not Satisfiable", "Content-Range: bytes */500"])
+        guard case .stop(.rangeMismatch(let detail)) = action else {
+            Issue.record("expected a range mismatch, got \(action)")
+            return
+        }
+        #expect(detail.contains("500") && detail.contains("1000"), "\(detail)")
+        var complete = ResponseBodyPolicy(.init(resumeOffset: 1000, expectedTotal: 1000))
+        #expect(
+            feed(&complete, ["HTTP/1.1 416 Range Not Satisfiable", "Content-Range: bytes */1000"])
+                == .stop(.rangeNotSatisfiable)
+        )
+    }
+
     @Test(arguments: ["ETag: \"a\rb\"", "Last-Modified: Tue, 01 Oct 2024\r12:00:00 GMT", "ETag: \"a\u{7F}\""])
     func aValidatorWithAControlCharacterIsNoValidator(line: String) {
         var policy = ResponseBodyPolicy(.init())

@@ -65,7 +65,7 @@ Servers that lie about ranges, sizes and validators:
                                  its connection closed after byte <after>; version B (seed 1, <size b> bytes) from
                                  then on, which honours Range whatever If-Range says: 206 with version B's
                                  validators, 416 "bytes */<size b>" past its end. <mode> is "etag" (ETag and
-                                 Last-Modified) or "lastmod" (Last-Modified only).
+                                 Last-Modified), "lastmod" (Last-Modified only) or "none" (no validators).
   /cr-validator/<field>/<size>/<after>/<tag>  the first request of the path: 200 whose <field> ("etag" or
                                  "last-modified") holds a bare CR, closed after byte <after>; then like /file.
   /cr-feed/<tag>                 a small RSS document whose ETag and Last-Modified hold a bare CR on the first request
@@ -480,7 +480,7 @@ class FaultHandler(http.server.BaseHTTPRequestHandler):
     def serve_version(self, size, seed, etag, last_modified, drop_after=None):
         """Serves one version of a file, honouring Range but not If-Range (the lie)."""
         requested = parse_range(self.headers.get("Range"), size)
-        validators = [("Last-Modified", last_modified)] + ([("ETag", etag)] if etag else [])
+        validators = ([("Last-Modified", last_modified)] if last_modified else []) + ([("ETag", etag)] if etag else [])
         if requested == "unsatisfiable":
             self.simple(416, b"range not satisfiable\n", [("Content-Range", "bytes */%d" % size)] + validators)
             return
@@ -520,11 +520,13 @@ class FaultHandler(http.server.BaseHTTPRequestHandler):
                 self.serve_file(size, '"unsat-%d"' % size, drop_after=after)
         elif kind == "swap":
             mode, size_a, size_b, after = parts[1], int(parts[2]), int(parts[3]), int(parts[4])
-            with_etag = mode == "etag"
+            with_etag, with_date = mode == "etag", mode in ("etag", "lastmod")
             if self.request_number() == 0:
-                self.serve_version(size_a, 0, '"A"' if with_etag else None, LAST_MODIFIED, drop_after=after)
+                date = LAST_MODIFIED if with_date else None
+                self.serve_version(size_a, 0, '"A"' if with_etag else None, date, drop_after=after)
             else:
-                self.serve_version(size_b, 1, '"B"' if with_etag else None, "Wed, 02 Oct 2024 12:00:00 GMT")
+                date = "Wed, 02 Oct 2024 12:00:00 GMT" if with_date else None
+                self.serve_version(size_b, 1, '"B"' if with_etag else None, date)
         elif kind == "cr-validator":
             field, size, after = parts[1], int(parts[2]), int(parts[3])
             if self.request_number() == 0:
