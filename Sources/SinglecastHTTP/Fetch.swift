@@ -195,8 +195,12 @@ package struct RedirectPlan: Sendable, Hashable {
                 return name == "authorization" || name == "cookie"
             }
         }
-        if let etag = fetch.ifNoneMatch { headers.append("If-None-Match: \(etag)") }
-        if let date = fetch.ifModifiedSince { headers.append("If-Modified-Since: \(date)") }
+        // A validator that cannot be sent (a bare CR stored by an older version) makes the fetch unconditional
+        // instead of unsendable for good.
+        if let etag = ResponseBodyPolicy.usableValidator(fetch.ifNoneMatch) { headers.append("If-None-Match: \(etag)") }
+        if let date = ResponseBodyPolicy.usableValidator(fetch.ifModifiedSince) {
+            headers.append("If-Modified-Since: \(date)")
+        }
         var options = fetch.options
         options.maxFileSize = min(options.maxFileSize ?? .max, fetch.maxBytes)
         var request = TransferRequest(
@@ -211,6 +215,7 @@ package struct RedirectPlan: Sendable, Hashable {
         // The body arrives decoded, and maxBytes (as maxFileSize) counts the decoded bytes: a small gzip bomb is
         // refused as soon as what it unpacks to passes the limit, before more of it reaches memory.
         request.decodesContent = true
+        request.resumable = false
         return request
     }
 

@@ -252,12 +252,6 @@ package final class HTTPEngine: Sendable {
                     + "header configuration."
             )
         }
-        if let validator = request.validator, validator.containsLineBreak {
-            return TransferError(
-                code: .invalidRequest,
-                message: "The stored validator for \(url) contains a line break; restart the download from byte 0."
-            )
-        }
         guard request.resumeOffset >= 0 else {
             return TransferError(
                 code: .invalidRequest,
@@ -271,6 +265,19 @@ package final class HTTPEngine: Sendable {
                 message: "The file descriptor \(request.fileDescriptor) for \(url) is not open; open the partial "
                     + "file read-write before starting the transfer.",
                 systemErrno: errno
+            )
+        }
+        // A validator that cannot be sent (a bare CR an older version stored) cannot vouch for the bytes in the file
+        // either: refusing the request would fail every attempt the same way, so the resume starts from zero.
+        if request.resumeOffset > 0,
+            [request.etag, request.lastModified].contains(where: {
+                $0 != nil && ResponseBodyPolicy.usableValidator($0) == nil
+            })
+        {
+            return .rangeMismatch(
+                request.url,
+                "the validator stored with the partial file holds a control character, so nothing can tell whether "
+                    + "the server's file is still the one its bytes came from"
             )
         }
         return nil

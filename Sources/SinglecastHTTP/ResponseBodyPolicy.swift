@@ -1,3 +1,5 @@
+import SinglecastSupport
+
 /// The header fields of one HTTP response, looked up case-insensitively.
 package struct HTTPHeaderFields: Sendable, Hashable {
     private var fields: [(lowercasedName: String, value: String)] = []
@@ -12,6 +14,12 @@ package struct HTTPHeaderFields: Sendable, Hashable {
     package subscript(_ name: String) -> String? {
         let name = name.lowercased()
         return fields.first(where: { $0.lowercasedName == name })?.value
+    }
+
+    /// The values of every field called `name` (any case), in the order they came.
+    package func values(_ name: String) -> [String] {
+        let name = name.lowercased()
+        return fields.compactMap { $0.lowercasedName == name ? $0.value : nil }
     }
 
     package var count: Int { fields.count }
@@ -59,7 +67,9 @@ package struct ContentRange: Sendable, Hashable {
     package static func unsatisfiedTotal(_ header: String) -> Int64? {
         let text = Substring(header).drop(while: { $0 == " " || $0 == "\t" })
         guard text.lowercased().hasPrefix("bytes */") else { return nil }
-        return Int64(text.dropFirst(8).trimmingSuffix(while: { $0 == " " || $0 == "\t" || $0.isNewline }))
+        return OutsideNumber.decimal(
+            text.dropFirst(8).trimmingSuffix(while: { $0 == " " || $0 == "\t" || $0.isNewline })
+        )
     }
 
     /// Parses `bytes a-b/T` or `bytes a-b/*`; returns `nil` for anything else, including the unsatisfied form
@@ -69,8 +79,8 @@ package struct ContentRange: Sendable, Hashable {
         guard text.lowercased().hasPrefix("bytes ") else { return nil }
         text = text.dropFirst(6).drop(while: { $0 == " " })
         guard let dash = text.firstIndex(of: "-"), let slash = text.firstIndex(of: "/"), dash < slash,
-            let first = Int64(text[..<dash]),
-            let last = Int64(text[text.index(after: dash)..<slash])
+            let first = OutsideNumber.decimal(text[..<dash]),
+            let last = OutsideNumber.decimal(text[text.index(after: dash)..<slash])
         else { return nil }
         let totalText = text[text.index(after: slash)...].trimmingSuffix(while: {
             $0 == " " || $0 == "\t" || $0.isNewline
@@ -79,7 +89,7 @@ package struct ContentRange: Sendable, Hashable {
         if totalText == "*" {
             total = nil
         } else {
-            guard let value = Int64(totalText) else { return nil }
+            guard let value = OutsideNumber.decimal(totalText) else { return nil }
             total = value
         }
         guard first >= 0, last >= first, total.map({ last < $0 }) ?? true else { return nil }
@@ -94,12 +104,18 @@ package struct ContentRange: Sendable, Hashable {
 /// (`CURLOPT_WRITEFUNCTION`), and performs the ``BodyAction`` it returns. Only the *final* response counts: a `1xx`
 /// and a redirect hop reset the collected headers and their bodies are discarded.
 ///
-/// - `206` is appended only when its `Content-Range` starts exactly at the resume offset (and its total matches the
-///   expected total, when both are known); anything else stops with ``Stop/rangeMismatch(_:)`` before writing.
+/// - `206` is appended only when its `Content-Range` starts exactly at the resume offset, its total matches the
+///   expected total (when both are known) and its validators match those of the bytes in the file (when both
+///   sides have one); anything else stops with ``Stop/rangeMismatch(_:)`` before writing. Servers that insert ads
+///   per request answer a resume with another version of the file, `If-Range` or not.
 /// - Any other `2xx` (the server ignored `Range`, or `If-Range` failed because the file changed) rewrites the file
 ///   from byte 0: the first write truncates it.
-/// - `416` stops with ``Stop/rangeNotSatisfiable``, other statuses of 300 and more with ``Stop/httpError(_:)``: error
-///   pages are never written.
+/// - `416` stops with ``Stop/rangeNotSatisfiable`` (or ``Stop/rangeMismatch(_:)`` when its validators show another
+///   version of the file), other statuses of 300 and more with ``Stop/httpError(_:)``: error pages are never
+///   written.
+///
+/// Every number in a header is read as plain decimal digits (``OutsideNumber/decimal(_:)-(Bytes)``) and the
+/// arithmetic on them saturates, so no `Content-Range` or `Content-Length` a server makes up can trap.
 package struct ResponseBodyPolicy: Sendable, Hashable {
     /// The facts about the request the decisions depend on.
     package struct Configuration: Sendable, Hashable {
@@ -111,17 +127,25 @@ package struct ResponseBodyPolicy: Sendable, Hashable {
         package var maxFileSize: Int64?
         /// Whether libcurl follows redirects (so a `3xx` with a `Location` is a hop, not the final response).
         package var followsRedirects: Bool
+        /// The `ETag` the bytes already in the file came with; a `206` or `416` with another one is another version.
+        package var etag: String?
+        /// The `Last-Modified` the bytes already in the file came with; compared like ``etag``.
+        package var lastModified: String?
 
         package init(
             resumeOffset: Int64 = 0,
             expectedTotal: Int64? = nil,
             maxFileSize: Int64? = nil,
-            followsRedirects: Bool = true
+            followsRedirects: Bool = true,
+            etag: String? = nil,
+            lastModified: String? = nil
         ) {
             self.resumeOffset = resumeOffset
             self.expectedTotal = expectedTotal
             self.maxFileSize = maxFileSize
             self.followsRedirects = followsRedirects
+            self.etag = etag
+            self.lastModified = lastModified
         }
     }
 
@@ -178,6 +202,8 @@ package struct ResponseBodyPolicy: Sendable, Hashable {
     package private(set) var hasFinalResponse = false
     /// Whether the accepted final response is a `206` appended at the resume offset.
     package private(set) var resumed = false
+    /// Whether a final response was accepted, so that its body is what the file holds and its validators describe it.
+    package private(set) var accepted = false
     /// Body bytes of the final response received so far (accepted or not).
     package private(set) var bodyBytesReceived: Int64 = 0
 
@@ -203,8 +229,27 @@ package struct ResponseBodyPolicy: Sendable, Hashable {
         return false
     }
 
-    /// The `Content-Length` of the latest response.
-    package var contentLength: Int64? { headers["content-length"].flatMap { Int64($0.trimmed) } }
+    /// The length of the latest response's body as libcurl reads it: none when the body is chunked (chunked
+    /// coding overrides `Content-Length`, RFC 9112 §6.3), else the *last* `Content-Length` field (libcurl takes each
+    /// in turn); `nil` when that is not plain decimal digits, which libcurl then checks itself.
+    package var contentLength: Int64? {
+        if headers.values("transfer-encoding").contains(where: { $0.lowercased().contains("chunked") }) { return nil }
+        return headers.values("content-length").last.flatMap { OutsideNumber.decimal($0.trimmed) }
+    }
+
+    /// The `ETag` of the latest response, when it is a usable validator (``usableValidator(_:)``).
+    package var etag: String? { Self.usableValidator(headers["etag"]) }
+
+    /// The `Last-Modified` of the latest response, when it is a usable validator (``usableValidator(_:)``).
+    package var lastModified: String? { Self.usableValidator(headers["last-modified"]) }
+
+    /// `value` when it can be stored and sent back in a request header (`If-Range`, `If-None-Match`,
+    /// `If-Modified-Since`); `nil` when it is empty or holds a control character. A bare CR would end or split that
+    /// header line, so the request could never be sent: such a validator is refused, never stored.
+    package static func usableValidator(_ value: String?) -> String? {
+        guard let value, !value.isEmpty, !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return nil }
+        return value
+    }
 
     /// The size of the whole file according to the latest response: the `Content-Range` total of a `206`, the
     /// `Content-Length` of a `200`, the `bytes */T` of a `416`.
@@ -234,10 +279,10 @@ package struct ResponseBodyPolicy: Sendable, Hashable {
             headers.removeAll()
             phase = .headers
             let fields = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
-            guard fields.count >= 2, let code = Int(fields[1]), (100..<600).contains(code) else {
+            guard fields.count >= 2, let code = OutsideNumber.decimal(fields[1]), (100..<600).contains(code) else {
                 return stop(.malformed("unreadable status line \"\(line.prefix(80))\""))
             }
-            status = code
+            status = Int(code)
             return .proceed
         }
         guard case .headers = phase else { return .proceed }  // stray bytes after a hop's headers
@@ -263,8 +308,8 @@ package struct ResponseBodyPolicy: Sendable, Hashable {
         case .stopped(let stop, _):
             return .stop(stop)
         case .body(let nextOffset, let truncatePending):
-            bodyBytesReceived += Int64(count)
-            let end = nextOffset + Int64(count)
+            bodyBytesReceived = bodyBytesReceived.saturatingAdd(Int64(count))
+            let end = nextOffset.saturatingAdd(Int64(count))
             if let limit = configuration.maxFileSize, end > limit {
                 return .stop(stopping(.tooLarge(announced: nil)))
             }
@@ -326,8 +371,16 @@ package struct ResponseBodyPolicy: Sendable, Hashable {
             }
             phase = .body(nextOffset: 0, truncatePending: true)
             resumed = false
+            accepted = true
             return .proceed
         case 416:
+            // A 416 with a matching total completes a resume: only if it speaks of the same version of the file.
+            if let change = versionChange { return stop(.rangeMismatch("the file changed on the server (\(change))")) }
+            if let expected = configuration.expectedTotal, let total = totalLength, total != expected {
+                return stop(
+                    .rangeMismatch("the file is now \(total) bytes instead of \(expected), so it changed on the server")
+                )
+            }
             return stop(.rangeNotSatisfiable)
         default:
             return stop(.httpError(status))
@@ -361,7 +414,11 @@ package struct ResponseBodyPolicy: Sendable, Hashable {
                 )
             )
         }
-        if let length = contentLength, length != range.last - range.first + 1 {
+        if let change = versionChange {
+            return stop(.rangeMismatch("the file changed on the server (\(change))"))
+        }
+        // Saturating: `bytes 0-9223372036854775807/*` is a lie, not a reason to trap.
+        if let length = contentLength, length != (range.last - range.first).saturatingAdd(1) {
             return stop(
                 .rangeMismatch(
                     "Content-Length \(length) does not match Content-Range \(range.first)-\(range.last)"
@@ -373,7 +430,23 @@ package struct ResponseBodyPolicy: Sendable, Hashable {
         }
         phase = .body(nextOffset: offset, truncatePending: false)
         resumed = true
+        accepted = true
         return .proceed
+    }
+
+    /// How the latest response shows another version of the file than the bytes already in it: a validator that
+    /// differs from the one stored with them. `nil` when none differs; a validator the response leaves out proves
+    /// nothing either way (the total and `If-Range` still guard the resume).
+    private var versionChange: String? {
+        // Weak comparison (RFC 9110 §8.8.3.2): some caches weaken the tag of what they pass on, which is no new version.
+        func opaque(_ tag: String) -> Substring { tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag) }
+        if let stored = configuration.etag, let etag, opaque(etag) != opaque(stored) {
+            return "ETag \(etag.prefix(80)) instead of \(stored.prefix(80))"
+        }
+        if let stored = configuration.lastModified, let lastModified, lastModified != stored {
+            return "Last-Modified \(lastModified.prefix(80)) instead of \(stored.prefix(80))"
+        }
+        return nil
     }
 }
 

@@ -52,9 +52,13 @@ package struct TransferRequest: Sendable {
     /// How many bytes of the file are already in ``fileDescriptor``; when positive the request asks for
     /// `Range: bytes=<resumeOffset>-`.
     package var resumeOffset: Int64
-    /// The ETag (preferred; a strong one) or Last-Modified value of the bytes already in the file, sent as `If-Range`
-    /// with the range so that a changed file comes back whole (`200`) instead of as a mismatched tail.
-    package var validator: String?
+    /// The `ETag` of the bytes already in the file. A resume sends it as `If-Range` when it is strong (RFC 9110
+    /// §13.1.5 forbids weak ones there; else ``lastModified`` goes), so that a changed file comes back whole (`200`)
+    /// instead of as a mismatched tail; a `206` or `416` carrying another `ETag` is another version of the file, and
+    /// the transfer fails with ``TransferError/Code/rangeMismatch`` (restart from zero) before writing a byte.
+    package var etag: String?
+    /// The `Last-Modified` of the bytes already in the file; used and compared like ``etag``.
+    package var lastModified: String?
     /// The size of the whole file learnt earlier; a `Content-Range` total that differs means the file changed.
     package var expectedTotal: Int64?
     /// A descriptor opened `O_RDWR` by the caller, who also closes it.
@@ -72,14 +76,23 @@ package struct TransferRequest: Sendable {
     /// callbacks see the decoded bytes, so that ``TransferOptions/maxFileSize`` limits what is decoded: set by
     /// ``HTTPEngine/fetch(_:)``, never for downloads (see ``TransferContext``).
     var decodesContent = false
+    /// Whether the next attempt after a failure resumes from the bytes written (downloads), or starts afresh
+    /// (``HTTPEngine/fetch(_:)``): failure messages say which.
+    var resumable = true
 
+    /// The `If-Range` of a resume: a strong ``etag``, else ``lastModified``.
+    var ifRange: String? {
+        if let etag, !etag.hasPrefix("W/") { return etag }
+        return lastModified
+    }
     package init(
         url: String,
         headers: [String] = [],
         basicAuthUser: String? = nil,
         basicAuthPassword: String? = nil,
         resumeOffset: Int64 = 0,
-        validator: String? = nil,
+        etag: String? = nil,
+        lastModified: String? = nil,
         expectedTotal: Int64? = nil,
         fileDescriptor: Int32,
         options: TransferOptions = TransferOptions()
@@ -89,7 +102,8 @@ package struct TransferRequest: Sendable {
         self.basicAuthUser = basicAuthUser
         self.basicAuthPassword = basicAuthPassword
         self.resumeOffset = resumeOffset
-        self.validator = validator
+        self.etag = etag
+        self.lastModified = lastModified
         self.expectedTotal = expectedTotal
         self.fileDescriptor = fileDescriptor
         self.options = options
@@ -102,9 +116,10 @@ package struct TransferResponse: Sendable, Hashable {
     package var status: Int
     /// The URL after redirects (`CURLINFO_EFFECTIVE_URL`).
     package var finalURL: String
-    /// The raw `ETag` header, quotes and `W/` included.
+    /// The raw `ETag` header, quotes and `W/` included; `nil` when it holds a control character (a bare CR), which
+    /// could never be sent back.
     package var etag: String?
-    /// The raw `Last-Modified` header.
+    /// The raw `Last-Modified` header; `nil` like ``etag``.
     package var lastModified: String?
     /// The `Content-Length` of this response's body.
     package var contentLength: Int64?

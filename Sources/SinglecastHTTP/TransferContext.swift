@@ -87,7 +87,10 @@ final class TransferContext {
                 resumeOffset: request.resumeOffset,
                 expectedTotal: request.expectedTotal,
                 maxFileSize: request.options.maxFileSize,
-                followsRedirects: request.followsRedirects
+                followsRedirects: request.followsRedirects,
+                // Compared only with what a resume appends to: the bytes of a fresh start have no version yet.
+                etag: request.resumeOffset > 0 ? request.etag : nil,
+                lastModified: request.resumeOffset > 0 ? request.lastModified : nil
             )
         )
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
@@ -184,7 +187,7 @@ final class TransferContext {
             check(ccurl_setopt_basic_auth(easy), "CURLOPT_HTTPAUTH")
         }
         var lines = request.headers
-        if request.resumeOffset > 0, let validator = request.validator {
+        if request.resumeOffset > 0, let validator = request.ifRange {
             lines.append("If-Range: \(validator)")
         }
         for line in lines {
@@ -362,14 +365,15 @@ final class TransferContext {
         guard force || nanoseconds &- lastProgressNanoseconds >= TransferContext.progressInterval else { return }
         lastProgressNanoseconds = nanoseconds
         reportedBytes = bytesInFile
-        // Validators only of a response whose body is written (never of a redirect hop or an error page).
-        let writing = policy.status == 200 || policy.status == 206
+        // Validators only of a response whose body is written (never of a redirect hop, an error page or a 206 of
+        // another version of the file).
+        let writing = policy.accepted
         progress(
             TransferProgress(
                 bytesInFile: bytesInFile,
                 totalLength: policy.totalLength ?? request.expectedTotal,
-                etag: writing ? policy.headers["etag"] : nil,
-                lastModified: writing ? policy.headers["last-modified"] : nil
+                etag: writing ? policy.etag : nil,
+                lastModified: writing ? policy.lastModified : nil
             )
         )
     }
@@ -454,7 +458,11 @@ final class TransferContext {
                 guard let response else { break }
                 return stop == .rangeNotSatisfiable ? .rangeNotSatisfiable(response) : .httpError(response)
             case .rangeMismatch(let detail):
-                return .failed(.rangeMismatch(request.url, detail), response: response, bytesInFile: bytesInFile)
+                return .failed(
+                    .rangeMismatch(request.url, detail, resuming: request.resumeOffset > 0),
+                    response: response,
+                    bytesInFile: bytesInFile
+                )
             case .tooLarge(let announced):
                 let limit = request.options.maxFileSize ?? 0
                 return .failed(
@@ -494,7 +502,9 @@ final class TransferContext {
             bodyBytesReceived: policy.bodyBytesReceived,
             contentLength: policy.hasFinalResponse ? policy.contentLength : nil,
             bytesInFile: bytesInFile,
-            options: request.options
+            resumable: request.resumable,
+            options: request.options,
+            readingHeaders: !policy.hasFinalResponse
         )
         return .failed(TransferError(failure), response: response, bytesInFile: bytesInFile)
     }
@@ -508,8 +518,8 @@ final class TransferContext {
         return TransferResponse(
             status: policy.status ?? 0,
             finalURL: finalURL,
-            etag: headers["etag"],
-            lastModified: headers["last-modified"],
+            etag: policy.etag,
+            lastModified: policy.lastModified,
             contentLength: policy.contentLength,
             totalLength: policy.totalLength,
             contentType: headers["content-type"],

@@ -98,8 +98,15 @@ extension TransferError {
         TransferError(code: .cancelled, message: "Downloading \(redactedURL(url)) stopped: \(reason).")
     }
 
-    static func rangeMismatch(_ url: String, _ detail: String) -> TransferError {
-        TransferError(
+    static func rangeMismatch(_ url: String, _ detail: String, resuming: Bool = true) -> TransferError {
+        guard resuming else {
+            return TransferError(
+                code: .rangeMismatch,
+                message: "The server for \(redactedURL(url)) answered with a part of the file that makes no sense: "
+                    + "\(detail). Nothing was written; try again from byte 0."
+            )
+        }
+        return TransferError(
             code: .rangeMismatch,
             message: "Resuming \(redactedURL(url)) failed: \(detail). "
                 + "Nothing was written past the resume offset; restart the download from byte 0."
@@ -157,7 +164,11 @@ struct CurlFailure: Sendable, Hashable {
     var contentLength: Int64?
     /// Valid bytes in the file.
     var bytesInFile: Int64
+    /// Whether the next attempt resumes from ``bytesInFile`` (a download) or starts afresh (a fetch).
+    var resumable = true
     var options: TransferOptions
+    /// Whether the final response's headers were still being read (no final response yet).
+    var readingHeaders = false
 }
 
 extension TransferError {
@@ -166,7 +177,7 @@ extension TransferError {
         let url = redactedURL(failure.url)
         let curl = "curl: \(failure.curlMessage.removingCurlTimings())"
         let resume =
-            failure.bytesInFile > 0
+            failure.bytesInFile > 0 && failure.resumable
             ? "The file holds \(failure.bytesInFile) valid bytes; the next attempt resumes from there."
             : "Try again later."
         let code: Code
@@ -188,9 +199,13 @@ extension TransferError {
             message =
                 "Downloading \(url) was redirected more than \(failure.options.maxRedirects) times (\(curl)). "
                 + "The server is probably in a redirect loop; check the URL in a browser."
-        case CURLE_UNSUPPORTED_PROTOCOL where failure.curlMessage.hasPrefix("Received HTTP/0.9"):
-            // libcurl's word for bytes where a status line belongs, typically the excess of the previous response
-            // on a reused connection: a broken response, not a refused scheme.
+        case CURLE_UNSUPPORTED_PROTOCOL
+        where ["Received HTTP/0.9", "Unsupported HTTP version", "Unsupported response code"].contains(where: {
+            failure.curlMessage.hasPrefix($0)
+        }):
+            // libcurl's words for bytes where a status line belongs (typically the excess of the previous response on
+            // a reused connection), an unknown HTTP version, or a status code out of range: a broken response, not a
+            // refused scheme.
             code = .protocolError
             message =
                 "The server for \(url) sent something that is not an HTTP response where the status line belongs "
@@ -255,6 +270,13 @@ extension TransferError {
             message =
                 "The server for \(url) sent response headers without end (\(curl)). It is broken or hostile; "
                 + "the download is not retried. Tell the publisher."
+        case CURLE_OUT_OF_MEMORY where failure.readingHeaders:
+            // libcurl 7.88 collects a header line in a buffer bounded at 100 KB and reports a longer one as
+            // CURLE_OUT_OF_MEMORY, without a message: a server sending a header (or Location) without end.
+            code = .headersTooLarge
+            message =
+                "The server for \(url) sent a response header line longer than libcurl's limit of 100 KB. It is "
+                + "broken or hostile; the download is not retried. Tell the publisher."
         case CURLE_COULDNT_CONNECT:
             code = .network
             message = "Connecting to \(url) failed (\(curl)). The server may be down; \(resume.lowercasedFirst)"

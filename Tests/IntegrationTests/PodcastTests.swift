@@ -72,7 +72,9 @@ import Glibc
                 as: "media-\(guid).mp3"
             )
         }
-        _ = try site.serve(Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3]), as: "art.png")
+        // A PNG's signature and header chunk: artwork is cached only when libmagic reads it as an image.
+        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 0x0D, 0x49, 0x48, 0x44, 0x52]
+        _ = try site.serve(Data(png + [0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 0x1F, 0x15, 0xC4, 0x89]), as: "art.png")
         let feedURL = try site.serve(
             Self.feed(title: "Loopback Radio", episodes: [("c", 27), ("b", 26), ("a", 25)], site: site),
             as: "feed.xml"

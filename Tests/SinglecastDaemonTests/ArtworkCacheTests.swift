@@ -80,7 +80,7 @@ import Glibc
     private func image(
         _ status: Int,
         type: String? = "image/png",
-        body: Data = Data([0x89, 0x50, 0x4e, 0x47])
+        body: Data = ArtworkCacheRefreshTests.png
     ) -> FetchResult {
         FetchResult(
             response: TransferResponse(
@@ -104,8 +104,38 @@ import Glibc
             cached: ArtworkCache.Entry(path: old, etag: "\"i0\"", lastModified: nil)
         )
         #expect(outcome == .stored(ArtworkCache.Entry(path: home.file("art/7.png"), etag: "\"i1\"", lastModified: nil)))
-        #expect(FileManager.default.contents(atPath: home.file("art/7.png")) == Data([0x89, 0x50, 0x4e, 0x47]))
+        #expect(FileManager.default.contents(atPath: home.file("art/7.png")) == Self.png)
         #expect(!FileManager.default.fileExists(atPath: old))
+    }
+
+    /// The start of a PNG file: its signature and header chunk (1×1 pixels).
+    static let png = Data(
+        [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52]
+            + [0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4, 0x89]
+    )
+
+    /// The start of a JPEG file: its marker and JFIF header.
+    static let jpeg = Data([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00])
+
+    /// Servers call anything an image; libmagic decides. An HTML page and a shell script were cached as `16.jpg` and
+    /// `17.png`.
+    @Test(arguments: [
+        ("image/jpeg", "<!DOCTYPE html>\n<html><head><title>Not Found</title></head><body>gone</body></html>\n"),
+        ("image/png", "#!/bin/sh\nrm -rf \"$HOME\"\n"),
+    ])
+    func aBodyThatIsNoImageIsNotCached(type: String, body: String) async throws {
+        let home = try TemporaryDirectory(prefix: "singlecast-artwork")
+        let outcome = await cache(home.file("art"), answer: image(200, type: type, body: Data(body.utf8))).refresh(
+            16,
+            from: "http://img.example/cover.jpg",
+            cached: nil
+        )
+        guard case .failed(let reason) = outcome else {
+            Issue.record("cached: \(outcome)")
+            return
+        }
+        #expect(reason.contains("not an image"), "\(reason)")
+        #expect(ArtworkCache.files(in: home.file("art")).isEmpty)
     }
 
     @Test func notModifiedAndFailuresLeaveTheCacheAlone() async throws {
@@ -135,14 +165,14 @@ import Glibc
     @Test func trimmingDeletesTheOldestImagesOverTheLimit() async throws {
         let home = try TemporaryDirectory(prefix: "singlecast-artwork")
         let directory = home.file("art")
-        let big = Data(count: 600)
+        let big = Self.png + Data(count: 600 - Self.png.count)
         let first = await cache(directory, limit: 1000, answer: image(200, body: big)).refresh(
             1,
             from: "http://i/a",
             cached: nil
         )
         try await Task.sleep(for: .milliseconds(20))
-        let second = cache(directory, limit: 1000, answer: image(200, type: "image/jpeg", body: big))
+        let second = cache(directory, limit: 1000, answer: image(200, type: "image/jpeg", body: Self.jpeg + big))
         _ = await second.refresh(2, from: "http://i/b", cached: nil)
         #expect(first == .stored(ArtworkCache.Entry(path: directory + "/1.png", etag: "\"i1\"", lastModified: nil)))
         #expect(second.trim() == [directory + "/1.png"])

@@ -17,7 +17,7 @@ import Testing
                 return (first, first)
             }
             let second = await engine.transfer(
-                file.request(url, resumeOffset: valid, validator: etag, expectedTotal: response?.totalLength),
+                file.request(url, resumeOffset: valid, etag: etag, expectedTotal: response?.totalLength),
                 progress: { _ in }
             )
             return (first, second)
@@ -82,7 +82,7 @@ import Testing
             // Pretend the first attempt broke at 10000 bytes and resume with its ETag.
             ftruncate(file.descriptor, 10000)
             let second = await engine.transfer(
-                file.request(url, resumeOffset: 10000, validator: first.response?.etag, expectedTotal: 30000),
+                file.request(url, resumeOffset: 10000, etag: first.response?.etag, expectedTotal: 30000),
                 progress: { _ in }
             )
             return (first, second)
@@ -304,7 +304,7 @@ import Testing
             _ = await engine.transfer(request, progress: { _ in })
             let fresh = file.contents
             request.resumeOffset = 1
-            request.validator = "\"abc\""
+            request.etag = "\"abc\""
             ftruncate(file.descriptor, 0)
             _ = await engine.transfer(request, progress: { _ in })
             return (fresh, file.contents)
@@ -377,5 +377,164 @@ import Testing
             "\(String(describing: next.error))"
         )
         #expect(second.contents == TestContent.data(size: 2000))
+    }
+
+    // MARK: Servers that lie about ranges, sizes and validators
+
+    @Test func aContentRangeEndingAtInt64MaxIsARangeMismatch() async throws {
+        let server = try FaultServer()
+        let file = try TestFile()
+
+        let outcome = try await withEngine {
+            await $0.transfer(file.request(server.url("/huge-range/5000")), progress: { _ in })
+        }
+
+        #expect(Ending(outcome) == .failed(.rangeMismatch, bytesInFile: 0))
+        #expect(file.size == 0)
+    }
+
+    @Test func aNegativeTotalOnA416IsNoSize() async throws {
+        let server = try FaultServer()
+        let file = try TestFile()
+        try file.write(TestContent.data(size: 4000))
+
+        let outcome = try await withEngine {
+            await $0.transfer(
+                file.request(server.url("/unsatisfiable/10000/4000/-9223372036854775808"), resumeOffset: 4000),
+                progress: { _ in }
+            )
+        }
+
+        #expect(Ending(outcome) == .rangeNotSatisfiable)
+        #expect(outcome.response?.totalLength == nil)
+        #expect(file.contents == TestContent.data(size: 4000))
+    }
+
+    /// Version A broke off at 8000; the server answers the resume from version B whatever `If-Range` says.
+    @Test(arguments: ["etag", "lastmod"])
+    func aPartialResponseOfAnotherVersionIsNeverAppended(mode: String) async throws {
+        let server = try FaultServer()
+        let file = try TestFile()
+        let url = server.url("/swap/\(mode)/20000/20000/8000/\(UUID().uuidString)")
+
+        let (first, second) = try await withEngine { engine in
+            let first = await engine.transfer(file.request(url), progress: { _ in })
+            let second = await engine.transfer(
+                file.request(
+                    url,
+                    resumeOffset: 8000,
+                    etag: first.response?.etag,
+                    lastModified: first.response?.lastModified,
+                    expectedTotal: 20000
+                ),
+                progress: { _ in }
+            )
+            return (first, second)
+        }
+
+        #expect(Ending(first) == .failed(.network, bytesInFile: 8000))
+        #expect(Ending(second) == .failed(.rangeMismatch, bytesInFile: 8000))
+        #expect(second.error?.message.contains("changed") == true, "\(String(describing: second.error))")
+        #expect(file.contents == TestContent.data(size: 8000), "version A's bytes, and nothing of B")
+    }
+
+    /// An older version stored validators with a bare CR; such a resume starts over instead of failing for good.
+    @Test func aStoredValidatorWithACRRestartsTheResume() async throws {
+        let server = try FaultServer()
+        let file = try TestFile()
+        try file.write(TestContent.data(size: 100))
+
+        let outcome = try await withEngine {
+            await $0.transfer(
+                file.request(server.url("/file/1000"), resumeOffset: 100, etag: "\"a\rb\""),
+                progress: { _ in }
+            )
+        }
+
+        #expect(Ending(outcome) == .failed(.rangeMismatch, bytesInFile: 100))
+        #expect(outcome.error?.code.retryClass == .immediately)
+    }
+
+    /// libcurl reads the last of two `Content-Length` fields, and none under chunked coding: the response must say
+    /// the same, or the daemon calls a whole file a "length mismatch".
+    @Test(arguments: [("/two-lengths/1000/500", 1000 as Int64?), ("/chunked-length/1000/5", nil)])
+    func contentLengthAsLibcurlReadsIt(path: String, length: Int64?) async throws {
+        let server = try FaultServer()
+        let file = try TestFile()
+
+        let outcome = try await withEngine { await $0.transfer(file.request(server.url(path)), progress: { _ in }) }
+
+        #expect(Ending(outcome) == .completed(status: 200, resumed: false, bytesInFile: 1000))
+        #expect(outcome.response?.contentLength == length)
+        #expect(outcome.response?.totalLength == length)
+        #expect(file.contents == TestContent.data(size: 1000))
+    }
+
+    /// A validator with a bare CR could never be sent back as `If-Range`: it is refused, never handed on.
+    @Test(arguments: ["etag", "last-modified"])
+    func aValidatorWithABareCRIsRefused(field: String) async throws {
+        let server = try FaultServer()
+        let file = try TestFile()
+        let log = ProgressLog()
+
+        let outcome = try await withEngine {
+            await $0.transfer(
+                file.request(server.url("/cr-validator/\(field)/1000/1000/\(UUID().uuidString)")),
+                progress: log.callback
+            )
+        }
+
+        #expect(Ending(outcome) == .completed(status: 200, resumed: false, bytesInFile: 1000))
+        #expect(outcome.response?.etag == nil)
+        #expect(outcome.response?.lastModified == nil)
+        #expect(log.all.allSatisfy { $0.etag == nil && $0.lastModified == nil })
+    }
+
+    // MARK: Errors that name their cause
+
+    /// libcurl calls each of these an unsupported protocol; they are broken responses, not refused schemes.
+    @Test(arguments: 0..<5)
+    func aGarbageStatusLineIsAProtocolError(which: Int) async throws {
+        let server = try FaultServer()
+        let file = try TestFile()
+
+        let outcome = try await withEngine {
+            await $0.transfer(file.request(server.url("/garbage-status/\(which)")), progress: { _ in })
+        }
+
+        #expect(Ending(outcome) == .failed(.protocolError, bytesInFile: 0), "\(String(describing: outcome.error))")
+        #expect(outcome.error?.message.contains("http and https") == false)
+    }
+
+    /// One header line over libcurl's limit (100 KB) is "Out of memory" to libcurl: headers without end, not a
+    /// shortage of memory worth ten more attempts.
+    @Test(arguments: ["/huge-header/1000000", "/huge-location/1000000"])
+    func aHeaderLineOfAMegabyteIsHeadersTooLarge(path: String) async throws {
+        let server = try FaultServer()
+        let file = try TestFile()
+
+        let outcome = try await withEngine { await $0.transfer(file.request(server.url(path)), progress: { _ in }) }
+
+        #expect(Ending(outcome) == .failed(.headersTooLarge, bytesInFile: 0), "\(String(describing: outcome.error))")
+        #expect(outcome.error?.message.contains("memory") == false, "\(String(describing: outcome.error))")
+    }
+
+    /// A fetch is never resumed, so its failure must not say that the next attempt resumes.
+    @Test func aStalledFetchDoesNotPromiseToResume() async throws {
+        let server = try FaultServer()
+        var options = TransferOptions(userAgent: "singlecast-tests")
+        options.lowSpeedTime = .seconds(1)
+
+        let error = try await withEngine { engine -> TransferError? in
+            do throws(TransferError) {
+                _ = try await engine.fetch(FetchRequest(url: server.url("/stall/5000000/200000"), options: options))
+                return nil
+            } catch {
+                return error
+            }
+        }
+
+        #expect(error?.code == .timeout, "\(String(describing: error))")
+        #expect(error?.message.contains("resumes") == false, "\(String(describing: error))")
     }
 }

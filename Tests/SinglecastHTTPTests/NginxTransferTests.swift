@@ -76,7 +76,7 @@ import Testing
 
         let outcome = try await withEngine {
             await $0.transfer(
-                file.request(url, resumeOffset: half, validator: etag, expectedTotal: size),
+                file.request(url, resumeOffset: half, etag: etag, expectedTotal: size),
                 progress: { _ in }
             )
         }
@@ -98,7 +98,7 @@ import Testing
 
         let outcome = try await withEngine {
             await $0.transfer(
-                file.request(url, resumeOffset: size / 2, validator: "\"bogus-etag\""),
+                file.request(url, resumeOffset: size / 2, etag: "\"bogus-etag\""),
                 progress: { _ in }
             )
         }

@@ -189,6 +189,15 @@ private func feed(_ policy: inout ResponseBodyPolicy, _ lines: [String]) -> Resp
         #expect(policy.headers["etag"] == "\"x\"")
     }
 
+    @Test(arguments: ["HTTP/1.1 +200 OK", "HTTP/1.1 99999999999999999999 OK", "HTTP/1.1 -200 OK", "HTTP/1.1 0x0C8"])
+    func aStatusCodeIsThreePlainDigits(line: String) {
+        var policy = ResponseBodyPolicy(.init())
+        guard case .stop(.malformed) = policy.receiveHeaderLine(line + "\r\n") else {
+            Issue.record("expected malformed for \(line)")
+            return
+        }
+    }
+
     @Test func malformedStatusLineStops() {
         var policy = ResponseBodyPolicy(.init())
         guard case .stop(.malformed) = policy.receiveHeaderLine("HTTP/1.1 abc\r\n") else {
@@ -208,5 +217,141 @@ private func feed(_ policy: inout ResponseBodyPolicy, _ lines: [String]) -> Resp
     ])
     func contentRangeParsing(text: String, expected: ContentRange?) {
         #expect(ContentRange(text) == expected)
+    }
+
+    // MARK: Servers that lie about ranges and sizes
+
+    /// `bytes 0-9223372036854775807/*` overflowed the check of the range's length against `Content-Length`.
+    @Test(arguments: [0, 500] as [Int64])
+    func aRangeEndingAtInt64MaxIsAMismatchNotATrap(offset: Int64) {
+        var policy = ResponseBodyPolicy(.init(resumeOffset: offset))
+        let action = feed(
+            &policy,
+            [
+                "HTTP/1.1 206 Partial Content", "Content-Range: bytes \(offset)-9223372036854775807/*",
+                "Content-Length: 100",
+            ]
+        )
+        guard case .stop(.rangeMismatch(let detail)) = action else {
+            Issue.record("expected a range mismatch, got \(action)")
+            return
+        }
+        #expect(detail.contains("Content-Length 100"))
+        #expect(policy.bytesInFile == offset)
+    }
+
+    @Test(arguments: ["-9223372036854775808", "-1", "+5", "99999999999999999999", "1 2", "0x10"])
+    func anUnsatisfiedTotalIsPlainDecimalDigits(total: String) {
+        var policy = ResponseBodyPolicy(.init(resumeOffset: 500))
+        #expect(feed(&policy, ["HTTP/1.1 416 Range Not Satisfiable", "Content-Range: bytes */\(total)"]) != .proceed)
+        #expect(policy.totalLength == nil)
+    }
+
+    @Test(arguments: ["bytes +500-999/1000", "bytes 500-999/-1000", "bytes 500-+999/1000", "bytes 500-999/+1000"])
+    func aContentRangeWithSignsIsUnusable(range: String) {
+        #expect(ContentRange(range) == nil)
+    }
+
+    @Test(arguments: ["-1", "+10", "10abc", "99999999999999999999"])
+    func aContentLengthThatIsNoDecimalIsNoLength(length: String) {
+        var policy = ResponseBodyPolicy(.init())
+        #expect(feed(&policy, ["HTTP/1.1 200 OK", "Content-Length: \(length)"]) == .proceed)
+        #expect(policy.contentLength == nil)
+        #expect(policy.totalLength == nil)
+    }
+
+    /// libcurl takes the last of several `Content-Length` fields and none under chunked coding; a policy that read
+    /// them otherwise failed whole downloads on a "length mismatch".
+    @Test func contentLengthIsReadAsLibcurlReadsIt() {
+        var two = ResponseBodyPolicy(.init())
+        #expect(feed(&two, ["HTTP/1.1 200 OK", "Content-Length: 500", "Content-Length: 1000"]) == .proceed)
+        #expect(two.contentLength == 1000)
+        #expect(two.totalLength == 1000)
+
+        var chunked = ResponseBodyPolicy(.init())
+        let lines = ["HTTP/1.1 200 OK", "Content-Length: 5", "Transfer-Encoding: gzip, Chunked"]
+        #expect(feed(&chunked, lines) == .proceed)
+        #expect(chunked.contentLength == nil)
+        #expect(chunked.totalLength == nil)
+    }
+
+    // MARK: Two versions of one file
+
+    /// A server that inserts ads per request answers a resume with another version, `If-Range` or not.
+    @Test(arguments: [
+        ("ETag: \"B\"", "ETag"),
+        ("Last-Modified: Wed, 02 Oct 2024 12:00:00 GMT", "Last-Modified"),
+    ])
+    func aPartialResponseOfAnotherVersionStopsBeforeWriting(validator: String, named: String) {
+        var policy = ResponseBodyPolicy(
+            .init(resumeOffset: 500, expectedTotal: 1000, etag: "\"A\"", lastModified: "Tue, 01 Oct 2024 12:00:00 GMT")
+        )
+        let action = feed(
+            &policy,
+            ["HTTP/1.1 206 Partial Content", "Content-Range: bytes 500-999/1000", validator]
+        )
+        guard case .stop(.rangeMismatch(let detail)) = action else {
+            Issue.record("expected a range mismatch, got \(action)")
+            return
+        }
+        #expect(detail.contains("changed") && detail.contains(named), "\(detail)")
+        #expect(policy.receiveBody(count: 500) == .stop(.rangeMismatch(detail)))
+        #expect(policy.bytesInFile == 500)
+        #expect(!policy.accepted)
+    }
+
+    @Test func aPartialResponseOfTheSameVersionOrWithoutValidatorsIsAppended() {
+        for lines in [["ETag: \"A\""], ["ETag: W/\"A\""], ["Last-Modified: Tue, 01 Oct 2024 12:00:00 GMT"], []] {
+            var policy = ResponseBodyPolicy(
+                .init(resumeOffset: 500, etag: "\"A\"", lastModified: "Tue, 01 Oct 2024 12:00:00 GMT")
+            )
+            #expect(
+                feed(&policy, ["HTTP/1.1 206 Partial Content", "Content-Range: bytes 500-999/1000"] + lines) == .proceed
+            )
+            #expect(policy.accepted)
+        }
+    }
+
+    /// A 416 whose total is the size of the partial file completes a resume, but only of the same version.
+    @Test func aRangeNotSatisfiableOfAnotherVersionIsAMismatch() {
+        var changed = ResponseBodyPolicy(.init(resumeOffset: 500, etag: "\"A\""))
+        let action = feed(
+            &changed,
+            ["HTTP/1.1 416 Range Not Satisfiable", "Content-Range: bytes */500", "ETag: \"B\""]
+        )
+        guard case .stop(.rangeMismatch) = action else {
+            Issue.record("expected a range mismatch, got \(action)")
+            return
+        }
+        var same = ResponseBodyPolicy(.init(resumeOffset: 500, etag: "\"A\""))
+        let kept = feed(&same, ["HTTP/1.1 416 Range Not Satisfiable", "Content-Range: bytes */500", "ETag: \"A\""])
+        #expect(kept == .stop(.rangeNotSatisfiable))
+    }
+
+    /// Without validators, a 416 whose total is the partial file's size but not the size known before still speaks of
+    /// another version: a file of 1000 bytes broke off at 500, and the server now has one of 500.
+    @Test func aRangeNotSatisfiableWithAnotherTotalIsAMismatch() {
+        var policy = ResponseBodyPolicy(.init(resumeOffset: 500, expectedTotal: 1000))
+        let action = feed(&policy, ["HTTP/1.1 416 Range Not Satisfiable", "Content-Range: bytes */500"])
+        guard case .stop(.rangeMismatch(let detail)) = action else {
+            Issue.record("expected a range mismatch, got \(action)")
+            return
+        }
+        #expect(detail.contains("500") && detail.contains("1000"), "\(detail)")
+        var complete = ResponseBodyPolicy(.init(resumeOffset: 1000, expectedTotal: 1000))
+        #expect(
+            feed(&complete, ["HTTP/1.1 416 Range Not Satisfiable", "Content-Range: bytes */1000"])
+                == .stop(.rangeNotSatisfiable)
+        )
+    }
+
+    @Test(arguments: ["ETag: \"a\rb\"", "Last-Modified: Tue, 01 Oct 2024\r12:00:00 GMT", "ETag: \"a\u{7F}\""])
+    func aValidatorWithAControlCharacterIsNoValidator(line: String) {
+        var policy = ResponseBodyPolicy(.init())
+        #expect(feed(&policy, ["HTTP/1.1 200 OK", line]) == .proceed)
+        #expect(policy.etag == nil)
+        #expect(policy.lastModified == nil)
+        #expect(ResponseBodyPolicy.usableValidator("\"ok\"") == "\"ok\"")
+        #expect(ResponseBodyPolicy.usableValidator("") == nil)
     }
 }

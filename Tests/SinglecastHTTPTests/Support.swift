@@ -52,14 +52,16 @@ final class TestFile: Sendable {
     func request(
         _ url: String,
         resumeOffset: Int64 = 0,
-        validator: String? = nil,
+        etag: String? = nil,
+        lastModified: String? = nil,
         expectedTotal: Int64? = nil,
         options: TransferOptions = TransferOptions(userAgent: "singlecast-tests")
     ) -> TransferRequest {
         TransferRequest(
             url: url,
             resumeOffset: resumeOffset,
-            validator: validator,
+            etag: etag,
+            lastModified: lastModified,
             expectedTotal: expectedTotal,
             fileDescriptor: descriptor,
             options: options

@@ -326,7 +326,8 @@ package actor DownloadQueue: Service {
             basicAuthUser: record.authUser,
             basicAuthPassword: record.authPassword,
             resumeOffset: offset,
-            validator: record.etag ?? record.lastModified,
+            etag: record.etag,
+            lastModified: record.lastModified,
             expectedTotal: record.bytesTotal,
             fileDescriptor: fd,
             options: settings.transfer
@@ -981,7 +982,7 @@ package actor DownloadQueue: Service {
         let speed = transfer?.rate.withLock { $0.rounded() }
         var eta: Double?
         if let speed, speed >= Self.slowestRate, let total {
-            eta = (Double(max(0, total - bytes)) / speed).rounded(.up)
+            eta = (Double(max(0, total.saturatingSubtract(bytes))) / speed).rounded(.up)
         }
         var stalledSince: String?
         if record.state == .active, let since = transfer?.lastProgressAt.withLock({ $0 }),

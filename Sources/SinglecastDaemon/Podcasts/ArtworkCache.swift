@@ -79,7 +79,21 @@ package struct ArtworkCache: Sendable {
         guard (200...299).contains(result.response.status), !result.body.isEmpty else {
             return .failed("HTTP \(result.response.status)")
         }
-        let ext = Self.imageExtension(result.response.contentType, url: source)
+        // Whatever the server calls it, only an image goes into the cache: an image host answering with an HTML page
+        // or a script must not leave it under an image's name. libmagic reads the first bytes as the media check
+        // does (a few milliseconds, once per new image).
+        let detected: String?
+        do {
+            detected = try MediaSniffer.mimeType(of: ArraySlice(result.body.prefix(MediaSniffer.headSize)))
+        } catch let error where error.code == .load || error.code == .open {
+            detected = nil  // without libmagic's database nothing is checked, as with downloads
+        } catch {
+            return .failed("cannot tell whether it is an image: \(error.message)")
+        }
+        if let detected, !detected.hasPrefix("image/") {
+            return .failed("not an image but \(MediaCheck.describe(detected))")
+        }
+        let ext = Self.imageExtension(detected ?? result.response.contentType, url: source)
         let path = "\(directory)/\(id).\(ext)"
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

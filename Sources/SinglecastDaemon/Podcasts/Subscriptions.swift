@@ -233,7 +233,8 @@ package actor Subscriptions: Service {
             throw Self.feedError(fetched, url: url)
         }
         // Where a permanent redirect chain ended is the URL subscribed to (and known, if another has it).
-        if let movedTo { podcast.feedURL = movedTo }
+        // Credentials a redirect wrote into it are not the user's to keep: HTTPURL moves them out, as on a refresh.
+        if let movedTo { podcast.feedURL = (try? HTTPURL(movedTo))?.string ?? podcast.feedURL }
         let inserted: (podcast: PodcastRecord, existing: Bool)
         do {
             inserted = try await store.insertPodcast(podcast)

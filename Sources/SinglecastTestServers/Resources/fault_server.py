@@ -54,6 +54,27 @@ Paths:
   /overflow/<size>/<extra>       200 with Content-Length <size> and <size> body bytes, then, 200 ms later, <extra>
                                  more bytes on the same keep-alive connection: the next response a client reads
                                  there starts with garbage.
+
+Servers that lie about ranges, sizes and validators:
+  /huge-range/<size>             206 to any request: Content-Range "bytes <start>-9223372036854775807/*" (start as
+                                 asked, else 0), Content-Length of what follows, the file's bytes from <start>.
+  /unsatisfiable/<size>/<after>/<total>  without Range like /drop (ETag "unsat-<size>", the connection closes after
+                                 byte <after>); with Range a 416 "Content-Range: bytes */<total>", <total> as written
+                                 (-9223372036854775808, -1, 99999999999999999999...).
+  /swap/<mode>/<size a>/<size b>/<after>/<tag>  version A (seed 0, <size a> bytes) for the first request of the path,
+                                 its connection closed after byte <after>; version B (seed 1, <size b> bytes) from
+                                 then on, which honours Range whatever If-Range says: 206 with version B's
+                                 validators, 416 "bytes */<size b>" past its end. <mode> is "etag" (ETag and
+                                 Last-Modified), "lastmod" (Last-Modified only) or "none" (no validators).
+  /cr-validator/<field>/<size>/<after>/<tag>  the first request of the path: 200 whose <field> ("etag" or
+                                 "last-modified") holds a bare CR, closed after byte <after>; then like /file.
+  /cr-feed/<tag>                 a small RSS document whose ETag and Last-Modified hold a bare CR on the first request
+                                 of the path; then the same document with ordinary validators.
+  /two-lengths/<size>/<first>    200 with "Content-Length: <first>" and then "Content-Length: <size>", <size> bytes.
+  /chunked-length/<size>/<claimed>  200 with "Content-Length: <claimed>" and chunked encoding of <size> bytes.
+  /garbage-status/<n>            a status line that is no HTTP status line (n picks which one), then a small body.
+  /huge-header/<bytes>           200 with one header line of <bytes> bytes.
+  /huge-location/<bytes>         302 whose Location is <bytes> bytes long.
 """
 
 import argparse
@@ -432,8 +453,130 @@ class FaultHandler(http.server.BaseHTTPRequestHandler):
             self.wfile.flush()
             time.sleep(0.2)  # after the client has taken the response and put the connection back in its cache
             self.wfile.write(b"x" * extra)
+        elif self.route_lying(kind, parts):
+            pass
         else:
             self.simple(404, b"no such test path\n")
+
+    # Servers that lie about ranges, sizes and validators.
+
+    def request_number(self):
+        """How many requests of this exact path came before this one."""
+        with FaultHandler.counter_lock:
+            seen = FaultHandler.requests_by_path.get(self.path, 0)
+            FaultHandler.requests_by_path[self.path] = seen + 1
+        return seen
+
+    def send_chunked(self, size, seed=0):
+        data = content_pattern(seed)
+        position = 0
+        while position < size:
+            count = min(CHUNK, size - position)
+            offset = position % 256
+            self.wfile.write(b"%x\r\n" % count + data[offset:offset + count] + b"\r\n")
+            position += count
+        self.wfile.write(b"0\r\n\r\n")
+
+    def serve_version(self, size, seed, etag, last_modified, drop_after=None):
+        """Serves one version of a file, honouring Range but not If-Range (the lie)."""
+        requested = parse_range(self.headers.get("Range"), size)
+        validators = ([("Last-Modified", last_modified)] if last_modified else []) + ([("ETag", etag)] if etag else [])
+        if requested == "unsatisfiable":
+            self.simple(416, b"range not satisfiable\n", [("Content-Range", "bytes */%d" % size)] + validators)
+            return
+        if requested is None:
+            start, end = 0, size - 1
+            self.send_response(200)
+        else:
+            start, end = requested
+            self.send_response(206)
+            self.send_header("Content-Range", "bytes %d-%d/%d" % (start, end, size))
+        self.send_header("Content-Length", str(end - start + 1))
+        self.send_header("Content-Type", "audio/mpeg")
+        for name, value in validators:
+            self.send_header(name, value)
+        self.end_headers()
+        stop_at = drop_after if drop_after is not None and start < drop_after else None
+        if not self.send_body(start, end + 1, seed=seed, stop_at=stop_at):
+            self.hard_close()
+
+    def route_lying(self, kind, parts):
+        """The lying servers' paths; False for any other path."""
+        if kind == "huge-range":
+            size = int(parts[1])
+            requested = parse_range(self.headers.get("Range"), size)
+            start = requested[0] if isinstance(requested, tuple) else 0
+            self.send_response(206)
+            self.send_header("Content-Range", "bytes %d-9223372036854775807/*" % start)
+            self.send_header("Content-Length", str(size - start))
+            self.send_header("Content-Type", "audio/mpeg")
+            self.end_headers()
+            self.send_body(start, size)
+        elif kind == "unsatisfiable":
+            size, after, total = int(parts[1]), int(parts[2]), parts[3]
+            if self.headers.get("Range") is not None:
+                self.simple(416, b"no\n", [("Content-Range", "bytes */%s" % total), ("ETag", '"unsat-%d"' % size)])
+            else:
+                self.serve_file(size, '"unsat-%d"' % size, drop_after=after)
+        elif kind == "swap":
+            mode, size_a, size_b, after = parts[1], int(parts[2]), int(parts[3]), int(parts[4])
+            with_etag, with_date = mode == "etag", mode in ("etag", "lastmod")
+            if self.request_number() == 0:
+                date = LAST_MODIFIED if with_date else None
+                self.serve_version(size_a, 0, '"A"' if with_etag else None, date, drop_after=after)
+            else:
+                date = "Wed, 02 Oct 2024 12:00:00 GMT" if with_date else None
+                self.serve_version(size_b, 1, '"B"' if with_etag else None, date)
+        elif kind == "cr-validator":
+            field, size, after = parts[1], int(parts[2]), int(parts[3])
+            if self.request_number() == 0:
+                self.send_response(200)
+                self.send_header("Content-Length", str(size))
+                self.send_header("Content-Type", "audio/mpeg")
+                # http.server writes the value as given: the CR reaches the client bare, inside the line.
+                if field == "etag":
+                    self.send_header("ETag", '"cr\rtag"')
+                else:
+                    self.send_header("Last-Modified", "Tue, 01 Oct 2024\r12:00:00 GMT")
+                self.end_headers()
+                self.send_body(0, size, stop_at=after)
+                self.hard_close()
+            else:
+                self.serve_file(size, '"file-%d"' % size)
+        elif kind == "cr-feed":
+            if self.request_number() == 0:
+                validators = [("ETag", '"feed\rtag"'), ("Last-Modified", "Tue, 01 Oct 2024\r12:00:00 GMT")]
+            else:
+                validators = [("ETag", '"feed-tag"'), ("Last-Modified", LAST_MODIFIED)]
+            self.simple(200, GZIP_FEED, validators, content_type="application/rss+xml")
+        elif kind == "garbage-status":
+            lines = [b"HTTP/9.9 200 OK", b"HTTP/1.1 2000 OK", b"HTTP/1.1 OK", b"SPDY/1 200 OK", b"\x00\x01binary"]
+            self.close_connection = True
+            self.wfile.write(lines[int(parts[1]) % len(lines)] + b"\r\nContent-Length: 5\r\n\r\nhello")
+            self.hard_close()
+        elif kind == "huge-header":
+            self.simple(200, b"hello", [("X-Huge", "h" * int(parts[1]))])
+        elif kind == "huge-location":
+            self.simple(302, b"elsewhere", [("Location", "/file/10?" + "l" * int(parts[1]))])
+        elif kind == "two-lengths":
+            size, first = int(parts[1]), int(parts[2])
+            self.send_response(200)
+            self.send_header("Content-Length", str(first))
+            self.send_header("Content-Length", str(size))
+            self.send_header("Content-Type", "audio/mpeg")
+            self.end_headers()
+            self.send_body(0, size)
+        elif kind == "chunked-length":
+            size, claimed = int(parts[1]), int(parts[2])
+            self.send_response(200)
+            self.send_header("Content-Length", str(claimed))
+            self.send_header("Transfer-Encoding", "chunked")
+            self.send_header("Content-Type", "audio/mpeg")
+            self.end_headers()
+            self.send_chunked(size)
+        else:
+            return False
+        return True
 
     def not_modified(self, etag):
         """RFC 9110 13.1.2 and 13.1.3: If-None-Match wins over If-Modified-Since."""
