@@ -46,6 +46,11 @@ package struct HTTPURL: Sendable, Hashable {
         return isPlain(text) || (try? HTTPURL(text)) != nil
     }
 
+    /// Whether `text`, a valid URL (``isValid(_:)``), is https rather than plain http: what `require_https` asks.
+    package static func isHTTPS(_ text: String) -> Bool {
+        text.trimmingWhitespace().utf8.prefix(6).map { $0 | 0x20 } == Array("https:".utf8).map { $0 | 0x20 }
+    }
+
     /// A quick yes for the shape nearly every enclosure has, `http(s)://host[:port][/path][?query][#fragment]` in
     /// plain URL characters, without user information or white space; anything else is decided by the full parse
     /// in ``init(_:)``. The rules ask this of every episode of a podcast, and the parse took 7 µs each.

@@ -8,7 +8,9 @@ import SinglecastSupport
 extension Subscriptions {
     /// A podcast's policy: its own rules over the configured ones.
     func policy(for podcast: PodcastRecord) -> EpisodePolicy {
-        EpisodePolicy(podcast, defaults: settings.rules)
+        var policy = EpisodePolicy(podcast, defaults: settings.rules)
+        policy.requireHTTPS = settings.transfer.requireHTTPS
+        return policy
     }
 
     // MARK: - Played and pinned
@@ -16,7 +18,7 @@ extension Subscriptions {
     package func markPlayed(_ params: EpisodeMarkParams, played: Bool) async throws -> EpisodeMarkResult {
         let ids = try await markedEpisodes(params)
         let changed: [Int64]
-        let at = Self.now()
+        let at = now()
         do {
             changed = try await store.setPlayed(ids, at: played ? at : nil)
         } catch {
@@ -104,38 +106,87 @@ extension Subscriptions {
                 + "\(Self.milliseconds(evaluation.planning)) ms (store \(Self.milliseconds(evaluation.reading)) ms), "
                 + "\(plan.deletions.count) deletions"
         )
-        guard !plan.deletions.isEmpty else { return plan.nextDue }
+        await carryOut(evaluation)
+        return plan.nextDue
+    }
+
+    /// Deletes the files a retention plan lets go of.
+    ///
+    /// The plan may be stale by now: a pin, an unplayed mark or a `redownload` may have been answered while it was
+    /// made. The store checks each file against what the plan saw and deletes it in the same transaction, with no
+    /// await between (``Store/retireEpisodeFiles(_:at:reason:dispose:)``); a file whose episode changed stays, and
+    /// retention plans again at its next turn.
+    func carryOut(_ evaluation: RetentionEvaluation) async {
+        let (plan, files) = (evaluation.plan, evaluation.files)
+        guard !plan.deletions.isEmpty else { return }
+        let disposal = await queue.fileDisposal
+        let (directory, clock, logger) = (downloadDirectory, now, logger)
         let byReason = Dictionary(grouping: plan.deletions, by: \.reason)
         for (reason, deletions) in byReason.sorted(by: { $0.key.description < $1.key.description }) {
-            let episodes = deletions.compactMap { files[$0.file.episodeID]?.record }
+            let chosen = deletions.compactMap { files[$0.file.episodeID] }
+            let downloads = Dictionary(chosen.map { ($0.download.id, $0.download) }) { first, _ in first }
+            episodesWritten()
+            defer { episodesWritten() }
+            let retired: Store.Retired<[String: String]>
             do {
-                let outcome = try await letGo(episodes, reason: reason.description)
-                for episode in episodes {
-                    let file = files[episode.id]?.download.file
-                    let trashed = file.flatMap { outcome.trashed[$0] }
-                    logger.notice(
-                        "deleted \(file ?? "the file") of \(podcasts[episode.podcastID]?.title ?? "?") "
-                            + "episode \(episode.id): \(reason)\(trashed.map { " (to the Trash: \($0))" } ?? "")"
-                    )
-                    events.publish(
-                        .episodes,
-                        method: EpisodeEvent.deleted.rawValue,
-                        params: EpisodeEventParams(
-                            episode: episode.id,
-                            podcast: episode.podcastID,
-                            title: episode.title,
-                            at: UTCTimestamp.string(milliseconds: Self.now()),
-                            file: file,
-                            trashedTo: trashed,
-                            reason: reason.description
+                retired = try await store.retireEpisodeFiles(
+                    chosen.map { Store.PlannedRelease($0.record, download: $0.download.id) },
+                    at: clock(),
+                    reason: reason.description
+                ) { owned in
+                    // Where each file went in the Trash, by its old path.
+                    var trashed: [String: String] = [:]
+                    for id in owned {
+                        guard let download = downloads[id] else { continue }
+                        switch disposal.dispose(
+                            download.file,
+                            size: download.bytesDone,
+                            inside: directory,
+                            now: clock()
                         )
-                    )
+                        {
+                        case .success(let (disposed, trashFailure)):
+                            if let trashFailure { logger.warning("\(trashFailure); deleted it instead") }
+                            if let trashedTo = disposed.trashedTo { trashed[disposed.path] = trashedTo }
+                        case .failure(let refusal):
+                            logger.warning("download \(id): \(refusal)")
+                        }
+                    }
+                    return trashed
                 }
             } catch {
-                logger.error("cannot delete \(episodes.count) episode file(s) (\(reason)): \(error)")
+                logger.error("cannot delete \(chosen.count) episode file(s) (\(reason)): \(error)")
+                continue
+            }
+            // The queue forgets the rows the store deleted (their files are gone already).
+            do {
+                _ = try await queue.discard(retired.downloads, deleteFiles: false)
+            } catch {
+                logger.error("cannot forget \(retired.downloads.count) deleted download(s): \(error)")
+            }
+            if retired.episodes.count < chosen.count { retentionWanted() }
+            let released = Set(retired.episodes)
+            for (record, download) in chosen where released.contains(record.id) {
+                let trashed = retired.disposed[download.file]
+                logger.notice(
+                    "deleted \(download.file) of \(podcasts[record.podcastID]?.title ?? "?") episode \(record.id): "
+                        + "\(reason)\(trashed.map { " (to the Trash: \($0))" } ?? "")"
+                )
+                events.publish(
+                    .episodes,
+                    method: EpisodeEvent.deleted.rawValue,
+                    params: EpisodeEventParams(
+                        episode: record.id,
+                        podcast: record.podcastID,
+                        title: record.title,
+                        at: UTCTimestamp.string(milliseconds: clock()),
+                        file: download.file,
+                        trashedTo: trashed,
+                        reason: reason.description
+                    )
+                )
             }
         }
-        return plan.nextDue
     }
 
     /// What retention would delete now, the files it looked at, and what the look took.
@@ -152,11 +203,14 @@ extension Subscriptions {
     func retentionPlan(rules: [Int64: Retention.Rules]) async throws -> RetentionEvaluation {
         let started = ContinuousClock.now
         let episodes = try await store.downloadedEpisodes()
-        let completed = await queue.completedDownloads()
+        let downloads = await queue.completedDownloads()
         let read = ContinuousClock.now
         var files: [Int64: (record: EpisodeRecord, download: DownloadInfo)] = [:]
         var linked: Set<Int64> = []
         var retained: [Retention.File] = []
+        // A file deleted by hand takes no room: neither its episode's nor a forgotten row's counts toward
+        // max_storage, or real episodes would go to meet a budget the disk already meets.
+        let completed = downloads.filter { FileManager.default.fileExists(atPath: $0.value.file) }
         for episode in episodes {
             guard let id = episode.downloadID, let download = completed[id] else { continue }
             linked.insert(id)
@@ -180,7 +234,7 @@ extension Subscriptions {
             rules: rules,
             maxStorage: settings.maxStorage,
             otherUsage: other,
-            now: Self.now()
+            now: now()
         )
         return RetentionEvaluation(plan: plan, files: files, reading: read - started, planning: .now - read)
     }
@@ -209,7 +263,7 @@ extension Subscriptions {
             )
         )
         let policy = policy(for: tried)
-        let now = Self.now()
+        let now = self.now()
         let episodes: [EpisodeRecord]
         do {
             episodes = try await store.episodes(of: podcast.id, fields: .listing)

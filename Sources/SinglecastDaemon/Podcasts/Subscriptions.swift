@@ -39,11 +39,13 @@ package struct PodcastSettings: Sendable, Hashable {
 /// A refresh never loses what the last good one stored: a failure is recorded next to the old episodes.
 package actor Subscriptions: Service {
     let store: Store
-    private let engine: HTTPEngine
+    private let engine: any SmallBodyFetching
+    /// The wall clock in Unix milliseconds; injected so the schedule and the rules can be tested with a moved clock.
+    let now: @Sendable () -> Int64
     let queue: DownloadQueue
     let events: EventBus
     let logger: Logger
-    private let downloadDirectory: String
+    let downloadDirectory: String
     private let artworkDirectory: String
     /// Finds a podcast's feed URL by its iTunes id (the directory's `lookup`).
     private let lookup: @Sendable (Int64) async throws -> String
@@ -71,20 +73,22 @@ package actor Subscriptions: Service {
     private var artworkWanted: Set<Int64> = []
     /// Retention should run at the service loop's next turn (a completion, a played mark, changed rules); and
     /// when a rule next lets go of a file if nothing else happens first.
-    private var retentionDue = true
+    var retentionDue = true
     private var retentionNextAt: Int64?
 
     package init(
         store: Store,
-        engine: HTTPEngine,
+        engine: any SmallBodyFetching,
         queue: DownloadQueue,
         events: EventBus,
         logger: Logger,
         settings: PodcastSettings,
         downloadDirectory: String,
         artworkDirectory: String,
+        now: @escaping @Sendable () -> Int64 = DownloadQueue.wallClock,
         lookup: @escaping @Sendable (Int64) async throws -> String
     ) {
+        self.now = now
         self.store = store
         self.engine = engine
         self.queue = queue
@@ -130,13 +134,13 @@ package actor Subscriptions: Service {
                 artworkWanted = []
                 await refreshDue()
                 if Task.isCancelled { break }
-                if retentionDue || (retentionNextAt ?? .max) <= Self.now() {
+                if retentionDue || (retentionNextAt ?? .max) <= now() {
                     retentionDue = false
                     retentionNextAt = await applyRetention()
                 }
                 let next = podcasts.values.compactMap { $0.gone ? nil : $0.nextRefreshAt }.min()
                 let due = min(next ?? .max, retentionNextAt ?? .max)
-                let wakeAt = Self.now() + max(1000, min(due - Self.now(), 60_000))
+                let wakeAt = now() + max(1000, min(due - now(), 60_000))
                 if wake.request(wakeAt) { group.addTask { await self.sleepUntil(wakeAt) } }
             }
             group.cancelAll()
@@ -147,7 +151,7 @@ package actor Subscriptions: Service {
     }
 
     private func refreshDue() async {
-        let now = Self.now()
+        let now = self.now()
         let due = podcasts.values.filter { !$0.gone && ($0.nextRefreshAt ?? 0) <= now }
             .sorted { ($0.nextRefreshAt ?? 0) < ($1.nextRefreshAt ?? 0) }
         await withTaskGroup(of: Void.self) { group in
@@ -164,7 +168,7 @@ package actor Subscriptions: Service {
     }
 
     private func sleepUntil(_ at: Int64) async {
-        try? await Task.sleep(for: .milliseconds(max(0, at - Self.now())))
+        try? await Task.sleep(for: .milliseconds(max(0, at - now())))
         wake.woke(at)
         wakeup.yield()
     }
@@ -221,7 +225,7 @@ package actor Subscriptions: Service {
             return SubscribeResult(podcast: try await info(podcast), existing: true, queued: [])
         }
 
-        var podcast = PodcastRecord(feedURL: url, subscribedAt: Self.now())
+        var podcast = PodcastRecord(feedURL: url, subscribedAt: now())
         podcast.itunesID = params.itunesID
         podcast.authUser = user
         podcast.authPassword = password
@@ -245,7 +249,7 @@ package actor Subscriptions: Service {
             podcasts[podcast.id] = podcast
             return SubscribeResult(podcast: try await info(podcast), existing: true, queued: [])
         }
-        let now = Self.now()
+        let now = self.now()
         let change = FeedUpdate.apply(
             FeedFetcher.Fetched.updated(feed, response, movedTo: nil).update,
             to: podcast,
@@ -318,7 +322,7 @@ package actor Subscriptions: Service {
         }
         let downloads = await queue.infos(records.compactMap(\.downloadID))
         let policy = policy(for: podcast)
-        let now = Self.now()
+        let now = self.now()
         // Why the rules pass over an episode, for one they would otherwise have a say on.
         var skipped: [String?] = []
         if policy.fetch != .off {
@@ -380,7 +384,7 @@ package actor Subscriptions: Service {
         if podcast.refreshInterval != interval || params.refreshInterval != nil {
             // The next refresh follows the new interval, not the old one.
             podcast.nextRefreshAt =
-                (podcast.succeededAt ?? podcast.refreshedAt ?? Self.now()) + jitteredInterval(podcast)
+                (podcast.succeededAt ?? podcast.refreshedAt ?? now()) + jitteredInterval(podcast)
             wakeup.yield()
         }
         try await save(podcast)
@@ -552,7 +556,7 @@ package actor Subscriptions: Service {
     private func performRefresh(_ id: Int64) async -> RefreshResult.Entry {
         guard let podcast = podcasts[id] else { return Self.failedRefresh(id, "unsubscribed") }
         let fetched = await feeds.fetch(podcast, conditional: true)
-        let now = Self.now()
+        let now = self.now()
         guard let current = podcasts[id] else { return Self.failedRefresh(id, "unsubscribed during the refresh") }
         let change = FeedUpdate.apply(
             fetched.update,
@@ -603,7 +607,7 @@ package actor Subscriptions: Service {
     /// - Returns: The ids of the episodes inserted.
     private func storeFeed(_ id: Int64, _ parsed: FeedFetcher.ParsedFeed, markNew: Bool) async throws -> [Int64] {
         guard let podcast = podcasts[id] else { return [] }
-        let now = Self.now()
+        let now = self.now()
         episodesWritten()
         defer { episodesWritten() }
         let inserted = try await store.applyRefresh(podcast) { store in
@@ -620,7 +624,7 @@ package actor Subscriptions: Service {
     private func applyPolicy(_ id: Int64, inserted ids: [Int64], initial: Bool) async throws -> [Int64] {
         guard let podcast = podcasts[id] else { return [] }
         let policy = policy(for: podcast)
-        let now = Self.now()
+        let now = self.now()
         var newest: [EpisodePolicy.Candidate] = []
         if case .latest(let count) = policy.fetch {
             // latest:N takes the newest N the rules let through: read more while skipped ones hide them.
@@ -662,8 +666,8 @@ package actor Subscriptions: Service {
 
     /// Runs retention now, for a command whose answer should show its effect.
     func applyRetentionNow() async {
-        retentionNextAt = await applyRetention()
         retentionDue = false
+        retentionNextAt = await applyRetention()
     }
 
     /// What became of the files of episodes that let go of their downloads.
@@ -691,7 +695,11 @@ package actor Subscriptions: Service {
         episodesWritten()
         defer { episodesWritten() }
         do {
-            try await store.releaseEpisodeFiles(episodes.map(\.id), at: Self.now(), reason: reason)
+            try await store.releaseEpisodeFiles(
+                episodes.compactMap { episode in episode.downloadID.map { (episode.id, $0) } },
+                at: now(),
+                reason: reason
+            )
         } catch {
             throw PodcastError.store("cannot unlink the episodes from their downloads: \(error)")
         }
@@ -799,6 +807,8 @@ package actor Subscriptions: Service {
         let existing = await queue.infos(found.compactMap(\.downloadID))
         var requests = urls
         var entries: [EnqueueResult.Entry?] = Array(repeating: nil, count: urls.count)
+        // Completed downloads whose files are gone, replaced by new ones.
+        var replaced: [Int64] = []
         for episode in found {
             guard let podcast = podcasts[episode.podcastID], let text = episode.enclosureURL,
                 let url = URL(string: text)
@@ -819,6 +829,7 @@ package actor Subscriptions: Service {
                 )
                 continue
             }
+            if let gone = episode.downloadID, existing[gone] != nil { replaced.append(gone) }
             // A podcast's own template is parsed per request; it was checked when it was set.
             let naming = podcast.nameTemplate.map { EpisodeNaming(template: $0) } ?? settings.naming
             let place = naming.place(
@@ -853,6 +864,11 @@ package actor Subscriptions: Service {
         defer { episodesWritten() }
         var queued = requests.isEmpty ? [] : try await queue.enqueue(requests).downloads[...]
         var result = entries.compactMap { $0 ?? queued.popFirst() }
+        // The old rows go: their files are gone, and a row kept would count toward max_storage again once the new
+        // download's file takes its name.
+        if !replaced.isEmpty {
+            _ = try await queue.discard(try await ownDownloads(replaced, leaving: []), deleteFiles: false)
+        }
         if now {
             let existing = result.filter(\.existing).map(\.id)
             try await queue.expedite(existing)
@@ -1145,8 +1161,6 @@ package actor Subscriptions: Service {
     private static func sameHost(_ left: String, _ right: String) -> Bool {
         URL(string: left)?.host?.lowercased() == URL(string: right)?.host?.lowercased()
     }
-
-    static func now() -> Int64 { Int64(Date.now.timeIntervalSince1970 * 1000) }
 
     private static func iso8601(_ milliseconds: Int64) -> String { UTCTimestamp.string(milliseconds: milliseconds) }
 }
