@@ -230,3 +230,31 @@ struct PodcastHarness {
         }
     }
 }
+
+@Suite struct UnsubscribeRaceTests {
+    /// A refresh that queues a new episode while the podcast is unsubscribed with `--delete-files`: whatever the
+    /// order, no download is left that no episode owns, and no file of the podcast stays.
+    @Test(arguments: 0..<12) func anUnsubscribeRacingARefreshLeavesNoDownloadBehind(round: Int) async throws {
+        let older = "http://cdn.example/old.mp3"
+        let newer = "http://cdn.example/new-\(round).mp3"
+        let harness = try await PodcastHarness(enclosures: [newer, older])
+        harness.feeds.documents.withLock { $0[PodcastHarness.feedURL] = PodcastHarness.feed([older]) }
+        try await harness.whileRunning {
+            _ = try await harness.subscriptions.subscribe(
+                SubscribeParams(url: PodcastHarness.feedURL, autoDownload: .allNew)
+            )
+            harness.feeds.documents.withLock { $0[PodcastHarness.feedURL] = PodcastHarness.feed([newer, older]) }
+            async let refreshed = harness.subscriptions.refresh(RefreshParams())
+            // Started a little later each round, so the unsubscribe meets the refresh at every step of it.
+            for _ in 0..<round { await Task.yield() }
+            let unsubscribed = try await harness.subscriptions.unsubscribe(
+                UnsubscribeParams(podcast: "Show", deleteFiles: true)
+            )
+            _ = try await refreshed
+            _ = unsubscribed
+            #expect(try await harness.store.podcasts().isEmpty)
+            let left = await harness.queue.list(state: nil).downloads
+            #expect(left.isEmpty, "downloads no episode owns: \(left.map(\.url))")
+        }
+    }
+}

@@ -58,6 +58,8 @@ package actor Subscriptions: Service {
     private var episodeCounts: [Int64: EpisodeCounts]?
     /// Raised before and after every write to the episodes, so that a count that ran alongside one is not kept.
     private var episodeWrites = 0
+    /// Podcasts being unsubscribed: no refresh of them starts, and what an enqueue links to them meanwhile goes.
+    private var leaving: Set<Int64> = []
     /// Refreshes running: the signal that stops each, and the callers waiting to share its result.
     private var refreshing: [Int64: RunningRefresh] = [:]
     private let wakeups: AsyncStream<Void>
@@ -273,6 +275,18 @@ package actor Subscriptions: Service {
 
     package func unsubscribe(_ params: UnsubscribeParams) async throws -> UnsubscribeResult {
         let podcast = try resolve(params.podcast)
+        guard leaving.insert(podcast.id).inserted else {
+            throw PodcastError(
+                code: .unknownPodcast(params.podcast),
+                message: "'\(params.podcast)' is being unsubscribed already"
+            )
+        }
+        defer { leaving.remove(podcast.id) }
+        // A refresh of it ends first, so what it queued is among the episodes read below; none starts meanwhile.
+        if let running = refreshing[podcast.id] {
+            running.stop.succeed()
+            _ = await withCheckedContinuation { refreshing[podcast.id]?.waiters.append($0) }
+        }
         let result = try await info(podcast)
         let episodes = try await episodeRecords(of: podcast.id)
         // A download another podcast's episode shares (one enclosure URL in two feeds) is that podcast's too.
@@ -524,7 +538,7 @@ package actor Subscriptions: Service {
         if refreshing[id] != nil {
             return await withCheckedContinuation { refreshing[id]?.waiters.append($0) }
         }
-        guard podcasts[id] != nil else { return nil }
+        guard podcasts[id] != nil, !leaving.contains(id) else { return nil }
         let running = RunningRefresh()
         refreshing[id] = running
         let entry = await withTaskGroup(of: RefreshResult.Entry?.self) { group in
@@ -862,7 +876,18 @@ package actor Subscriptions: Service {
         }
         episodesWritten()
         defer { episodesWritten() }
-        var queued = requests.isEmpty ? [] : try await queue.enqueue(requests).downloads[...]
+        let enqueued = requests.isEmpty ? [] : try await queue.enqueue(requests).downloads
+        // An episode whose podcast was unsubscribed meanwhile: no episode owns its new download once the podcast is
+        // gone, so it goes (unsubscribe discards what it found linked; this is what was linked after it looked).
+        let podcastOf = Dictionary(found.map { ($0.id, $0.podcastID) }) { first, _ in first }
+        let stray = zip(requests, enqueued).compactMap { request, entry -> Int64? in
+            guard !entry.existing, let episode = request.episode, let podcast = podcastOf[episode],
+                leaving.contains(podcast) || podcasts[podcast] == nil
+            else { return nil }
+            return entry.id
+        }
+        if !stray.isEmpty { _ = try await queue.discard(stray, deleteFiles: true) }
+        var queued = enqueued[...]
         var result = entries.compactMap { $0 ?? queued.popFirst() }
         // The old rows go: their files are gone, and a row kept would count toward max_storage again once the new
         // download's file takes its name.
