@@ -819,18 +819,21 @@ package actor Subscriptions: Service {
         }
         // Every new download goes to the queue in one request, so ten thousand episodes cost one transaction.
         let existing = await queue.infos(found.compactMap(\.downloadID))
-        var requests = urls
+        let plan = EpisodeEnqueuePlan(
+            episodes: found,
+            podcasts: podcasts,
+            downloads: existing,
+            fileExists: { FileManager.default.fileExists(atPath: $0) },
+            placement: EpisodeEnqueuePlan.Placement(downloadDirectory: downloadDirectory, naming: settings.naming),
+            priority: priority ?? 0,
+            expedite: now
+        )
+        let requests = urls + plan.requests
+        let replaced = plan.replaced
         var entries: [EnqueueResult.Entry?] = Array(repeating: nil, count: urls.count)
-        // Completed downloads whose files are gone, replaced by new ones.
-        var replaced: [Int64] = []
-        for episode in found {
-            guard let podcast = podcasts[episode.podcastID], let text = episode.enclosureURL,
-                let url = URL(string: text)
-            else { continue }
-            // A completed download whose file is gone (deleted by hand) is fetched again when asked for.
-            if let info = episode.downloadID.flatMap({ existing[$0] }),
-                info.state != .completed || FileManager.default.fileExists(atPath: info.file)
-            {
+        for step in plan.steps {
+            switch step {
+            case .existing(let info):
                 entries.append(
                     EnqueueResult.Entry(
                         id: info.id,
@@ -841,38 +844,11 @@ package actor Subscriptions: Service {
                         pauseReason: info.pauseReason
                     )
                 )
+            case .new:
+                entries.append(nil)
+            case .skipped:
                 continue
             }
-            if let gone = episode.downloadID, existing[gone] != nil { replaced.append(gone) }
-            // A podcast's own template is parsed per request; it was checked when it was set.
-            let naming = podcast.nameTemplate.map { EpisodeNaming(template: $0) } ?? settings.naming
-            let place = naming.place(
-                EpisodeNaming.Episode(
-                    podcastTitle: podcast.folder ?? (podcast.title.isEmpty ? "podcast \(podcast.id)" : podcast.title),
-                    title: episode.title,
-                    published: episode.publishedAt.map { Date(timeIntervalSince1970: Double($0) / 1000) },
-                    enclosureURL: url,
-                    enclosureType: episode.enclosureType,
-                    season: episode.season,
-                    episode: episode.episodeNumber,
-                    guid: episode.guid,
-                    id: episode.id
-                )
-            )
-            let sameHost = Self.sameHost(text, podcast.feedURL)
-            requests.append(
-                DownloadRequest(
-                    url: text,
-                    directory: ([downloadDirectory] + place.folders).joined(separator: "/"),
-                    name: place.fileName,
-                    user: sameHost ? podcast.authUser : nil,
-                    password: sameHost ? podcast.authPassword : nil,
-                    priority: priority ?? 0,
-                    episode: episode.id,
-                    now: now
-                )
-            )
-            entries.append(nil)
         }
         episodesWritten()
         defer { episodesWritten() }
@@ -1182,10 +1158,6 @@ package actor Subscriptions: Service {
     /// (`file:///etc/passwd`, `javascript:`); such an episode is skipped by the auto-download policies, so it cannot
     /// hold up the others.
     private static func isDownloadable(_ enclosure: String?) -> Bool { HTTPURL.isValid(enclosure) }
-
-    private static func sameHost(_ left: String, _ right: String) -> Bool {
-        URL(string: left)?.host?.lowercased() == URL(string: right)?.host?.lowercased()
-    }
 
     private static func iso8601(_ milliseconds: Int64) -> String { UTCTimestamp.string(milliseconds: milliseconds) }
 }
