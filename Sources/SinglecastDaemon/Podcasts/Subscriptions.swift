@@ -42,6 +42,8 @@ package actor Subscriptions: Service {
     private let engine: any SmallBodyFetching
     /// The wall clock in Unix milliseconds; injected so the schedule and the rules can be tested with a moved clock.
     let now: @Sendable () -> Int64
+    /// A number from 0 to 1 for the refresh schedule's jitter (``RefreshSchedule``); injected with the clock.
+    private let jitter: @Sendable () -> Double
     let queue: DownloadQueue
     let events: EventBus
     let logger: Logger
@@ -88,9 +90,11 @@ package actor Subscriptions: Service {
         downloadDirectory: String,
         artworkDirectory: String,
         now: @escaping @Sendable () -> Int64 = DownloadQueue.wallClock,
+        jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...1) },
         lookup: @escaping @Sendable (Int64) async throws -> String
     ) {
         self.now = now
+        self.jitter = jitter
         self.store = store
         self.engine = engine
         self.queue = queue
@@ -140,9 +144,8 @@ package actor Subscriptions: Service {
                     retentionDue = false
                     retentionNextAt = await applyRetention()
                 }
-                let next = podcasts.values.compactMap { $0.gone ? nil : $0.nextRefreshAt }.min()
-                let due = min(next ?? .max, retentionNextAt ?? .max)
-                let wakeAt = now() + max(1000, min(due - now(), 60_000))
+                let next = RefreshSchedule.nextDue(podcasts.values)
+                let wakeAt = RefreshSchedule.wake(now: now(), due: min(next ?? .max, retentionNextAt ?? .max))
                 if wake.request(wakeAt) { group.addTask { await self.sleepUntil(wakeAt) } }
             }
             group.cancelAll()
@@ -153,17 +156,15 @@ package actor Subscriptions: Service {
     }
 
     private func refreshDue() async {
-        let now = self.now()
-        let due = podcasts.values.filter { !$0.gone && ($0.nextRefreshAt ?? 0) <= now }
-            .sorted { ($0.nextRefreshAt ?? 0) < ($1.nextRefreshAt ?? 0) }
+        let due = RefreshSchedule.due(podcasts.values, now: now())
         await withTaskGroup(of: Void.self) { group in
             var running = 0
-            for podcast in due {
+            for id in due {
                 if running == settings.fetchConcurrency {
                     await group.next()
                     running -= 1
                 }
-                group.addTask { _ = await self.refreshAndApply(podcast.id) }
+                group.addTask { _ = await self.refreshAndApply(id) }
                 running += 1
             }
         }
@@ -256,7 +257,7 @@ package actor Subscriptions: Service {
             FeedFetcher.Fetched.updated(feed, response, movedTo: nil).update,
             to: podcast,
             now: now,
-            nextRefreshAt: now + jitteredInterval(podcast),
+            nextRefreshAt: schedule.nextRefresh(of: podcast, after: now, jitter: jitter()),
             urlTaken: { url in podcasts.values.contains { $0.feedURL == url } }
         )
         for line in change.log { logger.log(line.level, line.message) }
@@ -397,8 +398,7 @@ package actor Subscriptions: Service {
         podcast = try changed(podcast, by: params)
         if podcast.refreshInterval != interval || params.refreshInterval != nil {
             // The next refresh follows the new interval, not the old one.
-            podcast.nextRefreshAt =
-                (podcast.succeededAt ?? podcast.refreshedAt ?? now()) + jitteredInterval(podcast)
+            podcast.nextRefreshAt = schedule.rescheduled(podcast, now: now(), jitter: jitter())
             wakeup.yield()
         }
         try await save(podcast)
@@ -576,7 +576,7 @@ package actor Subscriptions: Service {
             fetched.update,
             to: current,
             now: now,
-            nextRefreshAt: now + jitteredInterval(current),
+            nextRefreshAt: schedule.nextRefresh(of: current, after: now, jitter: jitter()),
             urlTaken: { url in podcasts.values.contains { $0.id != id && $0.feedURL == url } }
         )
         for line in change.log { logger.log(line.level, line.message) }
@@ -1082,12 +1082,8 @@ package actor Subscriptions: Service {
         )
     }
 
-    /// The podcast's own interval, else the configured one, jittered by ±10 %.
-    private func jitteredInterval(_ podcast: PodcastRecord) -> Int64 {
-        let base =
-            podcast.refreshInterval.map(Double.init) ?? Double(settings.refreshInterval.components.seconds) * 1000
-        return Int64(base * Double.random(in: 0.9...1.1))
-    }
+    /// When podcasts refresh, with the current settings.
+    private var schedule: RefreshSchedule { RefreshSchedule(interval: settings.refreshInterval) }
 
     /// Validates a feed URL and moves credentials written into it (`https://user:pass@host/…`) out of it.
     package static func feedURL(_ text: String) throws -> (url: String, user: String?, password: String?) {
