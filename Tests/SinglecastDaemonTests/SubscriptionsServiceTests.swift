@@ -231,6 +231,22 @@ struct PodcastHarness {
     }
 }
 
+@Suite struct OPMLImportTests {
+    /// An entry that fails says why in the domain's words: the JSON-RPC decoration is for whole requests.
+    @Test func aFailedEntrySaysWhyWithoutTheWiresDecoration() async throws {
+        let harness = try await PodcastHarness(enclosures: [])
+        let opml = """
+            <?xml version="1.0"?><opml version="2.0"><head><title>t</title></head><body>
+            <outline type="rss" text="Show" xmlUrl="\(PodcastHarness.feedURL)"/>
+            <outline type="rss" text="Other" xmlUrl="ftp://feeds.example/other.xml"/>
+            </body></opml>
+            """
+        let result = try await harness.subscriptions.importOPML(ImportParams(opml: opml))
+        #expect(result.feeds.map(\.outcome) == ["subscribed", "failed"])
+        #expect(result.feeds.last?.error == "'ftp://feeds.example/other.xml' is not an http or https feed URL")
+    }
+}
+
 @Suite struct UnsubscribeRaceTests {
     /// A refresh that queues a new episode while the podcast is unsubscribed with `--delete-files`: whatever the
     /// order, no download is left that no episode owns, and no file of the podcast stays.
