@@ -134,7 +134,7 @@ struct PodcastHarness {
     /// Three downloaded episodes, and a plan made with `keep 1` that deletes the two older files.
     private func staleRetentionPlan(
         _ harness: PodcastHarness
-    ) async throws -> (Subscriptions.RetentionEvaluation, [EpisodeRecord]) {
+    ) async throws -> (RetentionService.Evaluation, [EpisodeRecord]) {
         _ = try await harness.subscriptions.subscribe(
             SubscribeParams(url: PodcastHarness.feedURL, autoDownload: .latest(3))
         )
@@ -142,7 +142,7 @@ struct PodcastHarness {
         let episodes = try await harness.episodes()
         #expect(episodes.allSatisfy { $0.downloadID != nil })
         let podcast = try #require(episodes.first).podcastID
-        let evaluation = try await harness.subscriptions.retentionPlan(rules: [podcast: Retention.Rules(keep: 1)])
+        let evaluation = try await harness.subscriptions.retention.evaluate(rules: [podcast: Retention.Rules(keep: 1)])
         #expect(Set(evaluation.plan.deletions.map(\.file.episodeID)) == Set(episodes.dropFirst().map(\.id)))
         return (evaluation, episodes)
     }
@@ -154,7 +154,7 @@ struct PodcastHarness {
             let pinned = episodes[1]
             let file = try #require(await harness.queue.infos([pinned.downloadID!])[pinned.downloadID!]).file
             _ = try await harness.subscriptions.pin(EpisodeMarkParams(episodes: [pinned.id]), pinned: true)
-            await harness.subscriptions.carryOut(plan)
+            await harness.subscriptions.retention.carryOut(plan, titles: [:])
             #expect(FileManager.default.fileExists(atPath: file), "the pinned episode's file was deleted")
             #expect(try await harness.store.episodes(ids: [pinned.id]).first?.downloadID == pinned.downloadID)
             // The episode the plan still holds for went.
@@ -170,7 +170,7 @@ struct PodcastHarness {
             let again = try await harness.subscriptions.redownload(EpisodeSelectionParams(episodes: [episode.id]))
             let newDownload = try #require(again.downloads.first).id
             #expect(newDownload != episode.downloadID)
-            await harness.subscriptions.carryOut(plan)
+            await harness.subscriptions.retention.carryOut(plan, titles: [:])
             #expect(try await harness.store.episodes(ids: [episode.id]).first?.downloadID == newDownload)
             #expect(try await harness.completed(2))
             let file = try #require(await harness.queue.infos([newDownload])[newDownload]).file
@@ -203,7 +203,7 @@ struct PodcastHarness {
             // A file of the newest episode deleted by hand, which no rule can delete again.
             let deleted = try #require(await harness.queue.infos([episodes[0].downloadID!])[episodes[0].downloadID!])
             #expect(unlink(deleted.file) == 0)
-            let evaluation = try await harness.subscriptions.retentionPlan(rules: [:])
+            let evaluation = try await harness.subscriptions.retention.evaluate(rules: [:])
             #expect(evaluation.plan.deletions.isEmpty, "deletions for a budget the disk meets: \(evaluation.plan)")
         }
     }

@@ -42,7 +42,7 @@ extension Subscriptions {
             }
             logger.info("marked \(changed.count) episode(s) \(played ? "played" : "unplayed")")
             // A played episode may be due for deletion now or later.
-            retentionWanted()
+            await retentionWanted()
         }
         let changedSet = Set(changed)
         return EpisodeMarkResult(changed: changed, unchanged: ids.filter { !changedSet.contains($0) })
@@ -59,7 +59,7 @@ extension Subscriptions {
         if !changed.isEmpty {
             // No count changes: the episode totals stay cached.
             logger.info("\(pinned ? "pinned" : "unpinned") \(changed.count) episode(s)")
-            if !pinned { retentionWanted() }
+            if !pinned { await retentionWanted() }
         }
         let changedSet = Set(changed)
         return EpisodeMarkResult(changed: changed, unchanged: ids.filter { !changedSet.contains($0) })
@@ -86,164 +86,6 @@ extension Subscriptions {
         default:
             throw PodcastError.invalid("give exactly one of 'episodes' and 'podcast'", parameter: "episodes")
         }
-    }
-
-    // MARK: - Retention
-
-    /// Deletes what the rules say should go, across every podcast, and returns when the next deletion falls due.
-    @discardableResult
-    func applyRetention() async -> Int64? {
-        let evaluation: RetentionEvaluation
-        do {
-            evaluation = try await retentionPlan(rules: podcasts.mapValues { policy(for: $0).retention })
-        } catch {
-            logger.error("cannot evaluate the retention rules: \(error)")
-            return nil
-        }
-        let (plan, files) = (evaluation.plan, evaluation.files)
-        logger.debug(
-            "retention: \(files.count) files of \(podcasts.count) podcasts evaluated in "
-                + "\(Self.milliseconds(evaluation.planning)) ms (store \(Self.milliseconds(evaluation.reading)) ms), "
-                + "\(plan.deletions.count) deletions"
-        )
-        await carryOut(evaluation)
-        return plan.nextDue
-    }
-
-    /// Deletes the files a retention plan lets go of.
-    ///
-    /// The plan may be stale by now: a pin, an unplayed mark or a `redownload` may have been answered while it was
-    /// made. The store checks each file against what the plan saw and deletes it in the same transaction, with no
-    /// await between (``Store/retireEpisodeFiles(_:at:reason:dispose:)``); a file whose episode changed stays, and
-    /// retention plans again at its next turn.
-    func carryOut(_ evaluation: RetentionEvaluation) async {
-        let (plan, files) = (evaluation.plan, evaluation.files)
-        guard !plan.deletions.isEmpty else { return }
-        let disposal = await queue.fileDisposal
-        let (directory, clock, logger) = (downloadDirectory, now, logger)
-        let byReason = Dictionary(grouping: plan.deletions, by: \.reason)
-        for (reason, deletions) in byReason.sorted(by: { $0.key.description < $1.key.description }) {
-            let chosen = deletions.compactMap { files[$0.file.episodeID] }
-            let downloads = Dictionary(chosen.map { ($0.download.id, $0.download) }) { first, _ in first }
-            episodesWritten()
-            defer { episodesWritten() }
-            let retired: Store.Retired<[String: String]>
-            do {
-                retired = try await store.retireEpisodeFiles(
-                    chosen.map { Store.PlannedRelease($0.record, download: $0.download.id) },
-                    at: clock(),
-                    reason: reason.description
-                ) { owned in
-                    // Where each file went in the Trash, by its old path.
-                    var trashed: [String: String] = [:]
-                    for id in owned {
-                        guard let download = downloads[id] else { continue }
-                        switch disposal.dispose(
-                            download.file,
-                            size: download.bytesDone,
-                            inside: directory,
-                            now: clock()
-                        )
-                        {
-                        case .success(let (disposed, trashFailure)):
-                            if let trashFailure { logger.warning("\(trashFailure); deleted it instead") }
-                            if let trashedTo = disposed.trashedTo { trashed[disposed.path] = trashedTo }
-                        case .failure(let refusal):
-                            logger.warning("download \(id): \(refusal)")
-                        }
-                    }
-                    return trashed
-                }
-            } catch {
-                logger.error("cannot delete \(chosen.count) episode file(s) (\(reason)): \(error)")
-                continue
-            }
-            // The queue forgets the rows the store deleted (their files are gone already).
-            do {
-                _ = try await queue.discard(retired.downloads, deleteFiles: false)
-            } catch {
-                logger.error("cannot forget \(retired.downloads.count) deleted download(s): \(error)")
-            }
-            if retired.episodes.count < chosen.count { retentionWanted() }
-            let released = Set(retired.episodes)
-            for (record, download) in chosen where released.contains(record.id) {
-                let trashed = retired.disposed[download.file]
-                logger.notice(
-                    "deleted \(download.file) of \(podcasts[record.podcastID]?.title ?? "?") episode \(record.id): "
-                        + "\(reason)\(trashed.map { " (to the Trash: \($0))" } ?? "")"
-                )
-                events.publish(
-                    .episodes,
-                    method: EpisodeEvent.deleted.rawValue,
-                    params: EpisodeEventParams(
-                        episode: record.id,
-                        podcast: record.podcastID,
-                        title: record.title,
-                        at: UTCTimestamp.string(milliseconds: clock()),
-                        file: download.file,
-                        trashedTo: trashed,
-                        reason: reason.description
-                    )
-                )
-            }
-        }
-    }
-
-    /// What retention would delete now, the files it looked at, and what the look took.
-    struct RetentionEvaluation {
-        var plan: Retention.Plan
-        var files: [Int64: (record: EpisodeRecord, download: DownloadInfo)]
-        /// Reading the downloaded episodes from the store and the completed downloads from the queue.
-        var reading: Duration
-        /// Matching them up and ``Retention/plan(files:rules:maxStorage:otherUsage:now:)``.
-        var planning: Duration
-    }
-
-    /// What retention would delete now with `rules` for each podcast.
-    func retentionPlan(rules: [Int64: Retention.Rules]) async throws -> RetentionEvaluation {
-        let started = ContinuousClock.now
-        let episodes = try await store.downloadedEpisodes()
-        let downloads = await queue.completedDownloads()
-        let read = ContinuousClock.now
-        var files: [Int64: (record: EpisodeRecord, download: DownloadInfo)] = [:]
-        var linked: Set<Int64> = []
-        var retained: [Retention.File] = []
-        // A file deleted by hand takes no room: neither its episode's nor a forgotten row's counts toward
-        // max_storage, or real episodes would go to meet a budget the disk already meets.
-        let completed = downloads.filter { FileManager.default.fileExists(atPath: $0.value.file) }
-        for episode in episodes {
-            guard let id = episode.downloadID, let download = completed[id] else { continue }
-            linked.insert(id)
-            files[episode.id] = (episode, download)
-            retained.append(
-                Retention.File(
-                    episodeID: episode.id,
-                    podcastID: episode.podcastID,
-                    downloadID: id,
-                    date: episode.publishedAt ?? episode.firstSeenAt,
-                    playedAt: episode.playedAt,
-                    pinned: episode.pinned,
-                    size: download.bytesDone,
-                    requested: episode.requested
-                )
-            )
-        }
-        let other = completed.filter { !linked.contains($0.key) }.values.reduce(0) { $0 + $1.bytesDone }
-        let plan = Retention.plan(
-            files: retained,
-            rules: rules,
-            maxStorage: settings.maxStorage,
-            otherUsage: other,
-            now: now()
-        )
-        return RetentionEvaluation(plan: plan, files: files, reading: read - started, planning: .now - read)
-    }
-
-    /// A duration in milliseconds with three decimals, for the debug lines that time the rules.
-    static func milliseconds(_ duration: Duration) -> String {
-        let microseconds = duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
-        let fraction = String(microseconds % 1000)
-        return "\(microseconds / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
     }
 
     // MARK: - rules
@@ -303,13 +145,13 @@ extension Subscriptions {
         }
         var retentionRules = podcasts.mapValues { self.policy(for: $0).retention }
         retentionRules[podcast.id] = policy.retention
-        let retention = try await retentionPlan(rules: retentionRules)
+        let retention = try await self.retention.evaluate(rules: retentionRules)
         let plan = retention.plan
         logger.debug(
             "rules: \(episodes.count) episodes of podcast \(podcast.id) evaluated in "
-                + "\(Self.milliseconds(evaluated)) ms (\(wanted.count) to download, \(skipped.count) skipped); "
-                + "retention: \(retention.files.count) files evaluated in \(Self.milliseconds(retention.planning)) ms "
-                + "(store \(Self.milliseconds(retention.reading)) ms)"
+                + "\(RuleTiming.milliseconds(evaluated)) ms (\(wanted.count) to download, \(skipped.count) skipped); "
+                + "retention: \(retention.files.count) files evaluated in \(RuleTiming.milliseconds(retention.planning)) ms "
+                + "(store \(RuleTiming.milliseconds(retention.reading)) ms)"
         )
         let byID = Dictionary(uniqueKeysWithValues: episodes.map { ($0.id, $0) })
         return RulesResult(

@@ -75,10 +75,8 @@ package actor Subscriptions: Service {
     private var limiter: FetchLimiter
     /// New subscriptions whose artwork the service loop fetches, as children of its task group.
     private var artworkWanted: Set<Int64> = []
-    /// Retention should run at the service loop's next turn (a completion, a played mark, changed rules); and
-    /// when a rule next lets go of a file if nothing else happens first.
-    var retentionDue = true
-    private var retentionNextAt: Int64?
+    /// Deletes what the retention rules let go of; this catalogue hands it the podcasts' rules.
+    let retention: RetentionService
 
     package init(
         store: Store,
@@ -104,6 +102,15 @@ package actor Subscriptions: Service {
         self.downloadDirectory = downloadDirectory
         self.artworkDirectory = artworkDirectory
         self.lookup = lookup
+        self.retention = RetentionService(
+            store: store,
+            queue: queue,
+            events: events,
+            logger: logger,
+            downloadDirectory: downloadDirectory,
+            maxStorage: settings.maxStorage,
+            now: now
+        )
         self.limiter = FetchLimiter(limit: settings.fetchConcurrency, perHostLimit: settings.fetchesPerHost)
         (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
@@ -113,15 +120,17 @@ package actor Subscriptions: Service {
         for podcast in try await store.podcasts() { podcasts[podcast.id] = podcast }
     }
 
-    package func update(_ newSettings: PodcastSettings) {
+    package func update(_ newSettings: PodcastSettings) async {
         if (newSettings.fetchConcurrency, newSettings.fetchesPerHost)
             != (settings.fetchConcurrency, settings.fetchesPerHost)
         {
             limiter = FetchLimiter(limit: newSettings.fetchConcurrency, perHostLimit: newSettings.fetchesPerHost)
         }
         // Reloaded rules or a new budget may let go of files now.
-        if (newSettings.rules, newSettings.maxStorage) != (settings.rules, settings.maxStorage) { retentionDue = true }
+        let rulesChanged = newSettings.rules != settings.rules
         settings = newSettings
+        await retention.update(maxStorage: newSettings.maxStorage)
+        if rulesChanged { await retention.wanted() }
         wakeup.yield()
     }
 
@@ -133,19 +142,14 @@ package actor Subscriptions: Service {
         // One sleeping child at a time: a wake-up before it ends (a new subscription, a changed interval) only
         // replaces it when the next refresh moved earlier, and shutdown cancels it.
         await withDiscardingTaskGroup { group in
-            // A completed download may put the files over max_storage.
-            group.addTask { for await _ in self.queue.completions { await self.retentionWanted() } }
+            group.addTask { await self.retention.run(policies: { await self.retentionPolicies() }) }
             for await _ in wakeups {
                 for id in artworkWanted { group.addTask { await self.refreshArtwork(id) } }
                 artworkWanted = []
                 await refreshDue()
                 if Task.isCancelled { break }
-                if retentionDue || (retentionNextAt ?? .max) <= now() {
-                    retentionDue = false
-                    retentionNextAt = await applyRetention()
-                }
                 let next = RefreshSchedule.nextDue(podcasts.values)
-                let wakeAt = RefreshSchedule.wake(now: now(), due: min(next ?? .max, retentionNextAt ?? .max))
+                let wakeAt = RefreshSchedule.wake(now: now(), due: next)
                 if wake.request(wakeAt) { group.addTask { await self.sleepUntil(wakeAt) } }
             }
             group.cancelAll()
@@ -178,10 +182,15 @@ package actor Subscriptions: Service {
 
     package nonisolated func shutdown() { wakeup.finish() }
 
-    /// Asks the service loop to run retention at its next turn.
-    func retentionWanted() {
-        retentionDue = true
-        wakeup.yield()
+    /// Asks retention to run at its next turn.
+    func retentionWanted() async { await retention.wanted() }
+
+    /// Every podcast's retention rules and title, as retention reads them at each run.
+    func retentionPolicies() -> RetentionService.Policies {
+        RetentionService.Policies(
+            rules: podcasts.mapValues { policy(for: $0).retention },
+            titles: podcasts.mapValues(\.title)
+        )
     }
 
     // MARK: - Commands
@@ -348,7 +357,7 @@ package actor Subscriptions: Service {
             let evaluated = ContinuousClock.now - started
             logger.debug(
                 "episodes: rules over \(records.count) episodes of podcast \(podcast.id) evaluated in "
-                    + "\(Self.milliseconds(evaluated)) ms (\(skipped.count(where: { $0 != nil })) skipped)"
+                    + "\(RuleTiming.milliseconds(evaluated)) ms (\(skipped.count(where: { $0 != nil })) skipped)"
             )
         }
         return EpisodesResult(
@@ -665,7 +674,7 @@ package actor Subscriptions: Service {
         if policy.fetch != .off {
             logger.debug(
                 "auto-download: rules over \(newest.count + inserted.count) episodes of podcast \(id) evaluated in "
-                    + "\(Self.milliseconds(.now - started)) ms, \(wanted.count) wanted"
+                    + "\(RuleTiming.milliseconds(.now - started)) ms, \(wanted.count) wanted"
             )
         }
         let queued = try await enqueueEpisodes(wanted, priority: nil, requested: false).downloads.map(\.id)
@@ -673,16 +682,13 @@ package actor Subscriptions: Service {
         if retention.keep != nil || retention.deletePlayedAfter != nil || retention.deleteOlderThan != nil
             || settings.maxStorage != nil
         {
-            retentionWanted()
+            await retentionWanted()
         }
         return queued
     }
 
     /// Runs retention now, for a command whose answer should show its effect.
-    func applyRetentionNow() async {
-        retentionDue = false
-        retentionNextAt = await applyRetention()
-    }
+    func applyRetentionNow() async { await retention.runNow(retentionPolicies()) }
 
     /// What became of the files of episodes that let go of their downloads.
     struct LetGo {
