@@ -17,7 +17,9 @@ extension Subscriptions {
     /// Brings the podcast's artwork into the cache, then trims the cache to its size. Failures are logged only:
     /// artwork is decoration.
     func refreshArtwork(_ id: Int64) async {
-        guard let podcast = podcasts[id], let source = podcast.artworkURL, source.hasPrefix("http") else { return }
+        guard let podcast = podcasts[id], let source = podcast.artworkURL, HTTPURL.isValid(source) else {
+            return
+        }
         let cached = podcast.artworkPath.flatMap { path in
             FileManager.default.fileExists(atPath: path)
                 ? ArtworkCache.Entry(path: path, etag: podcast.artworkETag, lastModified: podcast.artworkLastModified)
