@@ -156,11 +156,13 @@ package struct Router: Sendable {
             let params = try request.params == nil ? InboxParams() : params(InboxParams.self, request)
             return try WireCoding.encoded(await context.podcasts.inbox(params))
         case .played, .unplayed:
-            let params = try params(EpisodeMarkParams.self, request)
-            return try WireCoding.encoded(await context.podcasts.markPlayed(params, played: method == .played))
+            let choice = try EpisodeChoice(try params(EpisodeMarkParams.self, request))
+            let outcome = try await context.podcasts.markPlayed(choice, played: method == .played)
+            return try WireCoding.encoded(EpisodeMarkResult(outcome))
         case .pin, .unpin:
-            let params = try params(EpisodeMarkParams.self, request)
-            return try WireCoding.encoded(await context.podcasts.pin(params, pinned: method == .pin))
+            let choice = try EpisodeChoice(try params(EpisodeMarkParams.self, request))
+            let outcome = try await context.podcasts.pin(choice, pinned: method == .pin)
+            return try WireCoding.encoded(EpisodeMarkResult(outcome))
         case .rules:
             return try WireCoding.encoded(await context.podcasts.rules(try params(RulesParams.self, request)))
         case .import:

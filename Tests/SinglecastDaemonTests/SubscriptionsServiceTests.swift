@@ -153,7 +153,7 @@ struct PodcastHarness {
             let (plan, episodes) = try await staleRetentionPlan(harness)
             let pinned = episodes[1]
             let file = try #require(await harness.queue.infos([pinned.downloadID!])[pinned.downloadID!]).file
-            _ = try await harness.subscriptions.pin(EpisodeMarkParams(episodes: [pinned.id]), pinned: true)
+            _ = try await harness.subscriptions.pin(.episodes([pinned.id]), pinned: true)
             await harness.subscriptions.retention.carryOut(plan, titles: [:])
             #expect(FileManager.default.fileExists(atPath: file), "the pinned episode's file was deleted")
             #expect(try await harness.store.episodes(ids: [pinned.id]).first?.downloadID == pinned.downloadID)

@@ -3,89 +3,13 @@ import SinglecastProtocol
 import SinglecastStore
 import SinglecastSupport
 
-/// Episode rules: what the listener marked (played, pinned), what retention deletes, and `rules`, which shows what
-/// the rules would do without doing it.
+/// Episode rules: a podcast's policy, and `rules`, which shows what the rules would do without doing it.
 extension Subscriptions {
     /// A podcast's policy: its own rules over the configured ones.
     func policy(for podcast: PodcastRecord) -> EpisodePolicy {
         var policy = EpisodePolicy(podcast, defaults: settings.rules)
         policy.requireHTTPS = settings.transfer.requireHTTPS
         return policy
-    }
-
-    // MARK: - Played and pinned
-
-    package func markPlayed(_ params: EpisodeMarkParams, played: Bool) async throws -> EpisodeMarkResult {
-        let ids = try await markedEpisodes(params)
-        let changed: [Int64]
-        let at = now()
-        do {
-            changed = try await store.setPlayed(ids, at: played ? at : nil)
-        } catch {
-            throw PodcastError.store("cannot mark the episodes: \(error)")
-        }
-        if !changed.isEmpty {
-            episodesWritten()
-            // `played --all` of a long back catalogue is one event per episode, so they are read only when watched.
-            let records = events.isWatched(.episodes) ? try await store.episodes(ids: changed, fields: .listing) : []
-            for record in records {
-                events.publish(
-                    .episodes,
-                    method: (played ? EpisodeEvent.played : .unplayed).rawValue,
-                    params: EpisodeEventParams(
-                        episode: record.id,
-                        podcast: record.podcastID,
-                        title: record.title,
-                        at: UTCTimestamp.string(milliseconds: at)
-                    )
-                )
-            }
-            logger.info("marked \(changed.count) episode(s) \(played ? "played" : "unplayed")")
-            // A played episode may be due for deletion now or later.
-            await retentionWanted()
-        }
-        let changedSet = Set(changed)
-        return EpisodeMarkResult(changed: changed, unchanged: ids.filter { !changedSet.contains($0) })
-    }
-
-    package func pin(_ params: EpisodeMarkParams, pinned: Bool) async throws -> EpisodeMarkResult {
-        let ids = try await markedEpisodes(params)
-        let changed: [Int64]
-        do {
-            changed = try await store.setPinned(ids, pinned)
-        } catch {
-            throw PodcastError.store("cannot pin the episodes: \(error)")
-        }
-        if !changed.isEmpty {
-            // No count changes: the episode totals stay cached.
-            logger.info("\(pinned ? "pinned" : "unpinned") \(changed.count) episode(s)")
-            if !pinned { await retentionWanted() }
-        }
-        let changedSet = Set(changed)
-        return EpisodeMarkResult(changed: changed, unchanged: ids.filter { !changedSet.contains($0) })
-    }
-
-    /// The episodes a mark applies to: by id, or every episode of a podcast with `all`.
-    private func markedEpisodes(_ params: EpisodeMarkParams) async throws -> [Int64] {
-        switch (params.episodes, params.podcast) {
-        case (let ids?, nil):
-            return try await existingEpisodes(ids).map(\.id)
-        case (nil, let selector?):
-            guard params.all == true else {
-                throw PodcastError.invalid(
-                    "marking a whole podcast needs 'all': true, so that it is never done by accident",
-                    parameter: "all"
-                )
-            }
-            let podcast = try resolve(selector)
-            do {
-                return try await store.episodeIDs(of: podcast.id)
-            } catch {
-                throw PodcastError.store("cannot read the episodes: \(error)")
-            }
-        default:
-            throw PodcastError.invalid("give exactly one of 'episodes' and 'podcast'", parameter: "episodes")
-        }
     }
 
     // MARK: - rules
