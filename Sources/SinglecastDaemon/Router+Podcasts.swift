@@ -26,3 +26,9 @@ extension EpisodeChoice {
 extension EpisodeMarkResult {
     init(_ outcome: MarkOutcome) { self.init(changed: outcome.changed, unchanged: outcome.unchanged) }
 }
+
+extension DeleteResult {
+    init(_ deleted: (episodes: [Int64], files: Subscriptions.LetGo)) {
+        self.init(episodes: deleted.episodes, deletedFiles: deleted.files.deleted, keptFiles: deleted.files.kept)
+    }
+}

@@ -145,13 +145,11 @@ package struct Router: Sendable {
                 await context.podcasts.downloadLatest(try params(DownloadLatestParams.self, request))
             )
         case .delete:
-            return try WireCoding.encoded(
-                await context.podcasts.delete(try params(EpisodeSelectionParams.self, request))
-            )
+            let ids = try params(EpisodeSelectionParams.self, request).episodes
+            return try WireCoding.encoded(DeleteResult(try await context.podcasts.delete(episodes: ids)))
         case .redownload:
-            return try WireCoding.encoded(
-                await context.podcasts.redownload(try params(EpisodeSelectionParams.self, request))
-            )
+            let ids = try params(EpisodeSelectionParams.self, request).episodes
+            return try WireCoding.encoded(await context.podcasts.redownload(episodes: ids))
         case .inbox:
             let params = try request.params == nil ? InboxParams() : params(InboxParams.self, request)
             return try WireCoding.encoded(await context.podcasts.inbox(params))

@@ -167,7 +167,7 @@ struct PodcastHarness {
         try await harness.whileRunning {
             let (plan, episodes) = try await staleRetentionPlan(harness)
             let episode = episodes[1]
-            let again = try await harness.subscriptions.redownload(EpisodeSelectionParams(episodes: [episode.id]))
+            let again = try await harness.subscriptions.redownload(episodes: [episode.id])
             let newDownload = try #require(again.downloads.first).id
             #expect(newDownload != episode.downloadID)
             await harness.subscriptions.retention.carryOut(plan, titles: [:])

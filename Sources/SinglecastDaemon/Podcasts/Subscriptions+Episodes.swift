@@ -14,12 +14,12 @@ import Glibc
 /// letting go of downloads that no other episode shares.
 extension Subscriptions {
     /// What became of the files of episodes that let go of their downloads.
-    struct LetGo {
-        var deleted: [String] = []
+    package struct LetGo: Sendable {
+        package var deleted: [String] = []
         /// Files another episode still has.
-        var kept: [String] = []
+        package var kept: [String] = []
         /// Where deleted files went in the Trash, by their old path.
-        var trashed: [String: String] = [:]
+        package var trashed: [String: String] = [:]
     }
 
     /// Episodes let go of their downloads: a download no other episode points at is cancelled (an unfinished one)
@@ -50,22 +50,24 @@ extension Subscriptions {
     }
 
     /// `delete`: the episodes' files go (unless another episode has them), and their downloads with them.
-    package func delete(_ params: EpisodeSelectionParams) async throws -> DeleteResult {
-        let episodes = try await existingEpisodes(params.episodes).filter { $0.downloadID != nil }
+    ///
+    /// - Returns: The episodes that had a download, and what became of their files.
+    package func delete(episodes ids: [Int64]) async throws -> (episodes: [Int64], files: LetGo) {
+        let episodes = try await existingEpisodes(ids).filter { $0.downloadID != nil }
         let outcome = try await letGo(episodes, reason: "deleted on request")
         if !outcome.deleted.isEmpty { logger.info("deleted \(outcome.deleted.count) episode file(s) on request") }
-        return DeleteResult(episodes: episodes.map(\.id), deletedFiles: outcome.deleted, keptFiles: outcome.kept)
+        return (episodes.map(\.id), outcome)
     }
 
     /// `redownload`: as `delete`, then queued again.
-    package func redownload(_ params: EpisodeSelectionParams) async throws -> EnqueueResult {
-        let episodes = try await existingEpisodes(params.episodes)
+    package func redownload(episodes ids: [Int64]) async throws -> EnqueueResult {
+        let episodes = try await existingEpisodes(ids)
         // Checked before anything is deleted: an episode with nothing to download would lose its file for nothing.
         if let episode = episodes.first(where: { !Self.isDownloadable($0.enclosureURL) }) {
             throw Self.noEnclosure(episode)
         }
         _ = try await letGo(episodes.filter { $0.downloadID != nil }, reason: "deleted to download again")
-        return try await enqueueEpisodes(params.episodes, priority: nil, requested: true)
+        return try await enqueueEpisodes(ids, priority: nil, requested: true)
     }
 
     /// `inbox`: new episodes of every podcast, newest first.
