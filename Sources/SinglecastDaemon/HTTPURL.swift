@@ -46,6 +46,22 @@ package struct HTTPURL: Sendable, Hashable {
         return isPlain(text) || (try? HTTPURL(text)) != nil
     }
 
+    /// Whether `text`, a valid URL (``isValid(_:)``), is https rather than plain http: what `require_https` asks.
+    package static func isHTTPS(_ text: String) -> Bool {
+        text.trimmingWhitespace().utf8.prefix(6).map { $0 | 0x20 } == Array("https:".utf8).map { $0 | 0x20 }
+    }
+
+    /// Whether two URLs name one host (case aside); `false` when either names none.
+    package static func sameHost(_ left: String, _ right: String) -> Bool {
+        guard let host = host(of: left) else { return false }
+        return host == self.host(of: right)
+    }
+
+    /// A URL's host, lower-cased.
+    static func host(of text: String) -> String? {
+        URLComponents(string: text.trimmingWhitespace())?.host?.lowercased()
+    }
+
     /// A quick yes for the shape nearly every enclosure has, `http(s)://host[:port][/path][?query][#fragment]` in
     /// plain URL characters, without user information or white space; anything else is decided by the full parse
     /// in ``init(_:)``. The rules ask this of every episode of a podcast, and the parse took 7 µs each.

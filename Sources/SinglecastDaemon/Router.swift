@@ -145,22 +145,22 @@ package struct Router: Sendable {
                 await context.podcasts.downloadLatest(try params(DownloadLatestParams.self, request))
             )
         case .delete:
-            return try WireCoding.encoded(
-                await context.podcasts.delete(try params(EpisodeSelectionParams.self, request))
-            )
+            let ids = try params(EpisodeSelectionParams.self, request).episodes
+            return try WireCoding.encoded(DeleteResult(try await context.podcasts.delete(episodes: ids)))
         case .redownload:
-            return try WireCoding.encoded(
-                await context.podcasts.redownload(try params(EpisodeSelectionParams.self, request))
-            )
+            let ids = try params(EpisodeSelectionParams.self, request).episodes
+            return try WireCoding.encoded(await context.podcasts.redownload(episodes: ids))
         case .inbox:
             let params = try request.params == nil ? InboxParams() : params(InboxParams.self, request)
             return try WireCoding.encoded(await context.podcasts.inbox(params))
         case .played, .unplayed:
-            let params = try params(EpisodeMarkParams.self, request)
-            return try WireCoding.encoded(await context.podcasts.markPlayed(params, played: method == .played))
+            let choice = try EpisodeChoice(try params(EpisodeMarkParams.self, request))
+            let outcome = try await context.podcasts.markPlayed(choice, played: method == .played)
+            return try WireCoding.encoded(EpisodeMarkResult(outcome))
         case .pin, .unpin:
-            let params = try params(EpisodeMarkParams.self, request)
-            return try WireCoding.encoded(await context.podcasts.pin(params, pinned: method == .pin))
+            let choice = try EpisodeChoice(try params(EpisodeMarkParams.self, request))
+            let outcome = try await context.podcasts.pin(choice, pinned: method == .pin)
+            return try WireCoding.encoded(EpisodeMarkResult(outcome))
         case .rules:
             return try WireCoding.encoded(await context.podcasts.rules(try params(RulesParams.self, request)))
         case .import:

@@ -9,6 +9,14 @@ import Synchronization
 /// connection open for the next fetch to the same host, and its DNS cache saves the lookups. So with a per-host
 /// limit of four, a refresh of one host's feeds keeps using about four connections. Use one limiter for all
 /// refreshes.
+/// What fetches a small resource into memory: ``HTTPEngine`` in the daemon; a test may hand out scripted answers, as
+/// the download queue's tests do with a `TransferEngine`.
+package protocol SmallBodyFetching: Sendable {
+    func fetch(_ request: FetchRequest) async throws(TransferError) -> FetchResult
+}
+
+extension HTTPEngine: SmallBodyFetching {}
+
 package final class FetchLimiter: Sendable {
     private struct State {
         var slots: FetchSlots
@@ -34,7 +42,10 @@ package final class FetchLimiter: Sendable {
     ///
     /// - Throws: ``TransferError``: what ``HTTPEngine/fetch(_:)`` throws, and ``TransferError/Code/cancelled`` when
     ///   the task is cancelled while it waits.
-    package func fetch(_ request: FetchRequest, on engine: HTTPEngine) async throws(TransferError) -> FetchResult {
+    package func fetch(
+        _ request: FetchRequest,
+        on engine: any SmallBodyFetching
+    ) async throws(TransferError) -> FetchResult {
         let host = Self.host(of: request.url)
         guard await acquire(host: host) else {
             throw .cancelled(request.url, reason: "the fetch was cancelled while it waited for a connection")

@@ -670,16 +670,144 @@ extension Store {
 
     /// Unlinks episodes from their downloads, recording that their files were deleted and why, in one transaction:
     /// the policies do not download such an episode again until it is asked for.
-    package func releaseEpisodeFiles(_ ids: [Int64], at: Int64, reason: String) throws(StoreError) {
-        _ = try changing(
-            ids,
-            sql: """
-                UPDATE episodes SET download_id = NULL, file_deleted_at = ?, file_deleted_reason = ?
-                WHERE id = ? AND download_id IS NOT NULL
-                """,
-            values: [.integer(at), .text(reason)],
-            activity: "unlinking episodes from their downloads"
-        )
+    ///
+    /// An episode is unlinked only from the download named with it: one queued again meanwhile (`redownload`) keeps
+    /// its new download.
+    package func releaseEpisodeFiles(
+        _ links: [(episode: Int64, download: Int64)],
+        at: Int64,
+        reason: String
+    ) throws(StoreError) {
+        guard !links.isEmpty else { return }
+        try withConnection("unlinking episodes from their downloads") { connection throws(SQLiteError) in
+            try connection.transaction { () throws(SQLiteError) in
+                try Self.release(links, at: at, reason: reason, on: connection)
+            }
+        }
+    }
+
+    private static func release(
+        _ links: [(episode: Int64, download: Int64)],
+        at: Int64,
+        reason: String,
+        on connection: Connection
+    ) throws(SQLiteError) {
+        let sql = """
+            UPDATE episodes SET download_id = NULL, file_deleted_at = ?, file_deleted_reason = ?
+            WHERE id = ? AND download_id = ?
+            """
+        try connection.withReusableStatement(sql) { (update) throws(SQLiteError) in
+            for link in links {
+                try update.bind([.integer(at), .text(reason), .integer(link.episode), .integer(link.download)])
+                while try update.step() {}
+                update.reset()
+            }
+        }
+    }
+
+    /// An episode's file as a retention plan saw it: its download and the marks that decided its fate.
+    package struct PlannedRelease: Sendable, Hashable {
+        package var episode: Int64
+        package var download: Int64
+        package var pinned: Bool
+        package var playedAt: Int64?
+        package var requested: Bool
+
+        package init(episode: Int64, download: Int64, pinned: Bool, playedAt: Int64?, requested: Bool) {
+            self.episode = episode
+            self.download = download
+            self.pinned = pinned
+            self.playedAt = playedAt
+            self.requested = requested
+        }
+
+        package init(_ record: EpisodeRecord, download: Int64) {
+            self.init(
+                episode: record.id,
+                download: download,
+                pinned: record.pinned,
+                playedAt: record.playedAt,
+                requested: record.requested
+            )
+        }
+    }
+
+    /// What ``retireEpisodeFiles(_:at:reason:dispose:)`` did.
+    package struct Retired<Disposed: Sendable>: Sendable {
+        /// The episodes let go of their files.
+        package var episodes: [Int64]
+        /// Their downloads no other episode had: their files were disposed of and their rows deleted.
+        package var downloads: [Int64]
+        /// Downloads another episode still has: kept, with their files.
+        package var shared: [Int64]
+        /// What `dispose` returned.
+        package var disposed: Disposed
+    }
+
+    /// Retention's deletion, checked and done in one transaction on the store's thread, so that nothing answered
+    /// after the plan was made (a pin, an unplayed mark, a request, a `redownload` or `delete`) is overruled by it.
+    ///
+    /// An episode whose link or marks differ from `planned` is left alone (the next retention run plans again).
+    /// For the rest, `dispose` is handed the downloads no other episode points at, to delete their files first;
+    /// then those downloads' rows are deleted and the episodes unlinked, marked with `reason`.
+    package func retireEpisodeFiles<Disposed: Sendable>(
+        _ planned: [PlannedRelease],
+        at: Int64,
+        reason: String,
+        dispose: @Sendable ([Int64]) -> Disposed
+    ) throws(StoreError) -> Retired<Disposed> {
+        try withConnection("deleting episode files") { connection throws(SQLiteError) in
+            try connection.transaction { () throws(SQLiteError) -> Retired<Disposed> in
+                var current: [PlannedRelease] = []
+                for plan in planned {
+                    let rows = try connection.query(
+                        """
+                        SELECT e.pinned, e.played_at, e.requested FROM episodes e
+                        JOIN downloads d ON d.id = e.download_id AND d.state = 'completed'
+                        WHERE e.id = ? AND e.download_id = ?
+                        """,
+                        [.integer(plan.episode), .integer(plan.download)]
+                    )
+                    guard let row = rows.first else { continue }
+                    let now = PlannedRelease(
+                        episode: plan.episode,
+                        download: plan.download,
+                        pinned: (row[0].int64 ?? 0) != 0,
+                        playedAt: row[1].int64,
+                        requested: (row[2].int64 ?? 0) != 0
+                    )
+                    if now == plan { current.append(plan) }
+                }
+                let leaving = Set(current.map(\.episode))
+                var shared: Set<Int64> = []
+                for download in Set(current.map(\.download)) {
+                    let holders = try connection.query(
+                        "SELECT id FROM episodes WHERE download_id = ?",
+                        [.integer(download)]
+                    )
+                    if holders.contains(where: { !leaving.contains($0[0].int64 ?? 0) }) { shared.insert(download) }
+                }
+                let owned = Array(Set(current.map(\.download)).subtracting(shared)).sorted()
+                // The files go first: a crash after this leaves rows whose files are gone, which the queue and
+                // retention read as such, never a file that no row knows of.
+                let disposed = dispose(owned)
+                try connection.withReusableStatement("DELETE FROM downloads WHERE id = ?") {
+                    (delete) throws(SQLiteError) in
+                    for id in owned {
+                        try delete.bind([.integer(id)])
+                        while try delete.step() {}
+                        delete.reset()
+                    }
+                }
+                try Self.release(current.map { ($0.episode, $0.download) }, at: at, reason: reason, on: connection)
+                return Retired(
+                    episodes: current.map(\.episode),
+                    downloads: owned,
+                    shared: shared.sorted(),
+                    disposed: disposed
+                )
+            }
+        }
     }
 
     /// Links episodes to their downloads (and marks them no longer new), in one transaction.

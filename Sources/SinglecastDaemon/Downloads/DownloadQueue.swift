@@ -846,6 +846,9 @@ package actor DownloadQueue: Service {
         return found
     }
 
+    /// How files are deleted (`use_trash`), for retention, which deletes its files inside the store's transaction.
+    package var fileDisposal: FileDisposal { settings.disposal }
+
     /// Completed downloads by id, for retention.
     package func completedDownloads() -> [Int64: DownloadInfo] {
         var found: [Int64: DownloadInfo] = [:]

@@ -73,6 +73,8 @@ package struct EpisodePolicy: Sendable {
         /// A feed may name anything as an enclosure (`file:///etc/passwd`, `javascript:`); only http and https
         /// URLs with a host are downloaded.
         case noEnclosure
+        /// `require_https` is on and the enclosure is plain http: the queue would refuse it.
+        case plainHTTP
         case titleExcludes(TitlePattern)
         case titleLacks(TitlePattern)
         case shorterThan(Int)
@@ -85,6 +87,7 @@ package struct EpisodePolicy: Sendable {
         package var description: String {
             switch self {
             case .noEnclosure: "no http or https enclosure"
+            case .plainHTTP: "plain http enclosure, and require_https is on"
             case .titleExcludes(let pattern): "title excludes \(pattern)"
             case .titleLacks(let pattern): "title does not include \(pattern)"
             case .shorterThan(let seconds):
@@ -112,6 +115,8 @@ package struct EpisodePolicy: Sendable {
     package var keep: Int?
     /// The podcast's rules over the configured defaults.
     package var rules: EpisodeRules
+    /// `require_https`: plain http enclosures are skipped, not queued (the queue would refuse them).
+    package var requireHTTPS = false
 
     package init(fetch: Fetch, keep: Int?, rules: EpisodeRules = EpisodeRules()) {
         self.fetch = fetch
@@ -167,7 +172,8 @@ package struct EpisodePolicy: Sendable {
     package func skip(_ episode: Candidate, now: Int64) -> Skip? {
         if let reason = episode.fileDeletedReason { return .fileDeleted(reason) }
         if episode.played { return .played }
-        guard HTTPURL.isValid(episode.enclosureURL) else { return .noEnclosure }
+        guard let enclosure = episode.enclosureURL, HTTPURL.isValid(enclosure) else { return .noEnclosure }
+        if requireHTTPS && !HTTPURL.isHTTPS(enclosure) { return .plainHTTP }
         if let pattern = rules.titleExclude, pattern.matches(episode.title) { return .titleExcludes(pattern) }
         if let pattern = rules.titleInclude, !pattern.matches(episode.title) { return .titleLacks(pattern) }
         if let duration = episode.durationSeconds {

@@ -50,8 +50,18 @@ extension Subscriptions {
                 title: outline.title,
                 outcome: "failed",
                 podcastID: nil,
-                error: RPCError(domain: error)?.message ?? String(describing: error)
+                error: Self.message(of: error)
             )
+        }
+    }
+
+    /// A failed entry's error: the refusal's own message. The JSON-RPC error (code, reason, decoration) is the
+    /// router's business, for a whole request; an entry of an import is not one.
+    private static func message(of error: any Error) -> String {
+        switch error {
+        case let error as PodcastError: error.message
+        case let error as DownloadQueueError: error.message
+        default: String(describing: error)
         }
     }
 

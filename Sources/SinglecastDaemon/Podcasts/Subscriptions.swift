@@ -39,52 +39,60 @@ package struct PodcastSettings: Sendable, Hashable {
 /// A refresh never loses what the last good one stored: a failure is recorded next to the old episodes.
 package actor Subscriptions: Service {
     let store: Store
-    private let engine: HTTPEngine
+    let engine: any SmallBodyFetching
+    /// The wall clock in Unix milliseconds; injected so the schedule and the rules can be tested with a moved clock.
+    let now: @Sendable () -> Int64
+    /// A number from 0 to 1 for the refresh schedule's jitter (``RefreshSchedule``); injected with the clock.
+    let jitter: @Sendable () -> Double
     let queue: DownloadQueue
     let events: EventBus
     let logger: Logger
-    private let downloadDirectory: String
-    private let artworkDirectory: String
+    let downloadDirectory: String
+    let artworkDirectory: String
     /// Finds a podcast's feed URL by its iTunes id (the directory's `lookup`).
-    private let lookup: @Sendable (Int64) async throws -> String
+    let lookup: @Sendable (Int64) async throws -> String
     private(set) var settings: PodcastSettings
 
     /// Every subscription; read by the actor's extensions in other files.
-    private(set) var podcasts: [Int64: PodcastRecord] = [:]
+    var podcasts: [Int64: PodcastRecord] = [:]
     /// Episode totals by podcast as the last count found them (a scan of every episode, tens of milliseconds with
     /// 100,000), or `nil` once a write may have changed them.
-    private var episodeCounts: [Int64: EpisodeCounts]?
+    var episodeCounts: [Int64: EpisodeCounts]?
     /// Raised before and after every write to the episodes, so that a count that ran alongside one is not kept.
-    private var episodeWrites = 0
+    var episodeWrites = 0
+    /// Podcasts being unsubscribed: no refresh of them starts, and what an enqueue links to them meanwhile goes.
+    var leaving: Set<Int64> = []
     /// Refreshes running: the signal that stops each, and the callers waiting to share its result.
-    private var refreshing: [Int64: RunningRefresh] = [:]
-    private let wakeups: AsyncStream<Void>
-    private let wakeup: AsyncStream<Void>.Continuation
+    var refreshing: [Int64: RunningRefresh] = [:]
+    let wakeups: AsyncStream<Void>
+    let wakeup: AsyncStream<Void>.Continuation
     /// When the sleeping child of ``run()`` wakes the loop, if one sleeps.
-    private var wake = WakeSchedule()
+    var wake = WakeSchedule()
     /// Big feeds stored since the heap was last trimmed (``trimHeapAfterBigFeeds()``).
-    private var bigFeedsStored = 0
+    var bigFeedsStored = 0
     /// Bounds the fetches of feeds and artwork; replaced when a reload changes its limits (fetches already
     /// waiting in the old one finish there).
-    private var limiter: FetchLimiter
+    var limiter: FetchLimiter
     /// New subscriptions whose artwork the service loop fetches, as children of its task group.
-    private var artworkWanted: Set<Int64> = []
-    /// Retention should run at the service loop's next turn (a completion, a played mark, changed rules); and
-    /// when a rule next lets go of a file if nothing else happens first.
-    private var retentionDue = true
-    private var retentionNextAt: Int64?
+    var artworkWanted: Set<Int64> = []
+    /// Deletes what the retention rules let go of; this catalogue hands it the podcasts' rules.
+    let retention: RetentionService
 
     package init(
         store: Store,
-        engine: HTTPEngine,
+        engine: any SmallBodyFetching,
         queue: DownloadQueue,
         events: EventBus,
         logger: Logger,
         settings: PodcastSettings,
         downloadDirectory: String,
         artworkDirectory: String,
+        now: @escaping @Sendable () -> Int64 = DownloadQueue.wallClock,
+        jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...1) },
         lookup: @escaping @Sendable (Int64) async throws -> String
     ) {
+        self.now = now
+        self.jitter = jitter
         self.store = store
         self.engine = engine
         self.queue = queue
@@ -94,6 +102,15 @@ package actor Subscriptions: Service {
         self.downloadDirectory = downloadDirectory
         self.artworkDirectory = artworkDirectory
         self.lookup = lookup
+        self.retention = RetentionService(
+            store: store,
+            queue: queue,
+            events: events,
+            logger: logger,
+            downloadDirectory: downloadDirectory,
+            maxStorage: settings.maxStorage,
+            now: now
+        )
         self.limiter = FetchLimiter(limit: settings.fetchConcurrency, perHostLimit: settings.fetchesPerHost)
         (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
@@ -103,15 +120,17 @@ package actor Subscriptions: Service {
         for podcast in try await store.podcasts() { podcasts[podcast.id] = podcast }
     }
 
-    package func update(_ newSettings: PodcastSettings) {
+    package func update(_ newSettings: PodcastSettings) async {
         if (newSettings.fetchConcurrency, newSettings.fetchesPerHost)
             != (settings.fetchConcurrency, settings.fetchesPerHost)
         {
             limiter = FetchLimiter(limit: newSettings.fetchConcurrency, perHostLimit: newSettings.fetchesPerHost)
         }
         // Reloaded rules or a new budget may let go of files now.
-        if (newSettings.rules, newSettings.maxStorage) != (settings.rules, settings.maxStorage) { retentionDue = true }
+        let rulesChanged = newSettings.rules != settings.rules
         settings = newSettings
+        await retention.update(maxStorage: newSettings.maxStorage)
+        if rulesChanged { await retention.wanted() }
         wakeup.yield()
     }
 
@@ -123,20 +142,14 @@ package actor Subscriptions: Service {
         // One sleeping child at a time: a wake-up before it ends (a new subscription, a changed interval) only
         // replaces it when the next refresh moved earlier, and shutdown cancels it.
         await withDiscardingTaskGroup { group in
-            // A completed download may put the files over max_storage.
-            group.addTask { for await _ in self.queue.completions { await self.retentionWanted() } }
+            group.addTask { await self.retention.run(policies: { await self.retentionPolicies() }) }
             for await _ in wakeups {
                 for id in artworkWanted { group.addTask { await self.refreshArtwork(id) } }
                 artworkWanted = []
                 await refreshDue()
                 if Task.isCancelled { break }
-                if retentionDue || (retentionNextAt ?? .max) <= Self.now() {
-                    retentionDue = false
-                    retentionNextAt = await applyRetention()
-                }
-                let next = podcasts.values.compactMap { $0.gone ? nil : $0.nextRefreshAt }.min()
-                let due = min(next ?? .max, retentionNextAt ?? .max)
-                let wakeAt = Self.now() + max(1000, min(due - Self.now(), 60_000))
+                let next = RefreshSchedule.nextDue(podcasts.values)
+                let wakeAt = RefreshSchedule.wake(now: now(), due: next)
                 if wake.request(wakeAt) { group.addTask { await self.sleepUntil(wakeAt) } }
             }
             group.cancelAll()
@@ -146,35 +159,38 @@ package actor Subscriptions: Service {
         for running in refreshing.values { running.stop.succeed() }
     }
 
-    private func refreshDue() async {
-        let now = Self.now()
-        let due = podcasts.values.filter { !$0.gone && ($0.nextRefreshAt ?? 0) <= now }
-            .sorted { ($0.nextRefreshAt ?? 0) < ($1.nextRefreshAt ?? 0) }
+    func refreshDue() async {
+        let due = RefreshSchedule.due(podcasts.values, now: now())
         await withTaskGroup(of: Void.self) { group in
             var running = 0
-            for podcast in due {
+            for id in due {
                 if running == settings.fetchConcurrency {
                     await group.next()
                     running -= 1
                 }
-                group.addTask { _ = await self.refreshAndApply(podcast.id) }
+                group.addTask { _ = await self.refreshAndApply(id) }
                 running += 1
             }
         }
     }
 
-    private func sleepUntil(_ at: Int64) async {
-        try? await Task.sleep(for: .milliseconds(max(0, at - Self.now())))
+    func sleepUntil(_ at: Int64) async {
+        try? await Task.sleep(for: .milliseconds(max(0, at - now())))
         wake.woke(at)
         wakeup.yield()
     }
 
     package nonisolated func shutdown() { wakeup.finish() }
 
-    /// Asks the service loop to run retention at its next turn.
-    func retentionWanted() {
-        retentionDue = true
-        wakeup.yield()
+    /// Asks retention to run at its next turn.
+    func retentionWanted() async { await retention.wanted() }
+
+    /// Every podcast's retention rules and title, as retention reads them at each run.
+    func retentionPolicies() -> RetentionService.Policies {
+        RetentionService.Policies(
+            rules: podcasts.mapValues { policy(for: $0).retention },
+            titles: podcasts.mapValues(\.title)
+        )
     }
 
     // MARK: - Commands
@@ -190,7 +206,7 @@ package actor Subscriptions: Service {
         }
     }
 
-    private func subscribeAndStore(_ params: SubscribeParams) async throws -> SubscribeResult {
+    func subscribeAndStore(_ params: SubscribeParams) async throws -> SubscribeResult {
         guard (params.url == nil) != (params.itunesID == nil) else {
             throw PodcastError.invalid("'subscribe' takes exactly one of 'url' and 'itunes_id'", parameter: "url")
         }
@@ -221,7 +237,7 @@ package actor Subscriptions: Service {
             return SubscribeResult(podcast: try await info(podcast), existing: true, queued: [])
         }
 
-        var podcast = PodcastRecord(feedURL: url, subscribedAt: Self.now())
+        var podcast = PodcastRecord(feedURL: url, subscribedAt: now())
         podcast.itunesID = params.itunesID
         podcast.authUser = user
         podcast.authPassword = password
@@ -246,12 +262,12 @@ package actor Subscriptions: Service {
             podcasts[podcast.id] = podcast
             return SubscribeResult(podcast: try await info(podcast), existing: true, queued: [])
         }
-        let now = Self.now()
+        let now = self.now()
         let change = FeedUpdate.apply(
             FeedFetcher.Fetched.updated(feed, response, movedTo: nil).update,
             to: podcast,
             now: now,
-            nextRefreshAt: now + jitteredInterval(podcast),
+            nextRefreshAt: schedule.nextRefresh(of: podcast, after: now, jitter: jitter()),
             urlTaken: { url in podcasts.values.contains { $0.feedURL == url } }
         )
         for line in change.log { logger.log(line.level, line.message) }
@@ -270,6 +286,18 @@ package actor Subscriptions: Service {
 
     package func unsubscribe(_ params: UnsubscribeParams) async throws -> UnsubscribeResult {
         let podcast = try resolve(params.podcast)
+        guard leaving.insert(podcast.id).inserted else {
+            throw PodcastError(
+                code: .unknownPodcast(params.podcast),
+                message: "'\(params.podcast)' is being unsubscribed already"
+            )
+        }
+        defer { leaving.remove(podcast.id) }
+        // A refresh of it ends first, so what it queued is among the episodes read below; none starts meanwhile.
+        if let running = refreshing[podcast.id] {
+            running.stop.succeed()
+            _ = await withCheckedContinuation { refreshing[podcast.id]?.waiters.append($0) }
+        }
         let result = try await info(podcast)
         let episodes = try await episodeRecords(of: podcast.id)
         // A download another podcast's episode shares (one enclosure URL in two feeds) is that podcast's too.
@@ -319,7 +347,7 @@ package actor Subscriptions: Service {
         }
         let downloads = await queue.infos(records.compactMap(\.downloadID))
         let policy = policy(for: podcast)
-        let now = Self.now()
+        let now = self.now()
         // Why the rules pass over an episode, for one they would otherwise have a say on.
         var skipped: [String?] = []
         if policy.fetch != .off {
@@ -330,7 +358,7 @@ package actor Subscriptions: Service {
             let evaluated = ContinuousClock.now - started
             logger.debug(
                 "episodes: rules over \(records.count) episodes of podcast \(podcast.id) evaluated in "
-                    + "\(Self.milliseconds(evaluated)) ms (\(skipped.count(where: { $0 != nil })) skipped)"
+                    + "\(RuleTiming.milliseconds(evaluated)) ms (\(skipped.count(where: { $0 != nil })) skipped)"
             )
         }
         return EpisodesResult(
@@ -380,8 +408,7 @@ package actor Subscriptions: Service {
         podcast = try changed(podcast, by: params)
         if podcast.refreshInterval != interval || params.refreshInterval != nil {
             // The next refresh follows the new interval, not the old one.
-            podcast.nextRefreshAt =
-                (podcast.succeededAt ?? podcast.refreshedAt ?? Self.now()) + jitteredInterval(podcast)
+            podcast.nextRefreshAt = schedule.rescheduled(podcast, now: now(), jitter: jitter())
             wakeup.yield()
         }
         try await save(podcast)
@@ -480,436 +507,6 @@ package actor Subscriptions: Service {
         )
     }
 
-    // MARK: - Refresh
-
-    /// Fetches and parses feeds with the current settings, within the fetch limits.
-    private var feeds: FeedFetcher {
-        FeedFetcher(
-            fetch: limitedFetch,
-            maxFeedBytes: settings.maxFeedBytes,
-            deadline: settings.fetchDeadline,
-            transfer: settings.transfer
-        )
-    }
-
-    /// The engine's fetch, within the limiter's per-host and total limits.
-    private var limitedFetch: @Sendable (FetchRequest) async throws(TransferError) -> FetchResult {
-        { [limiter, engine] (request) throws(TransferError) in try await limiter.fetch(request, on: engine) }
-    }
-
-    /// A big feed's document and records are freed once its refresh or subscription is over, but glibc keeps the
-    /// memory in its arenas, and SQLite its page cache: give both back then, so that one 100,000-item feed does not
-    /// hold memory for good.
-    private func trimHeapAfterBigFeeds() async {
-        guard bigFeedsStored > 0, refreshing.isEmpty else { return }
-        bigFeedsStored = 0
-        await store.releaseMemory()
-        _ = cposix_trim_heap()
-    }
-
-    private struct RunningRefresh {
-        let stop = Completion()
-        var waiters: [CheckedContinuation<RefreshResult.Entry, Never>] = []
-    }
-
-    /// Refreshes one podcast and applies its auto-download policy, or joins the refresh of it already running.
-    ///
-    /// The refresh runs in the caller's task (the refresher's task group, or the connection of a client that
-    /// asked), not a task of its own: it is cancelled with its caller, and ``RunningRefresh/stop`` (unsubscribe, the
-    /// refresher stopping) ends it early.
-    private func refreshAndApply(_ id: Int64) async -> RefreshResult.Entry? {
-        if refreshing[id] != nil {
-            return await withCheckedContinuation { refreshing[id]?.waiters.append($0) }
-        }
-        guard podcasts[id] != nil else { return nil }
-        let running = RunningRefresh()
-        refreshing[id] = running
-        let entry = await withTaskGroup(of: RefreshResult.Entry?.self) { group in
-            group.addTask { await self.performRefresh(id) }
-            group.addTask {
-                try? await running.stop.wait()
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first ?? Self.failedRefresh(id, "stopped before it finished")
-        }
-        for waiter in refreshing.removeValue(forKey: id)?.waiters ?? [] { waiter.resume(returning: entry) }
-        await trimHeapAfterBigFeeds()
-        return entry
-    }
-
-    /// What a refresh that could not run to its end reports: its podcast was unsubscribed, or it was stopped.
-    private static func failedRefresh(_ id: Int64, _ error: String) -> RefreshResult.Entry {
-        RefreshResult.Entry(
-            podcast: placeholderInfo(id),
-            outcome: RefreshOutcome.failed.rawValue,
-            newEpisodes: 0,
-            queued: [],
-            error: error
-        )
-    }
-
-    private func performRefresh(_ id: Int64) async -> RefreshResult.Entry {
-        guard let podcast = podcasts[id] else { return Self.failedRefresh(id, "unsubscribed") }
-        let fetched = await feeds.fetch(podcast, conditional: true)
-        let now = Self.now()
-        guard let current = podcasts[id] else { return Self.failedRefresh(id, "unsubscribed during the refresh") }
-        let change = FeedUpdate.apply(
-            fetched.update,
-            to: current,
-            now: now,
-            nextRefreshAt: now + jitteredInterval(current),
-            urlTaken: { url in podcasts.values.contains { $0.id != id && $0.feedURL == url } }
-        )
-        for line in change.log { logger.log(line.level, line.message) }
-        podcasts[id] = change.podcast
-        var outcome = change.outcome
-        var failure = change.failure
-        var inserted: [Int64] = []
-        if case .updated(let feed, _, _) = fetched {
-            do {
-                inserted = try await storeFeed(id, feed, markNew: true)
-            } catch {
-                failure = "cannot save the refresh: \(error)"
-                outcome = .failed
-            }
-        } else {
-            try? await save(change.podcast)
-        }
-        var queued: [Int64] = []
-        if failure == nil {
-            do {
-                queued = try await applyPolicy(id, inserted: inserted, initial: false)
-            } catch {
-                logger.error("auto-download for \(change.podcast.title) failed: \(error)")
-            }
-            if outcome != .notModified { await refreshArtwork(id) }
-        }
-        let final = podcasts[id] ?? change.podcast
-        let result = (try? await info(final)) ?? info(final, counts: nil)
-        publish(.refreshed, result, newEpisodes: inserted.count)
-        return RefreshResult.Entry(
-            podcast: result,
-            outcome: outcome.rawValue,
-            newEpisodes: inserted.count,
-            queued: queued,
-            error: failure
-        )
-    }
-
-    /// Stores the podcast as it is now (``FeedUpdate`` made it) and a parsed feed's episodes, read as they are
-    /// stored, in one transaction.
-    ///
-    /// - Returns: The ids of the episodes inserted.
-    private func storeFeed(_ id: Int64, _ parsed: FeedFetcher.ParsedFeed, markNew: Bool) async throws -> [Int64] {
-        guard let podcast = podcasts[id] else { return [] }
-        let now = Self.now()
-        episodesWritten()
-        defer { episodesWritten() }
-        let inserted = try await store.applyRefresh(podcast) { store in
-            try parsed.episodes(of: id, markNew: markNew, now: now, into: store)
-        }
-        if parsed.document.count >= 1 << 20 { bigFeedsStored += 1 }
-        return inserted
-    }
-
-    /// Queues what the podcast's policy asks for; retention then deletes what its rules let go of.
-    ///
-    /// - Parameter initial: The policy was just set (or the podcast subscribed): `latest:N` fills up to N at once,
-    ///   while `all-new` only takes episodes that appear from now on.
-    private func applyPolicy(_ id: Int64, inserted ids: [Int64], initial: Bool) async throws -> [Int64] {
-        guard let podcast = podcasts[id] else { return [] }
-        let policy = policy(for: podcast)
-        let now = Self.now()
-        var newest: [EpisodePolicy.Candidate] = []
-        if case .latest(let count) = policy.fetch {
-            // latest:N takes the newest N the rules let through: read more while skipped ones hide them.
-            var limit = count + 20
-            while true {
-                let read = try await store.episodes(of: id, limit: limit, fields: .listing)
-                newest = read.map(EpisodePolicy.Candidate.init)
-                if policy.hasEnough(newest, readAll: read.count < limit, now: now) { break }
-                limit *= 4
-            }
-        }
-        // Only `all-new` looks at what a refresh inserted, and a subscription's back catalogue is not new.
-        var inserted: [EpisodeRecord] = []
-        if case .allNew = policy.fetch, !initial, !ids.isEmpty {
-            inserted = try await store.episodes(ids: ids, fields: .listing)
-        }
-        let started = ContinuousClock.now
-        let wanted = policy.wanted(
-            newest: newest,
-            inserted: inserted.map(EpisodePolicy.Candidate.init),
-            initial: initial,
-            now: now
-        )
-        if policy.fetch != .off {
-            logger.debug(
-                "auto-download: rules over \(newest.count + inserted.count) episodes of podcast \(id) evaluated in "
-                    + "\(Self.milliseconds(.now - started)) ms, \(wanted.count) wanted"
-            )
-        }
-        let queued = try await enqueueEpisodes(wanted, priority: nil, requested: false).downloads.map(\.id)
-        let retention = policy.retention
-        if retention.keep != nil || retention.deletePlayedAfter != nil || retention.deleteOlderThan != nil
-            || settings.maxStorage != nil
-        {
-            retentionWanted()
-        }
-        return queued
-    }
-
-    /// Runs retention now, for a command whose answer should show its effect.
-    func applyRetentionNow() async {
-        retentionNextAt = await applyRetention()
-        retentionDue = false
-    }
-
-    /// What became of the files of episodes that let go of their downloads.
-    struct LetGo {
-        var deleted: [String] = []
-        /// Files another episode still has.
-        var kept: [String] = []
-        /// Where deleted files went in the Trash, by their old path.
-        var trashed: [String: String] = [:]
-    }
-
-    /// Episodes let go of their downloads: a download no other episode points at is cancelled (an unfinished one)
-    /// or forgotten with its file deleted (a completed one); a shared one stays for the other episodes. The episodes
-    /// are marked as having had their file deleted for `reason`, so the policies do not download them again.
-    func letGo(_ episodes: [EpisodeRecord], reason: String) async throws -> LetGo {
-        let downloads = episodes.compactMap(\.downloadID)
-        let owned = try await ownDownloads(downloads, leaving: episodes.map(\.id))
-        let shared = Set(downloads).subtracting(owned)
-        var outcome = LetGo()
-        outcome.kept = await queue.infos(Array(shared)).values.filter { $0.state == .completed }.map(\.file).sorted()
-        for file in try await queue.discard(owned, deleteFiles: true) {
-            outcome.deleted.append(file.path)
-            if let trashed = file.trashedTo { outcome.trashed[file.path] = trashed }
-        }
-        episodesWritten()
-        defer { episodesWritten() }
-        do {
-            try await store.releaseEpisodeFiles(episodes.map(\.id), at: Self.now(), reason: reason)
-        } catch {
-            throw PodcastError.store("cannot unlink the episodes from their downloads: \(error)")
-        }
-        return outcome
-    }
-
-    /// `delete`: the episodes' files go (unless another episode has them), and their downloads with them.
-    package func delete(_ params: EpisodeSelectionParams) async throws -> DeleteResult {
-        let episodes = try await existingEpisodes(params.episodes).filter { $0.downloadID != nil }
-        let outcome = try await letGo(episodes, reason: "deleted on request")
-        if !outcome.deleted.isEmpty { logger.info("deleted \(outcome.deleted.count) episode file(s) on request") }
-        return DeleteResult(episodes: episodes.map(\.id), deletedFiles: outcome.deleted, keptFiles: outcome.kept)
-    }
-
-    /// `redownload`: as `delete`, then queued again.
-    package func redownload(_ params: EpisodeSelectionParams) async throws -> EnqueueResult {
-        let episodes = try await existingEpisodes(params.episodes)
-        // Checked before anything is deleted: an episode with nothing to download would lose its file for nothing.
-        if let episode = episodes.first(where: { !Self.isDownloadable($0.enclosureURL) }) {
-            throw Self.noEnclosure(episode)
-        }
-        _ = try await letGo(episodes.filter { $0.downloadID != nil }, reason: "deleted to download again")
-        return try await enqueueEpisodes(params.episodes, priority: nil, requested: true)
-    }
-
-    /// `inbox`: new episodes of every podcast, newest first.
-    package func inbox(_ params: InboxParams) async throws -> InboxResult {
-        if let limit = params.limit, limit < 1 {
-            throw PodcastError.invalid("'limit' must be at least 1", parameter: "limit")
-        }
-        let records: [EpisodeRecord]
-        do {
-            records = try await store.newEpisodes(limit: params.limit)
-        } catch {
-            throw PodcastError.store("cannot read the episodes: \(error)")
-        }
-        let downloads = await queue.infos(records.compactMap(\.downloadID))
-        let counts = try await counts()
-        let shown = Set(records.map(\.podcastID))
-        return InboxResult(
-            episodes: records.map { Self.info($0, download: $0.downloadID.flatMap { downloads[$0] }) },
-            podcasts: podcasts.values.filter { shown.contains($0.id) }.sorted { $0.id < $1.id }
-                .map { info($0, counts: counts[$0.id]) }
-        )
-    }
-
-    /// The episodes with these ids, in the order asked; an unknown id is `unknown_episode`.
-    func existingEpisodes(_ ids: [Int64]) async throws -> [EpisodeRecord] {
-        guard !ids.isEmpty else {
-            throw PodcastError.invalid("'episodes' must name at least one episode", parameter: "episodes")
-        }
-        let found: [EpisodeRecord]
-        do {
-            found = try await store.episodes(ids: ids, fields: .withoutDescription)
-        } catch {
-            throw PodcastError.store("cannot read the episodes: \(error)")
-        }
-        let foundIDs = Set(found.map(\.id))
-        if let missing = ids.first(where: { !foundIDs.contains($0) }) { throw PodcastError.unknownEpisode(missing) }
-        return found
-    }
-
-    /// The downloads among `downloads` that no episode but `leaving` points at: only those may be cancelled or have
-    /// their files deleted when those episodes let go of them.
-    private func ownDownloads(_ downloads: [Int64], leaving episodes: [Int64]) async throws -> [Int64] {
-        let shared: Set<Int64>
-        do {
-            shared = try await store.downloadsReferenced(downloads, exceptEpisodes: Set(episodes))
-        } catch {
-            throw PodcastError.store("cannot read the episodes: \(error)")
-        }
-        return downloads.filter { !shared.contains($0) }
-    }
-
-    /// Queues episodes into their podcasts' folders, named by the template, each linked to its download in the same
-    /// transaction (a crash between the two would queue the episode again as `name (2)`).
-    ///
-    /// - Parameters:
-    ///   - requested: The listener asked for these episodes; ``EpisodeRecord/requested`` is recorded first, so that
-    ///     no retention run between the download's completion and the mark can take the file.
-    ///   - now: Pass the download gate (`--now`), the episodes' existing downloads too.
-    ///   - urls: Plain URL requests, already validated, queued in the same transaction before the episodes.
-    private func enqueueEpisodes(
-        _ ids: [Int64],
-        priority: Int?,
-        requested: Bool,
-        now: Bool = false,
-        with urls: [DownloadRequest] = []
-    ) async throws -> EnqueueResult {
-        guard !ids.isEmpty || !urls.isEmpty else { return EnqueueResult(downloads: []) }
-        let found = ids.isEmpty ? [] : try await existingEpisodes(ids)
-        // Every episode is checked before any is queued, so a refused request queues nothing.
-        if let episode = found.first(where: { podcasts[$0.podcastID] != nil && !Self.isDownloadable($0.enclosureURL) })
-        {
-            throw Self.noEnclosure(episode)
-        }
-        if requested, !found.isEmpty {
-            do {
-                try await store.setRequested(found.map(\.id))
-            } catch {
-                throw PodcastError.store("cannot mark the episodes: \(error)")
-            }
-        }
-        // Every new download goes to the queue in one request, so ten thousand episodes cost one transaction.
-        let existing = await queue.infos(found.compactMap(\.downloadID))
-        var requests = urls
-        var entries: [EnqueueResult.Entry?] = Array(repeating: nil, count: urls.count)
-        for episode in found {
-            guard let podcast = podcasts[episode.podcastID], let text = episode.enclosureURL,
-                let url = URL(string: text)
-            else { continue }
-            // A completed download whose file is gone (deleted by hand) is fetched again when asked for.
-            if let info = episode.downloadID.flatMap({ existing[$0] }),
-                info.state != .completed || FileManager.default.fileExists(atPath: info.file)
-            {
-                entries.append(
-                    EnqueueResult.Entry(
-                        id: info.id,
-                        url: info.url,
-                        existing: true,
-                        file: info.file,
-                        state: info.state,
-                        pauseReason: info.pauseReason
-                    )
-                )
-                continue
-            }
-            // A podcast's own template is parsed per request; it was checked when it was set.
-            let naming = podcast.nameTemplate.map { EpisodeNaming(template: $0) } ?? settings.naming
-            let place = naming.place(
-                EpisodeNaming.Episode(
-                    podcastTitle: podcast.folder ?? (podcast.title.isEmpty ? "podcast \(podcast.id)" : podcast.title),
-                    title: episode.title,
-                    published: episode.publishedAt.map { Date(timeIntervalSince1970: Double($0) / 1000) },
-                    enclosureURL: url,
-                    enclosureType: episode.enclosureType,
-                    season: episode.season,
-                    episode: episode.episodeNumber,
-                    guid: episode.guid,
-                    id: episode.id
-                )
-            )
-            let sameHost = Self.sameHost(text, podcast.feedURL)
-            requests.append(
-                DownloadRequest(
-                    url: text,
-                    directory: ([downloadDirectory] + place.folders).joined(separator: "/"),
-                    name: place.fileName,
-                    user: sameHost ? podcast.authUser : nil,
-                    password: sameHost ? podcast.authPassword : nil,
-                    priority: priority ?? 0,
-                    episode: episode.id,
-                    now: now
-                )
-            )
-            entries.append(nil)
-        }
-        episodesWritten()
-        defer { episodesWritten() }
-        var queued = requests.isEmpty ? [] : try await queue.enqueue(requests).downloads[...]
-        var result = entries.compactMap { $0 ?? queued.popFirst() }
-        if now {
-            let existing = result.filter(\.existing).map(\.id)
-            try await queue.expedite(existing)
-            let states = await queue.infos(existing)
-            for index in result.indices where result[index].existing {
-                guard let info = states[result[index].id] else { continue }
-                result[index].state = info.state
-                result[index].pauseReason = info.pauseReason
-            }
-        }
-        return EnqueueResult(downloads: result)
-    }
-
-    // MARK: - Artwork
-
-    /// Brings the podcast's artwork into the cache, then trims the cache to its size. Failures are logged only:
-    /// artwork is decoration.
-    private func refreshArtwork(_ id: Int64) async {
-        guard let podcast = podcasts[id], let source = podcast.artworkURL, source.hasPrefix("http") else { return }
-        let cached = podcast.artworkPath.flatMap { path in
-            FileManager.default.fileExists(atPath: path)
-                ? ArtworkCache.Entry(path: path, etag: podcast.artworkETag, lastModified: podcast.artworkLastModified)
-                : nil
-        }
-        let cache = artworkCache
-        switch await cache.refresh(id, from: source, cached: cached) {
-        case .unchanged:
-            return
-        case .failed(let reason):
-            logger.info("artwork of \(podcast.title) not fetched: \(reason)")
-        case .stored(let entry):
-            // Unsubscribed meanwhile: the image has no owner.
-            guard var current = podcasts[id] else {
-                unlink(entry.path)
-                return
-            }
-            current.artworkPath = entry.path
-            current.artworkETag = entry.etag
-            current.artworkLastModified = entry.lastModified
-            try? await save(current)
-            for path in cache.trim() {
-                for (id, podcast) in podcasts where podcast.artworkPath == path { podcasts[id]?.artworkPath = nil }
-            }
-        }
-    }
-
-    private var artworkCache: ArtworkCache {
-        ArtworkCache(
-            directory: artworkDirectory,
-            limit: settings.artworkCacheBytes,
-            deadline: settings.fetchDeadline,
-            transfer: settings.transfer,
-            fetch: limitedFetch
-        )
-    }
-
     // MARK: - Helpers
 
     func resolve(_ selector: String) throws -> PodcastRecord {
@@ -934,7 +531,7 @@ package actor Subscriptions: Service {
         throw PodcastError(code: .unknownPodcast(selector), message: "no podcast matches '\(selector)'")
     }
 
-    private func save(_ podcast: PodcastRecord) async throws {
+    func save(_ podcast: PodcastRecord) async throws {
         podcasts[podcast.id] = podcast
         do {
             try await store.savePodcast(podcast)
@@ -951,7 +548,7 @@ package actor Subscriptions: Service {
         }
     }
 
-    private func counts() async throws -> [Int64: EpisodeCounts] {
+    func counts() async throws -> [Int64: EpisodeCounts] {
         if let episodeCounts { return episodeCounts }
         let writes = episodeWrites
         do {
@@ -970,108 +567,8 @@ package actor Subscriptions: Service {
         episodeCounts = nil
     }
 
-    func info(_ podcast: PodcastRecord) async throws -> PodcastInfo {
-        info(podcast, counts: try await counts()[podcast.id])
-    }
-
-    private func info(_ podcast: PodcastRecord, counts: EpisodeCounts?) -> PodcastInfo {
-        PodcastInfo(
-            id: podcast.id,
-            title: podcast.title,
-            author: podcast.author,
-            feedURL: podcast.feedURL,
-            link: podcast.link,
-            description: podcast.description,
-            artworkURL: podcast.artworkURL,
-            artworkPath: podcast.artworkPath,
-            itunesID: podcast.itunesID,
-            episodes: counts?.total ?? 0,
-            newEpisodes: counts?.new ?? 0,
-            autoDownload: AutoDownload(policy(for: podcast).fetch),
-            keep: podcast.keep,
-            refreshedAt: podcast.refreshedAt.map(Self.iso8601),
-            succeededAt: podcast.succeededAt.map(Self.iso8601),
-            nextRefreshAt: podcast.gone ? nil : podcast.nextRefreshAt.map(Self.iso8601),
-            lastError: podcast.lastError,
-            gone: podcast.gone,
-            hasCredentials: podcast.authUser != nil,
-            duplicateItems: podcast.duplicateItems,
-            nameTemplate: podcast.nameTemplate,
-            folder: podcast.folder,
-            refreshInterval: podcast.refreshInterval.map { Int($0 / 1000) },
-            rules: podcast.rules.map {
-                EpisodeRules(stored: $0).values.reduce(into: [:]) { $0[$1.key.rawValue] = $1.value }
-            }
-        )
-    }
-
-    /// - Parameter skipped: Why the podcast's rules do not download it, for an episode without a download.
-    private static func info(_ episode: EpisodeRecord, download: DownloadInfo?, skipped: String? = nil) -> EpisodeInfo {
-        EpisodeInfo(
-            id: episode.id,
-            podcastID: episode.podcastID,
-            title: episode.title,
-            description: episode.description,
-            guid: episode.guid,
-            link: episode.link,
-            published: episode.publishedAt.map(iso8601),
-            durationSeconds: episode.durationSeconds,
-            enclosureURL: episode.enclosureURL,
-            enclosureType: episode.enclosureType,
-            enclosureLength: episode.enclosureLength,
-            season: episode.season,
-            episode: episode.episodeNumber,
-            chaptersURL: episode.chaptersURL,
-            transcriptURL: episode.transcriptURL,
-            isNew: episode.isNew,
-            downloadID: download?.id,
-            downloadState: download?.state,
-            file: download?.file,
-            episodeType: episode.episodeType,
-            playedAt: episode.playedAt.map(iso8601),
-            pinned: episode.pinned ? true : nil,
-            skipped: skipped
-        )
-    }
-
-    private static func placeholderInfo(_ id: Int64) -> PodcastInfo {
-        PodcastInfo(
-            id: id,
-            title: "",
-            author: nil,
-            feedURL: "",
-            link: nil,
-            description: "",
-            artworkURL: nil,
-            artworkPath: nil,
-            itunesID: nil,
-            episodes: 0,
-            newEpisodes: 0,
-            autoDownload: .off,
-            keep: nil,
-            refreshedAt: nil,
-            succeededAt: nil,
-            nextRefreshAt: nil,
-            lastError: nil,
-            gone: false,
-            hasCredentials: false
-        )
-    }
-
-    private func publish(_ event: PodcastEvent, _ podcast: PodcastInfo, newEpisodes: Int? = nil) {
-        events.publish(
-            .podcasts,
-            method: event.rawValue,
-            params: PodcastEventParams(podcast: podcast, newEpisodes: newEpisodes)
-        )
-    }
-
-    /// The podcast's own interval, else the configured one, jittered by ±10 %.
-    private func jitteredInterval(_ podcast: PodcastRecord) -> Int64 {
-        let base =
-            podcast.refreshInterval.map(Double.init) ?? Double(settings.refreshInterval.components.seconds) * 1000
-        return Int64(base * Double.random(in: 0.9...1.1))
-    }
+    /// When podcasts refresh, with the current settings.
+    var schedule: RefreshSchedule { RefreshSchedule(interval: settings.refreshInterval) }
 
     /// Validates a feed URL and moves credentials written into it (`https://user:pass@host/…`) out of it.
     package static func feedURL(_ text: String) throws -> (url: String, user: String?, password: String?) {
@@ -1088,7 +585,7 @@ package actor Subscriptions: Service {
         }
     }
 
-    private static func noEnclosure(_ episode: EpisodeRecord) -> PodcastError {
+    static func noEnclosure(_ episode: EpisodeRecord) -> PodcastError {
         let what =
             episode.enclosureURL.map { "its enclosure '\($0)' is not an http or https URL" } ?? "it has no enclosure"
         return PodcastError(
@@ -1114,7 +611,7 @@ package actor Subscriptions: Service {
         }
     }
 
-    private static func feedError(_ fetched: FeedFetcher.Fetched, url: String) -> PodcastError {
+    static func feedError(_ fetched: FeedFetcher.Fetched, url: String) -> PodcastError {
         let shown = redactedURL(url)
         switch fetched {
         case .failed(let problem, let text):
@@ -1141,34 +638,6 @@ package actor Subscriptions: Service {
     /// Whether an enclosure can be downloaded: an http or https URL with a host. A feed may name anything
     /// (`file:///etc/passwd`, `javascript:`); such an episode is skipped by the auto-download policies, so it cannot
     /// hold up the others.
-    private static func isDownloadable(_ enclosure: String?) -> Bool { HTTPURL.isValid(enclosure) }
+    static func isDownloadable(_ enclosure: String?) -> Bool { HTTPURL.isValid(enclosure) }
 
-    private static func sameHost(_ left: String, _ right: String) -> Bool {
-        URL(string: left)?.host?.lowercased() == URL(string: right)?.host?.lowercased()
-    }
-
-    static func now() -> Int64 { Int64(Date.now.timeIntervalSince1970 * 1000) }
-
-    private static func iso8601(_ milliseconds: Int64) -> String { UTCTimestamp.string(milliseconds: milliseconds) }
-}
-
-extension EpisodePolicy.Fetch {
-    /// The protocol's `auto_download` value as the policy's.
-    init(_ wire: AutoDownload) {
-        switch wire {
-        case .off: self = .off
-        case .allNew: self = .allNew
-        case .latest(let count): self = .latest(count)
-        }
-    }
-}
-
-extension AutoDownload {
-    init(_ fetch: EpisodePolicy.Fetch) {
-        switch fetch {
-        case .off: self = .off
-        case .allNew: self = .allNew
-        case .latest(let count): self = .latest(count)
-        }
-    }
 }

@@ -1,0 +1,216 @@
+import CPosix
+import FoundationEssentials
+import SinglecastFeeds
+import SinglecastHTTP
+import SinglecastProtocol
+import SinglecastStore
+import SinglecastSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Episodes and their downloads: enqueue (placed by ``EpisodeEnqueuePlan``), delete, redownload and inbox, and
+/// letting go of downloads that no other episode shares.
+extension Subscriptions {
+    /// What became of the files of episodes that let go of their downloads.
+    package struct LetGo: Sendable {
+        package var deleted: [String] = []
+        /// Files another episode still has.
+        package var kept: [String] = []
+        /// Where deleted files went in the Trash, by their old path.
+        package var trashed: [String: String] = [:]
+    }
+
+    /// Episodes let go of their downloads: a download no other episode points at is cancelled (an unfinished one)
+    /// or forgotten with its file deleted (a completed one); a shared one stays for the other episodes. The episodes
+    /// are marked as having had their file deleted for `reason`, so the policies do not download them again.
+    func letGo(_ episodes: [EpisodeRecord], reason: String) async throws -> LetGo {
+        let downloads = episodes.compactMap(\.downloadID)
+        let owned = try await ownDownloads(downloads, leaving: episodes.map(\.id))
+        let shared = Set(downloads).subtracting(owned)
+        var outcome = LetGo()
+        outcome.kept = await queue.infos(Array(shared)).values.filter { $0.state == .completed }.map(\.file).sorted()
+        for file in try await queue.discard(owned, deleteFiles: true) {
+            outcome.deleted.append(file.path)
+            if let trashed = file.trashedTo { outcome.trashed[file.path] = trashed }
+        }
+        episodesWritten()
+        defer { episodesWritten() }
+        do {
+            try await store.releaseEpisodeFiles(
+                episodes.compactMap { episode in episode.downloadID.map { (episode.id, $0) } },
+                at: now(),
+                reason: reason
+            )
+        } catch {
+            throw PodcastError.store("cannot unlink the episodes from their downloads: \(error)")
+        }
+        return outcome
+    }
+
+    /// `delete`: the episodes' files go (unless another episode has them), and their downloads with them.
+    ///
+    /// - Returns: The episodes that had a download, and what became of their files.
+    package func delete(episodes ids: [Int64]) async throws -> (episodes: [Int64], files: LetGo) {
+        let episodes = try await existingEpisodes(ids).filter { $0.downloadID != nil }
+        let outcome = try await letGo(episodes, reason: "deleted on request")
+        if !outcome.deleted.isEmpty { logger.info("deleted \(outcome.deleted.count) episode file(s) on request") }
+        return (episodes.map(\.id), outcome)
+    }
+
+    /// `redownload`: as `delete`, then queued again.
+    package func redownload(episodes ids: [Int64]) async throws -> EnqueueResult {
+        let episodes = try await existingEpisodes(ids)
+        // Checked before anything is deleted: an episode with nothing to download would lose its file for nothing.
+        if let episode = episodes.first(where: { !Self.isDownloadable($0.enclosureURL) }) {
+            throw Self.noEnclosure(episode)
+        }
+        _ = try await letGo(episodes.filter { $0.downloadID != nil }, reason: "deleted to download again")
+        return try await enqueueEpisodes(ids, priority: nil, requested: true)
+    }
+
+    /// `inbox`: new episodes of every podcast, newest first.
+    package func inbox(_ params: InboxParams) async throws -> InboxResult {
+        if let limit = params.limit, limit < 1 {
+            throw PodcastError.invalid("'limit' must be at least 1", parameter: "limit")
+        }
+        let records: [EpisodeRecord]
+        do {
+            records = try await store.newEpisodes(limit: params.limit)
+        } catch {
+            throw PodcastError.store("cannot read the episodes: \(error)")
+        }
+        let downloads = await queue.infos(records.compactMap(\.downloadID))
+        let counts = try await counts()
+        let shown = Set(records.map(\.podcastID))
+        return InboxResult(
+            episodes: records.map { Self.info($0, download: $0.downloadID.flatMap { downloads[$0] }) },
+            podcasts: podcasts.values.filter { shown.contains($0.id) }.sorted { $0.id < $1.id }
+                .map { info($0, counts: counts[$0.id]) }
+        )
+    }
+
+    /// The episodes with these ids, in the order asked; an unknown id is `unknown_episode`.
+    func existingEpisodes(_ ids: [Int64]) async throws -> [EpisodeRecord] {
+        guard !ids.isEmpty else {
+            throw PodcastError.invalid("'episodes' must name at least one episode", parameter: "episodes")
+        }
+        let found: [EpisodeRecord]
+        do {
+            found = try await store.episodes(ids: ids, fields: .withoutDescription)
+        } catch {
+            throw PodcastError.store("cannot read the episodes: \(error)")
+        }
+        let foundIDs = Set(found.map(\.id))
+        if let missing = ids.first(where: { !foundIDs.contains($0) }) { throw PodcastError.unknownEpisode(missing) }
+        return found
+    }
+
+    /// The downloads among `downloads` that no episode but `leaving` points at: only those may be cancelled or have
+    /// their files deleted when those episodes let go of them.
+    func ownDownloads(_ downloads: [Int64], leaving episodes: [Int64]) async throws -> [Int64] {
+        let shared: Set<Int64>
+        do {
+            shared = try await store.downloadsReferenced(downloads, exceptEpisodes: Set(episodes))
+        } catch {
+            throw PodcastError.store("cannot read the episodes: \(error)")
+        }
+        return downloads.filter { !shared.contains($0) }
+    }
+
+    /// Queues episodes into their podcasts' folders, named by the template, each linked to its download in the same
+    /// transaction (a crash between the two would queue the episode again as `name (2)`).
+    ///
+    /// - Parameters:
+    ///   - requested: The listener asked for these episodes; ``EpisodeRecord/requested`` is recorded first, so that
+    ///     no retention run between the download's completion and the mark can take the file.
+    ///   - now: Pass the download gate (`--now`), the episodes' existing downloads too.
+    ///   - urls: Plain URL requests, already validated, queued in the same transaction before the episodes.
+    func enqueueEpisodes(
+        _ ids: [Int64],
+        priority: Int?,
+        requested: Bool,
+        now: Bool = false,
+        with urls: [DownloadRequest] = []
+    ) async throws -> EnqueueResult {
+        guard !ids.isEmpty || !urls.isEmpty else { return EnqueueResult(downloads: []) }
+        let found = ids.isEmpty ? [] : try await existingEpisodes(ids)
+        // Every episode is checked before any is queued, so a refused request queues nothing.
+        if let episode = found.first(where: { podcasts[$0.podcastID] != nil && !Self.isDownloadable($0.enclosureURL) })
+        {
+            throw Self.noEnclosure(episode)
+        }
+        if requested, !found.isEmpty {
+            do {
+                try await store.setRequested(found.map(\.id))
+            } catch {
+                throw PodcastError.store("cannot mark the episodes: \(error)")
+            }
+        }
+        // Every new download goes to the queue in one request, so ten thousand episodes cost one transaction.
+        let existing = await queue.infos(found.compactMap(\.downloadID))
+        let plan = EpisodeEnqueuePlan(
+            episodes: found,
+            podcasts: podcasts,
+            downloads: existing,
+            fileExists: { FileManager.default.fileExists(atPath: $0) },
+            placement: EpisodeEnqueuePlan.Placement(downloadDirectory: downloadDirectory, naming: settings.naming),
+            priority: priority ?? 0,
+            expedite: now
+        )
+        let requests = urls + plan.requests
+        let replaced = plan.replaced
+        var entries: [EnqueueResult.Entry?] = Array(repeating: nil, count: urls.count)
+        for step in plan.steps {
+            switch step {
+            case .existing(let info):
+                entries.append(
+                    EnqueueResult.Entry(
+                        id: info.id,
+                        url: info.url,
+                        existing: true,
+                        file: info.file,
+                        state: info.state,
+                        pauseReason: info.pauseReason
+                    )
+                )
+            case .new:
+                entries.append(nil)
+            case .skipped:
+                continue
+            }
+        }
+        episodesWritten()
+        defer { episodesWritten() }
+        let enqueued = requests.isEmpty ? [] : try await queue.enqueue(requests).downloads
+        // An episode whose podcast was unsubscribed meanwhile: no episode owns its new download once the podcast is
+        // gone, so it goes (unsubscribe discards what it found linked; this is what was linked after it looked).
+        let podcastOf = Dictionary(found.map { ($0.id, $0.podcastID) }) { first, _ in first }
+        let stray = zip(requests, enqueued).compactMap { request, entry -> Int64? in
+            guard !entry.existing, let episode = request.episode, let podcast = podcastOf[episode],
+                leaving.contains(podcast) || podcasts[podcast] == nil
+            else { return nil }
+            return entry.id
+        }
+        if !stray.isEmpty { _ = try await queue.discard(stray, deleteFiles: true) }
+        var queued = enqueued[...]
+        var result = entries.compactMap { $0 ?? queued.popFirst() }
+        // The old rows go: their files are gone, and a row kept would count toward max_storage again once the new
+        // download's file takes its name.
+        if !replaced.isEmpty {
+            _ = try await queue.discard(try await ownDownloads(replaced, leaving: []), deleteFiles: false)
+        }
+        if now {
+            let existing = result.filter(\.existing).map(\.id)
+            try await queue.expedite(existing)
+            let states = await queue.infos(existing)
+            for index in result.indices where result[index].existing {
+                guard let info = states[result[index].id] else { continue }
+                result[index].state = info.state
+                result[index].pauseReason = info.pauseReason
+            }
+        }
+        return EnqueueResult(downloads: result)
+    }
+}

@@ -1,0 +1,87 @@
+import FoundationEssentials
+import SinglecastProtocol
+import SinglecastStore
+import SinglecastSupport
+
+/// Which episodes a mark applies to.
+package enum EpisodeChoice: Sendable, Hashable {
+    case episodes([Int64])
+    /// Every episode of the podcast the selector names (an id or a title).
+    case wholePodcast(String)
+}
+
+/// What a mark changed: the episodes whose state it changed, and those already so.
+package struct MarkOutcome: Sendable, Hashable {
+    package var changed: [Int64]
+    package var unchanged: [Int64]
+}
+
+/// What the listener marks: played, unplayed, pinned, unpinned. Retention reads the marks.
+extension Subscriptions {
+    // MARK: - Played and pinned
+
+    package func markPlayed(_ choice: EpisodeChoice, played: Bool) async throws -> MarkOutcome {
+        let ids = try await episodeIDs(choice)
+        let changed: [Int64]
+        let at = now()
+        do {
+            changed = try await store.setPlayed(ids, at: played ? at : nil)
+        } catch {
+            throw PodcastError.store("cannot mark the episodes: \(error)")
+        }
+        if !changed.isEmpty {
+            episodesWritten()
+            // `played --all` of a long back catalogue is one event per episode, so they are read only when watched.
+            let records = events.isWatched(.episodes) ? try await store.episodes(ids: changed, fields: .listing) : []
+            for record in records {
+                events.publish(
+                    .episodes,
+                    method: (played ? EpisodeEvent.played : .unplayed).rawValue,
+                    params: EpisodeEventParams(
+                        episode: record.id,
+                        podcast: record.podcastID,
+                        title: record.title,
+                        at: UTCTimestamp.string(milliseconds: at)
+                    )
+                )
+            }
+            logger.info("marked \(changed.count) episode(s) \(played ? "played" : "unplayed")")
+            // A played episode may be due for deletion now or later.
+            await retentionWanted()
+        }
+        let changedSet = Set(changed)
+        return MarkOutcome(changed: changed, unchanged: ids.filter { !changedSet.contains($0) })
+    }
+
+    package func pin(_ choice: EpisodeChoice, pinned: Bool) async throws -> MarkOutcome {
+        let ids = try await episodeIDs(choice)
+        let changed: [Int64]
+        do {
+            changed = try await store.setPinned(ids, pinned)
+        } catch {
+            throw PodcastError.store("cannot pin the episodes: \(error)")
+        }
+        if !changed.isEmpty {
+            // No count changes: the episode totals stay cached.
+            logger.info("\(pinned ? "pinned" : "unpinned") \(changed.count) episode(s)")
+            if !pinned { await retentionWanted() }
+        }
+        let changedSet = Set(changed)
+        return MarkOutcome(changed: changed, unchanged: ids.filter { !changedSet.contains($0) })
+    }
+
+    /// The episodes a mark applies to, newest first for a whole podcast.
+    private func episodeIDs(_ choice: EpisodeChoice) async throws -> [Int64] {
+        switch choice {
+        case .episodes(let ids):
+            return try await existingEpisodes(ids).map(\.id)
+        case .wholePodcast(let selector):
+            let podcast = try resolve(selector)
+            do {
+                return try await store.episodeIDs(of: podcast.id)
+            } catch {
+                throw PodcastError.store("cannot read the episodes: \(error)")
+            }
+        }
+    }
+}

@@ -1,0 +1,282 @@
+import Foundation
+import SinglecastHTTP
+import SinglecastProtocol
+import SinglecastStore
+import SinglecastTestServers
+import Synchronization
+import Testing
+
+@testable import SinglecastDaemon
+
+/// Hands out feed documents from memory, as ``HTTPEngine/fetch(_:)`` would from a server, so the subscriptions' own
+/// work (store, queue, rules, races between commands) is tested in milliseconds. The same paths run end to end
+/// against nginx in the integration tests (PodcastTests, EpisodeRulesTests).
+final class ScriptedFeedFetcher: SmallBodyFetching {
+    let documents = Mutex<[String: String]>([:])
+
+    func fetch(_ request: FetchRequest) async throws(TransferError) -> FetchResult {
+        guard let document = documents.withLock({ $0[request.url] }) else {
+            return FetchResult(response: TransferResponse(status: 404, finalURL: request.url), body: Data())
+        }
+        return FetchResult(response: TransferResponse(status: 200, finalURL: request.url), body: Data(document.utf8))
+    }
+}
+
+/// A wall clock moved by hand.
+final class HandClock: Sendable {
+    let milliseconds = Mutex<Int64>(1_800_000_000_000)
+    var now: @Sendable () -> Int64 { { self.milliseconds.withLock { $0 } } }
+}
+
+/// One daemon's podcast side on a real store and queue in a temporary directory, with scripted feeds and transfers.
+struct PodcastHarness {
+    let home: TemporaryDirectory
+    let store: Store
+    let queue: DownloadQueue
+    let subscriptions: Subscriptions
+    let feeds = ScriptedFeedFetcher()
+    let clock = HandClock()
+    let engine: ScriptedTransferEngine
+
+    static let feedURL = "https://feeds.example/show.xml"
+
+    /// - Parameter episodes: Each episode's enclosure URL; the first is the newest.
+    init(
+        enclosures: [String],
+        configure: (inout PodcastSettings, inout QueueSettings) -> Void = { _, _ in }
+    ) async throws {
+        home = try TemporaryDirectory(prefix: "singlecast-subscriptions")
+        store = try Store(path: home.file("singlecast.sqlite3"))
+        engine = ScriptedTransferEngine(
+            bodies: Dictionary(uniqueKeysWithValues: enclosures.map { ($0, Self.body(for: $0)) })
+        )
+        let logger = Logger(level: .error)
+        let events = EventBus(logger: logger)
+        var podcastSettings = PodcastSettings()
+        var queueSettings = QueueSettings()
+        queueSettings.scheduler.maximumConcurrent = 8
+        queueSettings.scheduler.maximumPerHost = 8
+        configure(&podcastSettings, &queueSettings)
+        queue = DownloadQueue(
+            store: store,
+            engine: engine,
+            events: events,
+            logger: logger,
+            settings: queueSettings,
+            defaultDirectory: home.file("episodes"),
+            distrustUncheckpointedBytes: false,
+            now: clock.now
+        )
+        try await queue.recover()
+        subscriptions = Subscriptions(
+            store: store,
+            engine: feeds,
+            queue: queue,
+            events: events,
+            logger: logger,
+            settings: podcastSettings,
+            downloadDirectory: home.file("episodes"),
+            artworkDirectory: home.file("artwork"),
+            now: clock.now,
+            lookup: { _ in throw PodcastError.invalid("no directory here", parameter: "itunes_id") }
+        )
+        try await subscriptions.load()
+        feeds.documents.withLock { $0[Self.feedURL] = Self.feed(enclosures) }
+    }
+
+    /// An ID3v2 header first, so the media check takes it for the audio its name announces.
+    static func body(for url: String) -> [UInt8] {
+        [0x49, 0x44, 0x33, 3, 0, 0, 0, 0, 0, 0] + Array("episode at \(url)\n".utf8)
+    }
+
+    /// A feed whose episodes are a day apart, the first the newest.
+    static func feed(_ enclosures: [String]) -> String {
+        let items = enclosures.enumerated().map { index, url in
+            """
+            <item><title>Episode \(enclosures.count - index)</title><guid>guid-\(url)</guid>
+            <pubDate>\(String(format: "%02d", 28 - index)) Jan 2027 10:00:00 GMT</pubDate>
+            <enclosure url="\(url)" length="\(body(for: url).count)"/></item>
+            """
+        }
+        return """
+            <?xml version="1.0"?><rss version="2.0"><channel><title>Show</title>
+            <link>https://example.com/</link><description>d</description>
+            \(items.joined(separator: "\n"))
+            </channel></rss>
+            """
+    }
+
+    /// Runs the queue while `body` runs.
+    func whileRunning<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        try await SinglecastDaemonTests.whileRunning(queue, body)
+    }
+
+    /// Waits until `count` downloads are completed.
+    func completed(_ count: Int) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            if await queue.counts().completed == count { return true }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        print(await queue.list(state: nil))
+        return false
+    }
+
+    /// The episodes of the one podcast, newest first.
+    func episodes() async throws -> [EpisodeRecord] {
+        try await store.episodes(of: try #require(try await store.podcasts().first).id)
+    }
+}
+
+@Suite struct SubscriptionsServiceTests {
+    private let enclosures = ["http://cdn.example/e3.mp3", "http://cdn.example/e2.mp3", "http://cdn.example/e1.mp3"]
+
+    /// Three downloaded episodes, and a plan made with `keep 1` that deletes the two older files.
+    private func staleRetentionPlan(
+        _ harness: PodcastHarness
+    ) async throws -> (RetentionService.Evaluation, [EpisodeRecord]) {
+        _ = try await harness.subscriptions.subscribe(
+            SubscribeParams(url: PodcastHarness.feedURL, autoDownload: .latest(3))
+        )
+        #expect(try await harness.completed(3))
+        let episodes = try await harness.episodes()
+        #expect(episodes.allSatisfy { $0.downloadID != nil })
+        let podcast = try #require(episodes.first).podcastID
+        let evaluation = try await harness.subscriptions.retention.evaluate(rules: [podcast: Retention.Rules(keep: 1)])
+        #expect(Set(evaluation.plan.deletions.map(\.file.episodeID)) == Set(episodes.dropFirst().map(\.id)))
+        return (evaluation, episodes)
+    }
+
+    @Test func aPinAnsweredAfterRetentionPlannedSavesTheFile() async throws {
+        let harness = try await PodcastHarness(enclosures: enclosures)
+        try await harness.whileRunning {
+            let (plan, episodes) = try await staleRetentionPlan(harness)
+            let pinned = episodes[1]
+            let file = try #require(await harness.queue.infos([pinned.downloadID!])[pinned.downloadID!]).file
+            _ = try await harness.subscriptions.pin(.episodes([pinned.id]), pinned: true)
+            await harness.subscriptions.retention.carryOut(plan, titles: [:])
+            #expect(FileManager.default.fileExists(atPath: file), "the pinned episode's file was deleted")
+            #expect(try await harness.store.episodes(ids: [pinned.id]).first?.downloadID == pinned.downloadID)
+            // The episode the plan still holds for went.
+            #expect(try await harness.store.episodes(ids: [episodes[2].id]).first?.downloadID == nil)
+        }
+    }
+
+    @Test func aRedownloadAfterRetentionPlannedKeepsItsNewDownload() async throws {
+        let harness = try await PodcastHarness(enclosures: enclosures)
+        try await harness.whileRunning {
+            let (plan, episodes) = try await staleRetentionPlan(harness)
+            let episode = episodes[1]
+            let again = try await harness.subscriptions.redownload(episodes: [episode.id])
+            let newDownload = try #require(again.downloads.first).id
+            #expect(newDownload != episode.downloadID)
+            await harness.subscriptions.retention.carryOut(plan, titles: [:])
+            #expect(try await harness.store.episodes(ids: [episode.id]).first?.downloadID == newDownload)
+            #expect(try await harness.completed(2))
+            let file = try #require(await harness.queue.infos([newDownload])[newDownload]).file
+            #expect(FileManager.default.fileExists(atPath: file))
+        }
+    }
+
+    @Test func theStorageBudgetCountsOnlyFilesThatExist() async throws {
+        let size = Int64(PodcastHarness.body(for: enclosures[0]).count)
+        let harness = try await PodcastHarness(enclosures: enclosures) { podcasts, _ in
+            // Room for the three files, not for a fourth.
+            podcasts.maxStorage = size * 3 + size / 2
+        }
+        try await harness.whileRunning {
+            _ = try await harness.subscriptions.subscribe(
+                SubscribeParams(url: PodcastHarness.feedURL, autoDownload: .latest(3))
+            )
+            #expect(try await harness.completed(3))
+            let episodes = try await harness.episodes()
+            // The oldest file deleted by hand, and its episode downloaded again: one old row and one new file.
+            let gone = try #require(await harness.queue.infos([episodes[2].downloadID!])[episodes[2].downloadID!])
+            #expect(unlink(gone.file) == 0)
+            let again = try await harness.subscriptions.enqueue(EnqueueParams(urls: [], episodes: [episodes[2].id]))
+            #expect(again.downloads.first?.existing == false)
+            #expect(
+                try await eventually {
+                    await harness.queue.infos([again.downloads[0].id]).first?.value.state == .completed
+                }
+            )
+            // A file of the newest episode deleted by hand, which no rule can delete again.
+            let deleted = try #require(await harness.queue.infos([episodes[0].downloadID!])[episodes[0].downloadID!])
+            #expect(unlink(deleted.file) == 0)
+            let evaluation = try await harness.subscriptions.retention.evaluate(rules: [:])
+            #expect(evaluation.plan.deletions.isEmpty, "deletions for a budget the disk meets: \(evaluation.plan)")
+        }
+    }
+
+    @Test func oneRefusedEnclosureIsSkippedAndTheOthersAreQueued() async throws {
+        let https = "https://cdn.example/e2.mp3"
+        let plain = "http://cdn.example/e1.mp3"
+        let harness = try await PodcastHarness(enclosures: [https, plain]) { podcasts, queue in
+            podcasts.transfer.requireHTTPS = true
+            queue.transfer.requireHTTPS = true
+        }
+        try await harness.whileRunning {
+            let result = try await harness.subscriptions.subscribe(
+                SubscribeParams(url: PodcastHarness.feedURL, autoDownload: .latest(2))
+            )
+            #expect(result.queued.count == 1)
+            #expect(try await harness.completed(1))
+            let episodes = try await harness.episodes()
+            #expect(episodes.first { $0.enclosureURL == https }?.downloadID != nil)
+            #expect(episodes.first { $0.enclosureURL == plain }?.downloadID == nil)
+            let shown = try await harness.subscriptions.episodes(EpisodesParams(podcast: "Show"))
+            let skipped = shown.episodes.first { $0.enclosureURL == plain }?.skipped
+            #expect(skipped?.contains("plain http") == true, "skipped: \(skipped ?? "nil")")
+        }
+    }
+}
+
+@Suite struct OPMLImportTests {
+    /// An entry that fails says why in the domain's words: the JSON-RPC decoration is for whole requests.
+    @Test func aFailedEntrySaysWhyWithoutTheWiresDecoration() async throws {
+        let harness = try await PodcastHarness(enclosures: [])
+        let opml = """
+            <?xml version="1.0"?><opml version="2.0"><head><title>t</title></head><body>
+            <outline type="rss" text="Show" xmlUrl="\(PodcastHarness.feedURL)"/>
+            <outline type="rss" text="Other" xmlUrl="ftp://feeds.example/other.xml"/>
+            </body></opml>
+            """
+        let result = try await harness.subscriptions.importOPML(ImportParams(opml: opml))
+        #expect(result.feeds.map(\.outcome) == ["subscribed", "failed"])
+        #expect(result.feeds.last?.error == "'ftp://feeds.example/other.xml' is not an http or https feed URL")
+    }
+}
+
+@Suite struct UnsubscribeRaceTests {
+    /// A refresh that queues a new episode while the podcast is unsubscribed with `--delete-files`: whatever the
+    /// order, no download is left that no episode owns, and no file of the podcast stays.
+    @Test(arguments: 0..<12) func anUnsubscribeRacingARefreshLeavesNoDownloadBehind(round: Int) async throws {
+        let older = "http://cdn.example/old.mp3"
+        let newer = "http://cdn.example/new-\(round).mp3"
+        let harness = try await PodcastHarness(enclosures: [newer, older])
+        harness.feeds.documents.withLock { $0[PodcastHarness.feedURL] = PodcastHarness.feed([older]) }
+        try await harness.whileRunning {
+            _ = try await harness.subscriptions.subscribe(
+                SubscribeParams(url: PodcastHarness.feedURL, autoDownload: .allNew)
+            )
+            harness.feeds.documents.withLock { $0[PodcastHarness.feedURL] = PodcastHarness.feed([newer, older]) }
+            async let refreshed = harness.subscriptions.refresh(RefreshParams())
+            // Started a little later each round, so the unsubscribe meets the refresh at every step of it.
+            for _ in 0..<round { await Task.yield() }
+            let unsubscribed = try await harness.subscriptions.unsubscribe(
+                UnsubscribeParams(podcast: "Show", deleteFiles: true)
+            )
+            _ = try await refreshed
+            _ = unsubscribed
+            #expect(try await harness.store.podcasts().isEmpty)
+            // A download cancelled while it was finishing leaves the queue when that attempt ends.
+            let deadline = ContinuousClock.now + .seconds(5)
+            var left = await harness.queue.list(state: nil).downloads
+            while !left.isEmpty && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+                left = await harness.queue.list(state: nil).downloads
+            }
+            #expect(left.isEmpty, "downloads no episode owns: \(left.map { "\($0.url) \($0.state)" })")
+        }
+    }
+}
