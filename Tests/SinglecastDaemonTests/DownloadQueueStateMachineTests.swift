@@ -328,4 +328,98 @@ import Testing
         #expect(actions.contains(.delete([3])))
         #expect(idle.records[3] == nil)
     }
+
+    // MARK: - Races of one owner (each was a way the queue lost or misreported a download)
+
+    /// The records `actions` save, in order.
+    private func saved(_ actions: [Machine.Action]) -> [DownloadRecord] {
+        actions.flatMap { action -> [DownloadRecord] in
+            guard case .persist(let rows, _) = action else { return [] }
+            return rows
+        }
+    }
+
+    /// The events `actions` publish, as "event id".
+    private func published(_ actions: [Machine.Action]) -> [String] {
+        actions.compactMap { action -> String? in
+            guard case .publish(let event, let row) = action else { return nil }
+            return "\(event.rawValue) \(row.id)"
+        }
+    }
+
+    @Test func aRetryRacingClearOfFailedDownloadsKeepsTheRetriedTransfer() throws {
+        var failed = record(1, state: .failed)
+        failed.errorCode = "http_status"
+        var machine = machine([failed, record(2, "b.bin", state: .failed)])
+        // Another client's retry came first: its transfer runs, and the clear leaves it alone.
+        _ = try machine.retry(.ids([1]))
+        #expect(machine.startDue(QueueScheduler(), now: 0) == [.startTransfer(1)])
+        _ = machine.began(1)
+        // `clear --failed` takes its downloads off the list before its rows are cleared: a retry meanwhile finds
+        // nothing to retry, rather than a download that the clear then deletes under its transfer.
+        let cleared = machine.clear([.failed])
+        #expect(cleared.map(\.id) == [2])
+        #expect(throws: DownloadQueueError.self) { try machine.retry(.ids([2])) }
+        #expect(machine.startDue(QueueScheduler(), now: 0).isEmpty)
+        _ = machine.cleared(cleared, unlisted: [], deletePartial: false)
+        #expect(machine.records[2] == nil)
+        _ = machine.transferEnded(1)
+        #expect(machine.finished(1, .completed(response(5), bytesInFile: 5), fileSize: 5) == .complete(bytes: 5))
+        // A clear the store did not save lists its downloads again.
+        var again = self.machine([record(3, "c.bin", state: .failed)])
+        let notSaved = again.clear([.failed])
+        again.clearNotSaved(notSaved)
+        #expect(again.isVisible(3))
+    }
+
+    @Test func aMoveDuringTheLastCommitDoesNotLeaveTheRowActive() throws {
+        let (named, completed) = completing()
+        var machine = named
+        machine.load([record(2, "b.bin")])
+        let move = try machine.move(1, to: .bottom)
+        // The move saved download 1 as the table had it: still active.
+        #expect(saved(move).contains { $0.id == 1 && $0.state == .active })
+        let actions = machine.committed(completed, runsHook: false)
+        #expect(
+            saved(actions).contains { $0.id == 1 && $0.state == .completed },
+            "the completion is saved over the move"
+        )
+        #expect(machine.records[1]?.state == .completed)
+    }
+
+    @Test func nowDuringTheLastCommitDoesNotLeaveTheRowActive() {
+        let (named, completed) = completing()
+        var machine = named
+        let expedite = machine.expedite([1])
+        #expect(saved(expedite).map(\.id) == [1])
+        let actions = machine.committed(completed, runsHook: false)
+        #expect(
+            saved(actions).contains { $0.id == 1 && $0.state == .completed },
+            "the completion is saved over the --now"
+        )
+    }
+
+    @Test func aCancelledDownloadWindingDownIsNotListed() throws {
+        var machine = machine([record(1), record(2, "b.bin")], transferring: [1])
+        _ = try machine.cancel([1], deletePartial: true)
+        #expect(machine.records[1]?.state == .cancelled, "the record stays until its transfer stops")
+        #expect(machine.orderedRecords().map(\.id) == [2])
+    }
+
+    @Test func theFirstOpenGateChangesNothingThatWasAlreadyQueued() {
+        var gated = record(3, "c.bin", state: .paused)
+        gated.pauseReason = GateReason.outsideWindow.rawValue
+        var machine = Machine()
+        machine.load([record(1), record(2, "b.bin"), gated])
+        let actions = machine.gateChanged(closedBecause: nil)
+        // Only the download the gate had paused before the restart changes.
+        #expect(saved(actions).map(\.id) == [3])
+        #expect(published(actions) == ["download.resumed 3"])
+        // Nothing at all when nothing was held.
+        var idle = Machine()
+        idle.load([record(1)])
+        #expect(
+            idle.gateChanged(closedBecause: nil).filter { if case .reschedule = $0 { false } else { true } }.isEmpty
+        )
+    }
 }

@@ -383,7 +383,12 @@ package struct DownloadQueueStateMachine {
 
     /// The file is in place under its final name: the record as it will be committed (not yet in the table).
     package func completedRecord(_ id: Int64, now: Int64) -> DownloadRecord {
-        guard var record = records[id] else { preconditionFailure("download \(id) completed without a record") }
+        guard let record = records[id] else { preconditionFailure("download \(id) completed without a record") }
+        return Self.completed(record, at: now)
+    }
+
+    private static func completed(_ unfinished: DownloadRecord, at now: Int64) -> DownloadRecord {
+        var record = unfinished
         record.partialName = nil
         record.state = .completed
         record.completedAt = now
@@ -394,14 +399,22 @@ package struct DownloadQueueStateMachine {
         return record
     }
 
-    /// The completion is committed. A cancel that came meanwhile removes the entry (the complete file stays); a
-    /// pause yields to the completion, which is then saved over it.
-    package mutating func committed(_ record: DownloadRecord, runsHook: Bool) -> [Action] {
-        guard let current = records[record.id] else { return [] }
-        if current.state == .cancelled { return stopped(record.id) }
+    /// The completion is committed. A cancel that came meanwhile removes the entry (the complete file stays); any
+    /// other command yields to the completion, which is then saved again over what the command saved (a pause, a
+    /// `move`, a `--now` wrote the row as the table had it: unfinished).
+    package mutating func committed(_ committed: DownloadRecord, runsHook: Bool) -> [Action] {
+        guard let current = records[committed.id] else { return [] }
+        if current.state == .cancelled { return stopped(committed.id) }
+        var record = committed
+        // What a command changed that still means something for a completed download.
+        record.priority = current.priority
+        record.position = current.position
+        record.bypassesGate = current.bypassesGate
         records[record.id] = record
         var actions: [Action] = []
-        if current.state != .active { actions.append(.persist([record], .powerLoss)) }
+        if current.state != .active || Self.completed(current, at: committed.completedAt ?? 0) != committed {
+            actions.append(.persist([record], .powerLoss))
+        }
         let size = record.bytesTotal ?? record.bytesDone
         actions.append(.log(.info, "download \(record.id) completed: \(record.path) (\(size) bytes)"))
         actions.append(.publish(.completed, record))
@@ -567,6 +580,7 @@ package struct DownloadQueueStateMachine {
     package mutating func gateChanged(closedBecause reason: GateReason?) -> [Action] {
         // The first call always looks at every download: rows the gate paused before a restart resume if it is open.
         guard !gateKnown || reason != gate else { return [] }
+        let turned = !gateKnown ? reason != nil : reason != gate
         gateKnown = true
         gate = reason
         var changed: [DownloadRecord] = []
@@ -581,12 +595,16 @@ package struct DownloadQueueStateMachine {
             }
             guard held else { continue }
             let wasActive = record.state == .active
+            let before = record
             admit(&record)
+            // A queued download stays queued when the gate opens: neither a write nor a `download.resumed` for it.
+            guard record != before else { continue }
             records[record.id] = record
             changed.append(record)
             if wasActive && holdsSlot(record.id) { actions.append(.stopTransfer(record.id)) }
         }
         changed.sort { $0.id < $1.id }
+        guard turned || !changed.isEmpty else { return [.reschedule] }
         let message =
             reason.map {
                 "downloads held: \($0 == .metered ? "the network is metered" : "outside the download windows")"
@@ -674,9 +692,21 @@ package struct DownloadQueueStateMachine {
         return [.persist(changed, .powerLoss), .reschedule]
     }
 
-    /// The finished downloads `clear` takes off the list, by id.
-    package func clearable(_ states: Set<DownloadRecord.State>) -> [DownloadRecord] {
-        records.values.filter { $0.listed && states.contains($0.state) }.sorted { $0.id < $1.id }
+    /// `clear`: the finished downloads in `states` leave the list now, before their rows are cleared, so that no
+    /// command (a `retry` from another client) can take one up meanwhile. One whose attempt is still winding down
+    /// goes too: nothing of that attempt reads its record again.
+    ///
+    /// - Returns: The downloads taken off, by id; ``cleared(_:unlisted:deletePartial:)`` or
+    ///   ``clearNotSaved(_:)`` concludes them.
+    package mutating func clear(_ states: Set<DownloadRecord.State>) -> [DownloadRecord] {
+        let chosen = records.values.filter { $0.listed && states.contains($0.state) }.sorted { $0.id < $1.id }
+        for record in chosen { records[record.id]?.listed = false }
+        return chosen
+    }
+
+    /// The store did not clear the downloads: they are listed again.
+    package mutating func clearNotSaved(_ cleared: [DownloadRecord]) {
+        for record in cleared where records[record.id] != nil { records[record.id]?.listed = true }
     }
 
     /// The downloads left the list: `unlisted` ones stay in the table off the list (an episode points at their file,
@@ -688,11 +718,7 @@ package struct DownloadQueueStateMachine {
     ) -> [Action] {
         var actions: [Action] = []
         for var record in cleared {
-            if unlisted.contains(record.id) {
-                records[record.id]?.listed = false
-            } else {
-                records[record.id] = nil
-            }
+            if !unlisted.contains(record.id) { records[record.id] = nil }
             if record.state == .failed {
                 record.deletePartial = deletePartial
                 actions.append(.discardPartial(record))
@@ -715,7 +741,8 @@ package struct DownloadQueueStateMachine {
         // Small keys are sorted, not the records: moving whole records around was a tenth of a `downloads` call.
         typealias Key = (rank: Int, priority: Int, position: Int64, id: Int64)
         let keys: [Key] = records.values.compactMap { record in
-            guard record.listed else { return nil }
+            // A cancelled download stays in the table only until its transfer stops; clients see it as removed.
+            guard record.listed, record.state != .cancelled else { return nil }
             let rank = Self.rank(record.state)
             // Only unfinished downloads are ordered by priority (high first: `~` reverses the order and, unlike a
             // minus, cannot overflow) and position; the rest by id.

@@ -823,13 +823,14 @@ package actor DownloadQueue: Service {
         guard !states.isEmpty else {
             throw .invalid("'clear' needs 'completed', 'failed' or both", parameter: "completed")
         }
-        let cleared = machine.clearable(states)
+        let cleared = machine.clear(states)
         // A completed download an episode points at stays, off the list (``DownloadQueueStateMachine/cleared``).
         let unlisted: Set<Int64>
         do {
             unlisted = try await store.clearDownloads(cleared.filter { $0.state == .completed }.map(\.id))
             try await store.deleteDownloads(cleared.filter { $0.state != .completed }.map(\.id))
         } catch {
+            machine.clearNotSaved(cleared)
             throw .notSaved(error)
         }
         await perform(machine.cleared(cleared, unlisted: unlisted, deletePartial: params.deletePartial ?? false))
