@@ -227,6 +227,8 @@ package actor DownloadQueue: Service {
         machine.load(kept)
         try await store.deleteDownloads(removed)
         try await store.save(changed)
+        let released = try await store.releaseEpisodesOfMissingDownloads(at: now(), reason: "its download was removed")
+        if released > 0 { logger.notice("released \(released) episode(s) from downloads that no longer exist") }
         let pendingHooks = try await store.pendingHooks()
         let completed = pendingHooks.compactMap { machine.records[$0] }.filter { $0.state == .completed }
         await hooks.resume(
@@ -853,40 +855,62 @@ package actor DownloadQueue: Service {
         return found
     }
 
+    /// What ``discard(_:deleteFiles:reason:)`` did with completed downloads' files.
+    package struct Discarded: Sendable {
+        /// The files deleted (their downloads forgotten).
+        package var deleted: [FileDisposal.Disposed] = []
+        /// Downloads whose file ``FileDisposal`` refused to delete (changed, replaced, outside the download
+        /// directory): they stay, with their episodes' links, so the file is still tracked.
+        package var refused: Set<Int64> = []
+    }
+
     /// Removes downloads for good: unfinished ones are cancelled (partial files deleted), completed ones are
     /// forgotten and, with `deleteFiles`, their files deleted as ``QueueSettings/disposal`` says. Used when an
     /// episode leaves the kept set or its podcast is unsubscribed.
     ///
-    /// - Returns: The files deleted.
+    /// Files go first; only then are the rows deleted, together with every episode link to them (marked deleted for
+    /// `reason`), in one transaction. A refused file keeps its download; a crash after the files went leaves rows
+    /// whose files are gone, which the next discard forgets.
     package func discard(
         _ ids: [Int64],
-        deleteFiles: Bool
-    ) async throws(DownloadQueueError) -> [FileDisposal.Disposed] {
+        deleteFiles: Bool,
+        reason: String
+    ) async throws(DownloadQueueError) -> Discarded {
         let existing = ids.filter { machine.records[$0] != nil && machine.records[$0]?.state != .cancelled }
         let unfinished = existing.filter { machine.records[$0]?.state != .completed }
         if !unfinished.isEmpty {
             try await performCommand(machine.cancel(unfinished, deletePartial: true))
         }
         let completed = existing.compactMap { id in machine.records[id].flatMap { $0.state == .completed ? $0 : nil } }
-        guard !completed.isEmpty else { return [] }
-        do {
-            try await store.deleteDownloads(completed.map(\.id))
-        } catch {
-            throw .notSaved(error)
-        }
-        var deleted: [FileDisposal.Disposed] = []
-        for record in completed where deleteFiles {
+        var outcome = Discarded()
+        var forgotten: [DownloadRecord] = []
+        for record in completed {
+            guard deleteFiles else {
+                forgotten.append(record)
+                continue
+            }
             switch settings.disposal.dispose(record.path, size: record.bytesDone, inside: defaultDirectory, now: now())
             {
             case .success(let (disposed, trashFailure)):
                 if let trashFailure { logger.warning("\(trashFailure); deleted it instead") }
-                deleted.append(disposed)
+                outcome.deleted.append(disposed)
+                forgotten.append(record)
+            case .failure(let refusal) where refusal.gone:
+                logger.notice("download \(record.id): \(refusal); forgetting it")
+                forgotten.append(record)
             case .failure(let refusal):
                 logger.warning("download \(record.id): \(refusal)")
+                outcome.refused.insert(record.id)
             }
         }
-        await perform(machine.forgotten(completed))
-        return deleted
+        guard !forgotten.isEmpty else { return outcome }
+        do {
+            try await store.forgetDownloads(forgotten.map(\.id), releasingEpisodesAt: now(), reason: reason)
+        } catch {
+            throw .notSaved(error)
+        }
+        await perform(machine.forgotten(forgotten))
+        return outcome
     }
 
     /// Sets (or with `nil` params only reports) the global speed limit; 0 means unlimited.

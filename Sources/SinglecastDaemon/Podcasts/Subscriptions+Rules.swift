@@ -110,7 +110,8 @@ extension Subscriptions {
             let episodes = deletions.compactMap { files[$0.file.episodeID]?.record }
             do {
                 let outcome = try await letGo(episodes, reason: reason.description)
-                for episode in episodes {
+                // A refused file was logged by the queue, and stays: it is not announced as deleted.
+                for episode in episodes where !outcome.refused.contains(episode.id) {
                     let file = files[episode.id]?.download.file
                     let trashed = file.flatMap { outcome.trashed[$0] }
                     logger.notice(

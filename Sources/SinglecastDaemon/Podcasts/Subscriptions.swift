@@ -275,7 +275,12 @@ package actor Subscriptions: Service {
         let downloads = try await ownDownloads(episodes.compactMap(\.downloadID), leaving: episodes.map(\.id))
         let before = await queue.infos(downloads)
         let unfinished = before.values.filter { $0.state != .completed }.map(\.id).sorted()
-        let deleted = try await queue.discard(downloads, deleteFiles: params.deleteFiles ?? false)
+        let deleted = try await queue.discard(
+            downloads,
+            deleteFiles: params.deleteFiles ?? false,
+            reason: "unsubscribed"
+        )
+        .deleted
         episodesWritten()
         defer { episodesWritten() }
         do {
@@ -673,6 +678,8 @@ package actor Subscriptions: Service {
         var kept: [String] = []
         /// Where deleted files went in the Trash, by their old path.
         var trashed: [String: String] = [:]
+        /// Episodes whose file the disposal refused: they keep it, and their download.
+        var refused: Set<Int64> = []
     }
 
     /// Episodes let go of their downloads: a download no other episode points at is cancelled (an unfinished one)
@@ -684,14 +691,17 @@ package actor Subscriptions: Service {
         let shared = Set(downloads).subtracting(owned)
         var outcome = LetGo()
         outcome.kept = await queue.infos(Array(shared)).values.filter { $0.state == .completed }.map(\.file).sorted()
-        for file in try await queue.discard(owned, deleteFiles: true) {
+        let discarded = try await queue.discard(owned, deleteFiles: true, reason: reason)
+        for file in discarded.deleted {
             outcome.deleted.append(file.path)
             if let trashed = file.trashedTo { outcome.trashed[file.path] = trashed }
         }
+        outcome.refused = Set(episodes.filter { $0.downloadID.map(discarded.refused.contains) == true }.map(\.id))
         episodesWritten()
         defer { episodesWritten() }
         do {
-            try await store.releaseEpisodeFiles(episodes.map(\.id), at: Self.now(), reason: reason)
+            let released = episodes.map(\.id).filter { !outcome.refused.contains($0) }
+            try await store.releaseEpisodeFiles(released, at: Self.now(), reason: reason)
         } catch {
             throw PodcastError.store("cannot unlink the episodes from their downloads: \(error)")
         }
