@@ -343,7 +343,7 @@ import Testing
     private func published(_ actions: [Machine.Action]) -> [String] {
         actions.compactMap { action -> String? in
             guard case .publish(let event, let row) = action else { return nil }
-            return "\(event.rawValue) \(row.id)"
+            return "\(event) \(row.id)"
         }
     }
 
@@ -414,7 +414,7 @@ import Testing
         let actions = machine.gateChanged(closedBecause: nil)
         // Only the download the gate had paused before the restart changes.
         #expect(saved(actions).map(\.id) == [3])
-        #expect(published(actions) == ["download.resumed 3"])
+        #expect(published(actions) == ["resumed 3"])
         // Nothing at all when nothing was held.
         var idle = Machine()
         idle.load([record(1)])

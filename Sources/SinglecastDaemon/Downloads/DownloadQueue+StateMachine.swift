@@ -1,5 +1,4 @@
 import SinglecastHTTP
-import SinglecastProtocol
 import SinglecastStore
 
 /// Every decision about a download's life, without I/O.
@@ -21,6 +20,20 @@ package struct DownloadQueueStateMachine {
         case finishing
     }
 
+    /// What happened to a download, for watchers; the queue names it on the wire (`download.added`, …).
+    package enum Announcement: Equatable, Sendable, CaseIterable {
+        case added
+        case started
+        /// At most 4 a second per download.
+        case progress
+        case paused
+        case resumed
+        case retrying
+        case completed
+        case failed
+        case removed
+    }
+
     package enum Action: Equatable, Sendable {
         /// Open the partial file of this `active` download and run its transfer.
         case startTransfer(Int64)
@@ -31,7 +44,7 @@ package struct DownloadQueueStateMachine {
         case delete([Int64])
         /// Remove the partial file when the record asks for it, or when it is empty.
         case discardPartial(DownloadRecord)
-        case publish(DownloadEvent, DownloadRecord)
+        case publish(Announcement, DownloadRecord)
         case runHook(DownloadRecord)
         case log(LogLevel, String)
         /// Look for downloads to start now.
@@ -301,7 +314,7 @@ package struct DownloadQueueStateMachine {
         record.errorCode = error.code
         record.errorMessage = error.message
         record.errorHTTPStatus = error.httpStatus
-        let event: DownloadEvent
+        let event: Announcement
         let log: Action
         switch policy.decide(failure, attempts: record.attempts, now: now, random: random) {
         case .retry(let at):
@@ -560,7 +573,7 @@ package struct DownloadQueueStateMachine {
     }
 
     /// How a download let go by a command is announced: resumed, or paused again by the closed gate.
-    private static func releaseEvent(_ record: DownloadRecord) -> DownloadEvent {
+    private static func releaseEvent(_ record: DownloadRecord) -> Announcement {
         record.state == .paused ? .paused : .resumed
     }
 

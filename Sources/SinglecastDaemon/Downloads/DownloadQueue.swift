@@ -988,11 +988,15 @@ package actor DownloadQueue: Service {
         return .ids(ids)
     }
 
-    private func publish(_ event: DownloadEvent, _ record: DownloadRecord) {
+    private func publish(_ event: DownloadQueueStateMachine.Announcement, _ record: DownloadRecord) {
         changed.yield()
         // Building the event stats the partial file: not worth it for nobody.
         guard events.isWatched(.downloads) else { return }
-        events.publish(.downloads, method: event.rawValue, params: DownloadEventParams(download: info(record)))
+        events.publish(
+            .downloads,
+            method: DownloadEvent(event).rawValue,
+            params: DownloadEventParams(download: info(record))
+        )
     }
 
     private func info(_ record: DownloadRecord) -> DownloadInfo {
@@ -1084,6 +1088,23 @@ package actor DownloadQueue: Service {
 
     private static func partialSize(_ record: DownloadRecord) -> Int64 {
         fileSize(record.partialPath) ?? record.bytesDone
+    }
+}
+
+extension DownloadEvent {
+    /// The wire name of each of the machine's announcements.
+    init(_ announcement: DownloadQueueStateMachine.Announcement) {
+        switch announcement {
+        case .added: self = .added
+        case .started: self = .started
+        case .progress: self = .progress
+        case .paused: self = .paused
+        case .resumed: self = .resumed
+        case .retrying: self = .retrying
+        case .completed: self = .completed
+        case .failed: self = .failed
+        case .removed: self = .removed
+        }
     }
 }
 
