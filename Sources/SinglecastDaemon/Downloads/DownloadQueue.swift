@@ -99,7 +99,8 @@ package actor DownloadQueue: Service {
     /// Unix milliseconds; injected so that tests can move time by hand.
     private let now: @Sendable () -> Int64
     private var settings: QueueSettings
-    private let hooks: HookRunner
+    /// Runs `on_complete` programs; a service of its own in the daemon's task group, stopped after the queue.
+    package nonisolated let hooks: HookRunner
     private var speedLimitOverride: Int64??
 
     private var machine = DownloadQueueStateMachine()
