@@ -422,4 +422,33 @@ import Testing
             idle.gateChanged(closedBecause: nil).filter { if case .reschedule = $0 { false } else { true } }.isEmpty
         )
     }
+
+    @Test func completionsArrivingDuringACommitGoTogetherInTheNextBatch() throws {
+        var machine = machine(
+            [record(1), record(2, "b.bin"), record(3, "c.bin", host: "c.example")],
+            transferring: [1, 2, 3]
+        )
+        var completed = (1...3).map { id in
+            _ = machine.transferEnded(Int64(id))
+            return machine.completedRecord(Int64(id), now: 9)
+        }
+        completed.append(record(4, "d.bin", state: .completed))
+        #expect(machine.commitRequested(completed[0]) == .lead)
+        #expect(machine.commitRequested(completed[1]) == .wait)
+        #expect(machine.commitRequested(completed[2]) == .wait)
+        let first = machine.commitBatch(leadBy: completed[0])
+        #expect(first.map(\.id) == [1, 2, 3])
+        // While the first batch syncs: 3 is cancelled (its row is not written back), and 4 arrives.
+        _ = try machine.cancel([3], deletePartial: false)
+        #expect(machine.commitRequested(completed[3]) == .wait)
+        let (rows, hooks) = machine.rowsToCommit(first, runsHook: true)
+        #expect(rows.map(\.id) == [1, 2])
+        #expect(hooks == [1, 2])
+        // The lead goes to 4, which commits alone; then the next completion leads again.
+        #expect(machine.batchCommitted() == 4)
+        #expect(machine.commitBatch(leadBy: completed[3]).map(\.id) == [4])
+        #expect(machine.rowsToCommit([completed[3]], runsHook: false).hooks.isEmpty)
+        #expect(machine.batchCommitted() == nil)
+        #expect(machine.commitRequested(completed[0]) == .lead)
+    }
 }

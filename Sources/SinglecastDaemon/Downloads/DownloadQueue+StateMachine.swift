@@ -61,6 +61,10 @@ package struct DownloadQueueStateMachine {
     package private(set) var gateKnown = false
     /// Paths chosen by enqueues waiting for their commit: the table learns of those downloads only after it.
     private var reservedPaths: Set<String> = []
+    /// The group commit of completions: whether a batch is being committed, and the completions waiting for the
+    /// next one, in the order they came.
+    private var committingBatch = false
+    private var waitingCommits: [DownloadRecord] = []
 
     package init() {}
 
@@ -433,6 +437,57 @@ package struct DownloadQueueStateMachine {
         actions.append(.publish(.completed, record))
         if runsHook { actions.append(.runHook(record)) }
         return actions
+    }
+
+    // MARK: - Group commit
+
+    /// A completion's place in the group commit.
+    package enum CommitTurn: Equatable, Sendable {
+        /// Commit a batch now (``commitBatch(leadBy:)``).
+        case lead
+        /// Wait: the batch being committed ends by handing the lead on (``batchCommitted()``), and the next one
+        /// commits this completion, either led by it or by one that came earlier.
+        case wait
+    }
+
+    /// A completion's file is in place and its record (``completedRecord(_:now:)``) is to be committed. Completions
+    /// that arrive while a batch is being synced and committed wait, and go together in the next batch: N files
+    /// finishing at once cost one sync per directory and one SQLite commit, not N of each.
+    package mutating func commitRequested(_ record: DownloadRecord) -> CommitTurn {
+        if committingBatch {
+            waitingCommits.append(record)
+            return .wait
+        }
+        committingBatch = true
+        return .lead
+    }
+
+    /// The batch the leader commits: itself and every completion waiting by now.
+    package mutating func commitBatch(leadBy leader: DownloadRecord) -> [DownloadRecord] {
+        let batch = [leader] + waitingCommits.filter { $0.id != leader.id }
+        waitingCommits = []
+        return batch
+    }
+
+    /// The rows a batch writes once its directories are synced, and the downloads whose hook is due with them.
+    ///
+    /// A cancel answered meanwhile was committed first and holds: its row is not written back as completed (the file
+    /// stays under its final name, the download goes). Asked with no await before the save is submitted, so a
+    /// cancel arriving later is committed after it. A hook due is recorded with its completion, so that a crash
+    /// before it starts still runs it.
+    package func rowsToCommit(_ batch: [DownloadRecord], runsHook: Bool) -> (rows: [DownloadRecord], hooks: [Int64]) {
+        let rows = batch.filter { records[$0.id]?.state != .cancelled }
+        return (rows, runsHook ? rows.map(\.id) : [])
+    }
+
+    /// A batch is committed: the lead goes to the first completion that came meanwhile (`nil`: nobody waits, and the
+    /// next completion leads).
+    package mutating func batchCommitted() -> Int64? {
+        guard let next = waitingCommits.first else {
+            committingBatch = false
+            return nil
+        }
+        return next.id
     }
 
     // MARK: - Enqueue

@@ -120,9 +120,8 @@ package actor DownloadQueue: Service {
     private var windows = DownloadWindows()
     /// Whether NetworkManager reports a metered network; `nil` until it says, or when nobody asks it.
     private var metered: Bool?
-    /// Completions waiting for the next group commit, and whether one is running (``commitCompletion(_:)``).
-    private var completionBatch: [(record: DownloadRecord, turn: CheckedContinuation<CommitTurn, Never>)] = []
-    private var committingCompletions = false
+    /// Completions waiting in the group commit (``commitCompletion(_:)``), by download.
+    private var commitWaiters: [Int64: CheckedContinuation<CommitTurn, Never>] = [:]
     /// libmagic's database could not be loaded (logged once): completed downloads are not checked.
     private var mediaCheckUnavailable = false
 
@@ -528,7 +527,7 @@ package actor DownloadQueue: Service {
         }
     }
 
-    /// Whose turn it is in the group commit of completions.
+    /// What a completion waiting in the group commit is woken with.
     private enum CommitTurn {
         /// Committed by another completion's batch, with the store's error if the commit failed.
         case done((any Error)?)
@@ -536,41 +535,29 @@ package actor DownloadQueue: Service {
         case lead
     }
 
-    /// Group commit of completions: those that finish while a batch is being synced wait and go together in the
-    /// next one, so N files finishing at once cost one fsync per directory and one SQLite commit, not N of each.
-    /// The first to arrive leads: it commits itself and every completion waiting by then, and hands the lead to the
-    /// next waiting one, so no task outside the queue's task group does the work.
+    /// Group commit of completions, as ``DownloadQueueStateMachine/commitRequested(_:)`` orders it. The leader
+    /// commits its batch itself and hands the lead on, so no task outside the queue's task group does the work.
     ///
     /// - Returns: The store's error, if the commit failed.
     private func commitCompletion(_ record: DownloadRecord) async -> (any Error)? {
-        if committingCompletions {
-            let turn = await withCheckedContinuation { completionBatch.append((record, $0)) }
+        if machine.commitRequested(record) == .wait {
+            let turn = await withCheckedContinuation { commitWaiters[record.id] = $0 }
             if case .done(let error) = turn { return error }
         }
-        committingCompletions = true
-        let waiting = completionBatch
-        completionBatch = []
-        let batch = [record] + waiting.map(\.record)
+        let batch = machine.commitBatch(leadBy: record)
         // The renames reach the disk before the rows that point at the new names.
         await FileSync.directories(Set(batch.map(\.directory)))
-        // A cancel answered meanwhile was committed first and holds: its row is not written back as completed (the
-        // file stays under its final name, the download goes). Checked with no await before the save is submitted,
-        // so a cancel arriving later is committed after it.
-        let completed = batch.filter { machine.records[$0.id]?.state != .cancelled }
+        let (rows, hooks) = machine.rowsToCommit(batch, runsHook: settings.onComplete != nil)
         var failure: (any Error)?
         do {
-            // A hook due is recorded with its completion, so that a crash before it starts still runs it.
-            let hooks = settings.onComplete == nil ? [] : completed.map(\.id)
-            try await store.save(completed, pendingHooks: hooks)
+            try await store.save(rows, pendingHooks: hooks)
         } catch {
             failure = error
         }
-        for entry in waiting { entry.turn.resume(returning: .done(failure)) }
-        if completionBatch.isEmpty {
-            committingCompletions = false
-        } else {
-            completionBatch.removeFirst().turn.resume(returning: .lead)
+        for member in batch.dropFirst() {
+            commitWaiters.removeValue(forKey: member.id)?.resume(returning: .done(failure))
         }
+        if let next = machine.batchCommitted() { commitWaiters.removeValue(forKey: next)?.resume(returning: .lead) }
         return failure
     }
 
