@@ -451,4 +451,51 @@ import Testing
         #expect(machine.batchCommitted() == nil)
         #expect(machine.commitRequested(completed[0]) == .lead)
     }
+
+    @Test func progressSetsTheSpeedCheckpointsAndPublishesAtMostWhenBytesArriveOrAStallGoesOn() throws {
+        var machine = machine([record(1)])
+        _ = machine.began(1, offset: 100, now: 0)
+        func report(_ bytes: Int64, at now: Int64, etag: String? = nil) -> Machine.ProgressStep {
+            machine.progressed(
+                1,
+                bytes: bytes,
+                total: 10_000,
+                etag: etag,
+                lastModified: nil,
+                now: now,
+                checkpointBytes: 4_000,
+                checkpointInterval: 60_000
+            )
+        }
+        // The size is new: saved at once, after a sync; then the progress.
+        #expect(report(1_100, at: 250) == .checkpoint(bytes: 1_100))
+        #expect(machine.paces[1]?.rate == 4_000)
+        let synced = machine.progressSynced(1, bytes: 1_100, synced: true, now: 250)
+        #expect(saved(synced).map(\.bytesDone) == [1_100])
+        #expect(published(synced) == ["progress 1"])
+        // Nothing new arrived: no event, and the speed decays.
+        #expect(report(1_100, at: 500) == .perform([]))
+        #expect(machine.paces[1]?.rate == 2_800)
+        #expect(machine.stalledSince(1, now: 5_000) == nil)
+        // Bytes past the checkpoint distance: a checkpoint; a failed sync records nothing.
+        #expect(report(5_200, at: 750) == .checkpoint(bytes: 5_200))
+        #expect(saved(machine.progressSynced(1, bytes: 5_200, synced: false, now: 750)).isEmpty)
+        #expect(report(5_200, at: 750) == .checkpoint(bytes: 5_200), "still due after a failed sync")
+        #expect(saved(machine.progressSynced(1, bytes: 5_200, synced: true, now: 750)).map(\.bytesDone) == [5_200])
+        // Stalled for 5 s: it says since when, and still publishes every 5 s.
+        for now in stride(from: Int64(1_000), through: 5_500, by: 250) { _ = report(5_200, at: now) }
+        #expect(machine.stalledSince(1, now: 5_750) == 750)
+        guard case .perform(let actions) = report(5_200, at: 5_750) else {
+            Issue.record("no checkpoint is due")
+            return
+        }
+        #expect(published(actions) == ["progress 1"])
+        #expect((machine.paces[1]?.rate ?? 0) < 10, "the speed fell")
+        // After a pause, nothing is published or saved.
+        _ = try machine.pause(.ids([1]))
+        #expect(report(6_000, at: 6_000) == .perform([]))
+        #expect(machine.stalledSince(1, now: 20_000) == nil)
+        _ = machine.transferEnded(1)
+        #expect(machine.paces[1] == nil)
+    }
 }

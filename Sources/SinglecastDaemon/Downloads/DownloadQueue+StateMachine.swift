@@ -55,6 +55,9 @@ package struct DownloadQueueStateMachine {
 
     package private(set) var records = DownloadTable()
     package private(set) var phases: [Int64: Phase] = [:]
+    /// The pace of each transferring download: its speed, its last progress, and when it last checkpointed and
+    /// published.
+    package private(set) var paces: [Int64: Pace] = [:]
     /// Why downloads are held back now (outside every window, a metered network); `nil` while they may run.
     package private(set) var gate: GateReason?
     /// Whether ``gateChanged(closedBecause:)`` was called since start-up.
@@ -184,13 +187,18 @@ package struct DownloadQueueStateMachine {
     ///
     /// Not persisted here: a crash makes an active download queued again anyway, and the attempt count goes to the
     /// store with the next checkpoint, failure or completion. Waiting for a commit here would leave the slot idle.
-    package mutating func began(_ id: Int64) -> [Action] {
+    ///
+    /// - Parameters:
+    ///   - offset: The bytes already in the partial file.
+    ///   - now: Unix milliseconds.
+    package mutating func began(_ id: Int64, offset: Int64 = 0, now: Int64 = 0) -> [Action] {
         guard var record = records[id], phases[id] == .opening else {
             preconditionFailure("download \(id) began a transfer it had not opened")
         }
         record.attempts += 1
         records[id] = record
         phases[id] = .transferring
+        paces[id] = Pace(bytes: offset, now: now)
         return [.publish(.started, record)]
     }
 
@@ -223,11 +231,114 @@ package struct DownloadQueueStateMachine {
         return [.persist([record], .processCrash)]
     }
 
+    // MARK: - Progress
+
+    /// A transfer's pace between its progress reports.
+    package struct Pace: Equatable, Sendable {
+        /// Bytes per second, smoothed; 0 below ``DownloadQueueStateMachine/slowestRate``.
+        package var rate: Double = 0
+        /// Unix milliseconds of the last byte that arrived (or of the start).
+        package var lastProgressAt: Int64
+        var bytes: Int64
+        var checkpointBytes: Int64
+        var checkpointAt: Int64
+        var publishedBytes: Int64 = -1
+        var publishedAt: Int64
+
+        init(bytes: Int64, now: Int64) {
+            self.bytes = bytes
+            lastProgressAt = now
+            checkpointBytes = bytes
+            checkpointAt = now
+            publishedAt = now
+        }
+    }
+
+    /// How often a running transfer's progress is looked at.
+    package static let progressInterval = Duration.milliseconds(250)
+    /// Below this (bytes per second) a transfer's speed is 0 and it has no ETA.
+    package static let slowestRate = 1.0
+    /// A transfer that received nothing for this long (milliseconds) is stalled since its last byte, and still
+    /// publishes its progress this often.
+    package static let stalledAfter: Int64 = 5_000
+
+    /// What the queue does with a progress report.
+    package enum ProgressStep: Equatable, Sendable {
+        /// `fdatasync` the partial file, then report ``progressSynced(_:bytes:synced:now:)``: the offset is recorded
+        /// only after the bytes before it are on disk.
+        case checkpoint(bytes: Int64)
+        case perform([Action])
+    }
+
+    /// A running transfer's progress, every ``progressInterval``: its speed, its size and validators (saved at once
+    /// when new, since without them a resume after `kill -9` could not be validated), a checkpoint every
+    /// `checkpointBytes` or `checkpointInterval` milliseconds, and a progress event when bytes arrived (at most 4 a
+    /// second) or, for a stalled transfer, every ``stalledAfter``.
+    package mutating func progressed(
+        _ id: Int64,
+        bytes: Int64,
+        total: Int64?,
+        etag: String?,
+        lastModified: String?,
+        now: Int64,
+        checkpointBytes: Int64,
+        checkpointInterval: Int64
+    ) -> ProgressStep {
+        guard var pace = paces[id] else { return .perform([]) }
+        let seconds =
+            Double(Self.progressInterval.components.attoseconds) / 1e18
+            + Double(Self.progressInterval.components.seconds)
+        let instant = Double(max(0, bytes - pace.bytes)) / seconds
+        // The average decays towards zero while nothing arrives; below a byte a second it is zero, not 1e-15.
+        let smoothed = pace.rate == 0 ? instant : pace.rate * 0.7 + instant * 0.3
+        pace.rate = smoothed < Self.slowestRate ? 0 : smoothed
+        if bytes != pace.bytes { pace.lastProgressAt = now }
+        pace.bytes = bytes
+        paces[id] = pace
+        guard stillActive(id) else { return .perform([]) }
+        let learned = learned(id, total: total, etag: etag, lastModified: lastModified)
+        if learned || bytes - pace.checkpointBytes >= checkpointBytes || now - pace.checkpointAt >= checkpointInterval {
+            return .checkpoint(bytes: bytes)
+        }
+        return .perform(progressDue(id, now: now))
+    }
+
+    /// The partial file was synced up to `bytes` (or the sync failed): the checkpoint is recorded, then progress
+    /// published when due.
+    package mutating func progressSynced(_ id: Int64, bytes: Int64, synced: Bool, now: Int64) -> [Action] {
+        var actions: [Action] = []
+        if synced, paces[id] != nil {
+            paces[id]?.checkpointBytes = bytes
+            paces[id]?.checkpointAt = now
+            actions = checkpointed(id, bytes: bytes)
+        }
+        return actions + progressDue(id, now: now)
+    }
+
+    /// A progress event, when bytes arrived since the last one or the transfer is stalled; none once a pause or
+    /// cancel came.
+    private mutating func progressDue(_ id: Int64, now: Int64) -> [Action] {
+        guard let record = records[id], record.state == .active, var pace = paces[id] else { return [] }
+        guard pace.bytes != pace.publishedBytes || now - pace.publishedAt >= Self.stalledAfter else { return [] }
+        pace.publishedBytes = pace.bytes
+        pace.publishedAt = now
+        paces[id] = pace
+        return [.publish(.progress, record)]
+    }
+
+    /// Since when an active transfer received nothing (Unix milliseconds), once that is ``stalledAfter`` or longer.
+    package func stalledSince(_ id: Int64, now: Int64) -> Int64? {
+        guard records[id]?.state == .active, let since = paces[id]?.lastProgressAt, now - since >= Self.stalledAfter
+        else { return nil }
+        return since
+    }
+
     /// The network part is over: the slot goes to the next download while this one syncs and commits, so that
     /// durability costs latency per file, not throughput.
     package mutating func transferEnded(_ id: Int64) -> [Action] {
         guard holdsSlot(id) else { preconditionFailure("download \(id) ended a transfer it was not running") }
         phases[id] = .finishing
+        paces[id] = nil
         return [.reschedule]
     }
 
@@ -355,6 +466,7 @@ package struct DownloadQueueStateMachine {
     /// last commit left the removal to this moment.
     package mutating func attemptEnded(_ id: Int64) -> [Action] {
         phases[id] = nil
+        paces[id] = nil
         var actions: [Action] = []
         if records[id]?.state == .cancelled { actions = stopped(id) }
         return actions + [.reschedule]

@@ -131,11 +131,8 @@ package actor DownloadQueue: Service {
         let progress = Mutex<(bytes: Int64, total: Int64?)>((0, nil))
         /// The final response's validators, as soon as its headers arrive.
         let validators = Mutex<(etag: String?, lastModified: String?)>((nil, nil))
-        let rate = Mutex<Double>(0)
-        /// Unix milliseconds of the last progress, for `stalled_since`.
-        let lastProgressAt: Mutex<Int64>
 
-        init(startedAt: Int64) { lastProgressAt = Mutex(startedAt) }
+        init() {}
     }
 
     package init(
@@ -174,7 +171,7 @@ package actor DownloadQueue: Service {
                 for action in machine.startDue(settings.scheduler, now: now()) {
                     switch action {
                     case .startTransfer(let id):
-                        let transfer = RunningTransfer(startedAt: now())
+                        let transfer = RunningTransfer()
                         running[id] = transfer
                         group.addTask { await self.runTransfer(id, transfer) }
                     case .wake(let at):
@@ -320,7 +317,7 @@ package actor DownloadQueue: Service {
         defer { close(fd) }
         if truncate, let failure = Self.truncate(fd, to: offset, path: partialPath) { return await fail(id, failure) }
         transfer.progress.withLock { $0 = (offset, machine.records[id]?.bytesTotal) }
-        await perform(machine.began(id))
+        await perform(machine.began(id, offset: offset, now: now()))
         guard let record = machine.records[id] else { return }
         let request = TransferRequest(
             url: record.url,
@@ -378,44 +375,31 @@ package actor DownloadQueue: Service {
         }
     }
 
-    /// While a transfer runs: speed, throttled progress events (at most 4 a second) and checkpoints.
+    /// While a transfer runs: hands its progress to the machine, which decides on speed, checkpoints and progress
+    /// events (``DownloadQueueStateMachine/progressed(_:bytes:total:etag:lastModified:now:checkpointBytes:checkpointInterval:)``).
     private func report(_ id: Int64, _ transfer: RunningTransfer, fd: Int32) async -> TransferOutcome? {
-        var lastBytes = transfer.progress.withLock { $0.bytes }
-        var lastCheckpointBytes = lastBytes
-        var lastCheckpoint = ContinuousClock.now
-        var lastPublished: Int64 = -1
-        var lastPublishedAt = ContinuousClock.now
+        let interval = settings.checkpointInterval.components
+        let checkpointInterval = interval.seconds * 1000 + interval.attoseconds / 1_000_000_000_000_000
         // Cancelled when the transfer ends: a last checkpoint then would only delay the completion by a sync.
-        while (try? await Task.sleep(for: .milliseconds(250))) != nil {
+        while (try? await Task.sleep(for: DownloadQueueStateMachine.progressInterval)) != nil {
             let (bytes, total) = transfer.progress.withLock { $0 }
-            let instant = Double(max(0, bytes - lastBytes)) * 4
-            // The average decays towards zero while nothing arrives; below a byte a second it is zero, not 1e-15.
-            transfer.rate.withLock {
-                let smoothed = $0 == 0 ? instant : $0 * 0.7 + instant * 0.3
-                $0 = smoothed < Self.slowestRate ? 0 : smoothed
-            }
-            if bytes != lastBytes { transfer.lastProgressAt.withLock { $0 = now() } }
-            lastBytes = bytes
-            guard machine.stillActive(id) else { continue }
             let (etag, lastModified) = transfer.validators.withLock { $0 }
-            let learned = machine.learned(id, total: total, etag: etag, lastModified: lastModified)
-            if learned || bytes - lastCheckpointBytes >= settings.checkpointBytes
-                || ContinuousClock.now - lastCheckpoint >= settings.checkpointInterval
-            {
-                // The offset is recorded only after the bytes before it are on disk.
-                if await FileSync.data(fd) == 0 {
-                    lastCheckpointBytes = bytes
-                    lastCheckpoint = .now
-                    await perform(machine.checkpointed(id, bytes: bytes))
-                }
-            }
-            // A pause or cancel may have come during the awaits.
-            guard let current = machine.records[id], current.state == .active else { continue }
-            // A stalled transfer still reports every few seconds, so that watchers see its speed fall and the stall.
-            if bytes != lastPublished || ContinuousClock.now - lastPublishedAt >= Self.stalledAfter {
-                lastPublished = bytes
-                lastPublishedAt = .now
-                publish(.progress, current)
+            let step = machine.progressed(
+                id,
+                bytes: bytes,
+                total: total,
+                etag: etag,
+                lastModified: lastModified,
+                now: now(),
+                checkpointBytes: settings.checkpointBytes,
+                checkpointInterval: checkpointInterval
+            )
+            switch step {
+            case .checkpoint(let bytes):
+                let synced = await FileSync.data(fd) == 0
+                await perform(machine.progressSynced(id, bytes: bytes, synced: synced, now: now()))
+            case .perform(let actions):
+                await perform(actions)
             }
         }
         return nil
@@ -944,7 +928,7 @@ package actor DownloadQueue: Service {
             case .cancelled: break
             }
         }
-        counts.rate = running.values.reduce(0) { $0 + $1.rate.withLock { $0 } }
+        counts.rate = machine.paces.values.reduce(0) { $0 + $1.rate }
         return counts
     }
 
@@ -995,17 +979,13 @@ package actor DownloadQueue: Service {
             ?? (record.state == .completed ? record.bytesTotal ?? record.bytesDone : Self.partialSize(record))
         let total = live?.total ?? record.bytesTotal
         // Whole bytes per second and whole seconds: the fractions are noise, and JSON readers get plain numbers.
-        let speed = transfer?.rate.withLock { $0.rounded() }
+        let speed = machine.paces[record.id]?.rate.rounded()
         var eta: Double?
         if let speed, speed >= Self.slowestRate, let total {
             eta = (Double(max(0, total - bytes)) / speed).rounded(.up)
         }
         var stalledSince: String?
-        if record.state == .active, let since = transfer?.lastProgressAt.withLock({ $0 }),
-            now() - since >= Self.stalledAfter.components.seconds * 1000
-        {
-            stalledSince = Self.iso8601(since)
-        }
+        if let since = machine.stalledSince(record.id, now: now()) { stalledSince = Self.iso8601(since) }
         return DownloadInfo(
             id: record.id,
             url: record.url,
@@ -1052,9 +1032,7 @@ package actor DownloadQueue: Service {
     package static let wallClock: @Sendable () -> Int64 = { Int64(Date.now.timeIntervalSince1970 * 1000) }
 
     /// Below this (bytes per second) a transfer's speed is 0 and it has no ETA.
-    private static let slowestRate = 1.0
-    /// A transfer that received nothing for this long is `stalled_since` the last byte.
-    private static let stalledAfter = Duration.seconds(5)
+    private static let slowestRate = DownloadQueueStateMachine.slowestRate
 
     private static func iso8601(_ milliseconds: Int64) -> String { UTCTimestamp.string(milliseconds: milliseconds) }
 
