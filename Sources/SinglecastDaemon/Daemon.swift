@@ -185,11 +185,13 @@ package enum Daemon {
         logger.notice("ready; listening on \(socket.path)\(socket.activated ? " (socket-activated)" : "")")
 
         /// Which child of the service group ended.
-        enum Part { case server, watchdog, signals, queue, podcasts, statusLine, notifications, windows, metered }
+        enum Part {
+            case server, watchdog, signals, queue, hooks, podcasts, statusLine, notifications, windows, metered
+        }
         /// How the services are told to stop, in this order: the server stops taking requests first, so that none
         /// arrives for a service already stopping. Each returns at once; the group then waits for them all.
         let stopOrder: [@Sendable () -> Void] = [
-            server.beginShutdown, queue.shutdown, podcasts.shutdown, windows.shutdown,
+            server.beginShutdown, queue.shutdown, queue.hooks.shutdown, podcasts.shutdown, windows.shutdown,
         ]
         let stopServices = { @Sendable in for stop in stopOrder { stop() } }
         try await withThrowingTaskGroup(of: Part.self) { group in
@@ -200,6 +202,10 @@ package enum Daemon {
             group.addTask {
                 try await queue.run()
                 return .queue
+            }
+            group.addTask {
+                await queue.hooks.run()
+                return .hooks
             }
             group.addTask {
                 try await podcasts.run()

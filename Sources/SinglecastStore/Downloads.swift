@@ -329,6 +329,52 @@ extension Store {
         }
     }
 
+    /// Forgets completed downloads whose files went (or were meant to stay where they are) and lets go every episode
+    /// linked to them, in one transaction: a crash cannot leave an episode pointing at a download that is gone.
+    /// The episodes are marked as having had their file deleted for `reason`, so the policies do not fetch them
+    /// again by themselves.
+    package func forgetDownloads(_ ids: [Int64], releasingEpisodesAt at: Int64, reason: String) throws(StoreError) {
+        guard !ids.isEmpty else { return }
+        try withConnection("forgetting downloads") { connection throws(SQLiteError) in
+            try connection.transaction { () throws(SQLiteError) in
+                let release = """
+                    UPDATE episodes SET download_id = NULL, file_deleted_at = ?, file_deleted_reason = ?
+                    WHERE download_id = ?
+                    """
+                try connection.withReusableStatement(release) { (unlink) throws(SQLiteError) in
+                    try connection.withReusableStatement("DELETE FROM downloads WHERE id = ?") {
+                        (delete) throws(SQLiteError) in
+                        for id in ids {
+                            for (statement, values) in [
+                                (unlink, [.integer(at), .text(reason), .integer(id)]), (delete, [.integer(id)]),
+                            ] as [(Statement, [SQLiteValue])] {
+                                try statement.bind(values)
+                                while try statement.step() {}
+                                statement.reset()
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Start-up: episodes linked to a download that no longer exists (a cancelled one removed, or a crash between
+    /// steps of an older version) let go of it, marked as deleted for `reason` like any episode whose download went.
+    ///
+    /// - Returns: How many episodes were repaired.
+    package func releaseEpisodesOfMissingDownloads(at: Int64, reason: String) throws(StoreError) -> Int {
+        try withConnection("repairing episode links") { connection throws(SQLiteError) in
+            try connection.execute(
+                """
+                UPDATE episodes SET download_id = NULL, file_deleted_at = ?, file_deleted_reason = ?
+                WHERE download_id IS NOT NULL AND download_id NOT IN (SELECT id FROM downloads)
+                """,
+                [.integer(at), .text(reason)]
+            )
+        }
+    }
+
     /// The smallest and largest queue positions, for moving a download to the top or bottom.
     package func positionBounds() throws(StoreError) -> (min: Int64, max: Int64) {
         try withConnection("reading queue positions") { connection throws(SQLiteError) in

@@ -736,7 +736,8 @@ extension Store {
     package struct Retired<Disposed: Sendable>: Sendable {
         /// The episodes let go of their files.
         package var episodes: [Int64]
-        /// Their downloads no other episode had: their files were disposed of and their rows deleted.
+        /// Their downloads no other episode had: their files were disposed of and their rows deleted (a download
+        /// whose file `dispose` kept is in neither list, and its episodes not in ``episodes``).
         package var downloads: [Int64]
         /// Downloads another episode still has: kept, with their files.
         package var shared: [Int64]
@@ -748,13 +749,15 @@ extension Store {
     /// after the plan was made (a pin, an unplayed mark, a request, a `redownload` or `delete`) is overruled by it.
     ///
     /// An episode whose link or marks differ from `planned` is left alone (the next retention run plans again).
-    /// For the rest, `dispose` is handed the downloads no other episode points at, to delete their files first;
-    /// then those downloads' rows are deleted and the episodes unlinked, marked with `reason`.
+    /// For the rest, `dispose` is handed the downloads no other episode points at, to delete their files first, and
+    /// returns what it did and the downloads whose files it refused to delete; then the other downloads' rows are
+    /// deleted and their episodes unlinked, marked with `reason`. A refused file keeps its download and episodes, so
+    /// it stays tracked.
     package func retireEpisodeFiles<Disposed: Sendable>(
         _ planned: [PlannedRelease],
         at: Int64,
         reason: String,
-        dispose: @Sendable ([Int64]) -> Disposed
+        dispose: @Sendable ([Int64]) -> (disposed: Disposed, kept: Set<Int64>)
     ) throws(StoreError) -> Retired<Disposed> {
         try withConnection("deleting episode files") { connection throws(SQLiteError) in
             try connection.transaction { () throws(SQLiteError) -> Retired<Disposed> in
@@ -787,10 +790,12 @@ extension Store {
                     )
                     if holders.contains(where: { !leaving.contains($0[0].int64 ?? 0) }) { shared.insert(download) }
                 }
-                let owned = Array(Set(current.map(\.download)).subtracting(shared)).sorted()
+                let candidates = Array(Set(current.map(\.download)).subtracting(shared)).sorted()
                 // The files go first: a crash after this leaves rows whose files are gone, which the queue and
                 // retention read as such, never a file that no row knows of.
-                let disposed = dispose(owned)
+                let (disposed, kept) = dispose(candidates)
+                let owned = candidates.filter { !kept.contains($0) }
+                current.removeAll { kept.contains($0.download) }
                 try connection.withReusableStatement("DELETE FROM downloads WHERE id = ?") {
                     (delete) throws(SQLiteError) in
                     for id in owned {

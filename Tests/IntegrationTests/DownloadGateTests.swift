@@ -90,7 +90,7 @@ import Glibc
         let status = try client.result("status", as: StatusResult.self)
         #expect(status.downloads?.gate?.closedBecause == "outside_window")
 
-        let done = try waitFor(client, id, timeout: 120) { $0.state == .completed || $0.state == .failed }
+        let done = try client.finished([id], timeout: 120)[0]
         #expect(done.state == .completed, "\(done)")
         #expect(Date.now.timeIntervalSince1970 >= Double(closesAt + 59), "resumed before the next window opened")
         #expect(FileManager.default.contents(atPath: done.file) == TestContent.data(size: Int64(size)))
@@ -139,7 +139,7 @@ import Glibc
         #expect(gate?.metered == true)
 
         try setMetered(4)  // NM_METERED_GUESS_NO
-        let done = try waitFor(client, id, timeout: 60) { $0.state == .completed || $0.state == .failed }
+        let done = try client.finished([id], timeout: 60)[0]
         #expect(done.state == .completed, "\(done)")
         #expect(FileManager.default.contents(atPath: done.file) == TestContent.data(size: Int64(size)))
         #expect((resumedAt(daemon.log, id) ?? 0) >= Int(held), "\(daemon.log)")
@@ -154,7 +154,7 @@ import Glibc
         try daemon.startAndWaitUntilReady()
         let client = try LineClient(path: daemon.socketPath)
         let id = try enqueue(client, server.url("/slow-ranges/65536/262144"), into: daemon.root.file("dl"))
-        #expect(try waitFor(client, id, timeout: 20) { $0.state == .completed }.state == .completed)
+        #expect(try client.finished([id], timeout: 20)[0].state == .completed)
         let lines = daemon.log.split(separator: "\n").filter { $0.contains("metered networks are not detected") }
         #expect(lines.count == 1, "\(daemon.log)")
         #expect(daemon.stop() == 0)

@@ -56,7 +56,7 @@ import Glibc
         #expect(result.downloads.count == 3)
         #expect(result.downloads.allSatisfy { !$0.existing })
         for entry in result.downloads {
-            let done = try waitFor(client, entry.id) { $0.state == .completed || $0.state == .failed }
+            let done = try client.finished([entry.id])[0]
             #expect(done.state == .completed, "\(done)")
             let source = try #require(sources[(done.file as NSString).lastPathComponent], "unexpected \(done.file)")
             #expect(FileManager.default.contents(atPath: done.file) == source)
@@ -87,7 +87,7 @@ import Glibc
         let restarted = DaemonProcess(root: daemon.root)
         try restarted.startAndWaitUntilReady()
         client = try LineClient(path: restarted.socketPath)
-        let done = try waitFor(client, id) { $0.state == .completed || $0.state == .failed }
+        let done = try client.finished([id])[0]
         // The restarted transfer continued from the bytes already on disk instead of starting over.
         let resumeLine = restarted.log.split(separator: "\n").first { $0.contains("download \(id) resumes at byte ") }
         let resumedAt = resumeLine.flatMap { line in
@@ -114,7 +114,7 @@ import Glibc
         // Another program saves a file under the name the download was going to get.
         let other = Data("not the episode".utf8)
         try other.write(to: URL(fileURLWithPath: queued.file))
-        let done = try waitFor(client, queued.id) { $0.state == .completed || $0.state == .failed }
+        let done = try client.finished([queued.id])[0]
         #expect(done.state == .completed, "\(done)")
         #expect(done.file == queued.file + " (2)")
         #expect(FileManager.default.contents(atPath: done.file) == TestContent.data(size: Int64(size)))
@@ -146,7 +146,7 @@ import Glibc
         // Another URL whose file has the same name ("524288").
         let next = try enqueue(client, EnqueueParams(urls: [server.url("/file/524288")], directory: directory))
         #expect(next.downloads[0].file == cancelled.file + " (2)")
-        let done = try waitFor(client, next.downloads[0].id) { $0.state == .completed || $0.state == .failed }
+        let done = try client.finished([next.downloads[0].id])[0]
         #expect(done.state == .completed, "\(done)")
         #expect(FileManager.default.contents(atPath: done.file) == TestContent.data(size: 524_288))
         #expect(FileManager.default.contents(atPath: cancelled.file + ".part") == kept)
@@ -169,7 +169,7 @@ import Glibc
         let names = queued.map { ($0.file as NSString).lastPathComponent }
         #expect(names[0] == "1000 (2)" && names[1] == "1001 (2)" && names[2] == "1002", "\(names.prefix(3))")
         #expect(Set(names).count == 40)
-        for download in queued { try waitFor(client, download.id) { $0.state == .completed } }
+        #expect(try client.finished(queued.map(\.id)).allSatisfy { $0.state == .completed })
         #expect(FileManager.default.contents(atPath: directory + "/1000") == Data("mine".utf8))
         #expect(FileManager.default.contents(atPath: directory + "/1001.part") == Data("mine".utf8))
         #expect(FileManager.default.contents(atPath: directory + "/1001 (2)") == TestContent.data(size: 1001))
@@ -184,7 +184,7 @@ import Glibc
         let client = try LineClient(path: daemon.socketPath)
         let directory = daemon.root.file("dl")
         let missing = try enqueue(client, EnqueueParams(urls: [server.url("/status/404")], directory: directory))
-        let gone = try waitFor(client, missing.downloads[0].id) { $0.state == .failed }
+        let gone = try client.finished([missing.downloads[0].id])[0]
         #expect(gone.attempts == 1)
         #expect(gone.lastError?.code == "http_status")
         #expect(gone.lastError?.httpStatus == 404)
@@ -196,14 +196,14 @@ import Glibc
         )
         let waiting = try waitFor(client, busy.downloads[0].id) { $0.attempts == 1 && $0.nextRetryAt != nil }
         #expect(waiting.state == .queued)
-        let failed = try waitFor(client, busy.downloads[0].id) { $0.state == .failed }
+        let failed = try client.finished([busy.downloads[0].id])[0]
         #expect(failed.attempts == 2)
         #expect(failed.lastError?.httpStatus == 503)
 
         // retry queues it again with a fresh count.
         let retried = try client.result("retry", as: ChangedResult.self, params: "{\"ids\":[\(busy.downloads[0].id)]}")
         #expect(retried.changed == [busy.downloads[0].id])
-        #expect(try waitFor(client, busy.downloads[0].id) { $0.state == .failed }.attempts == 2)
+        #expect(try client.finished([busy.downloads[0].id])[0].attempts == 2)
 
         // Clearing failed downloads removes their empty partial files; one holding bytes stays unless
         // delete_partial is given. (/lie sends 1000 of a claimed 5000 bytes, and ignores Range.)
@@ -216,7 +216,7 @@ import Glibc
                 client,
                 EnqueueParams(urls: [server.url("/lie/1000/5000?n=\(n)")], directory: directory)
             )
-            return try waitFor(client, queued.downloads[0].id) { $0.state == .failed }
+            return try client.finished([queued.downloads[0].id])[0]
         }
         let kept = try failedLie(1)
         #expect(partialFiles().count == 3, "\(partialFiles())")
@@ -269,7 +269,7 @@ import Glibc
             client,
             EnqueueParams(urls: [server.url("/redirect-to?url=file:///etc/passwd")], directory: directory)
         )
-        let refused = try waitFor(client, redirect.downloads[0].id) { $0.state == .failed }
+        let refused = try client.finished([redirect.downloads[0].id])[0]
         #expect(refused.lastError?.code == "scheme_not_allowed")
         #expect(refused.attempts == 1)
 
@@ -300,7 +300,8 @@ import Glibc
         #expect(FileManager.default.fileExists(atPath: paused.file + ".part"))
 
         #expect(try client.result("resume", as: ChangedResult.self, params: #"{"all":true}"#).changed == [id])
-        let done = try waitFor(client, id) { $0.state == .completed }
+        let done = try client.finished([id])[0]
+        #expect(done.state == .completed, "\(done)")
         #expect(FileManager.default.contents(atPath: done.file) == TestContent.data(size: Int64(size)))
 
         let other = try enqueue(
@@ -367,7 +368,7 @@ import Glibc
         #expect(status.downloads?.queued == 2)
         #expect(try client.result("limit", as: LimitParams.self, params: #"{"rate":0}"#).rate == nil)
 
-        for id in ids { try waitFor(client, id) { $0.state == .completed } }
+        #expect(try client.finished(ids).allSatisfy { $0.state == .completed })
         let cleared = try client.result("clear", as: ChangedResult.self, params: #"{"completed":true}"#)
         #expect(cleared.changed == ids)
         #expect(try client.result("downloads", as: DownloadsResult.self).downloads.isEmpty)
@@ -391,7 +392,7 @@ import Glibc
         #expect(queued.stdout.contains("Queued 1"))
         #expect(queued.stdout.contains(directory + "/episode one.mp3"))
         let client = try LineClient(path: daemon.socketPath)
-        try waitFor(client, 1) { $0.state == .completed }
+        #expect(try client.finished([1])[0].state == .completed)
         let listed = try runProgram(Binaries.client.path, ["downloads"], environment: daemon.environment)
         #expect(listed.status == 0)
         #expect(listed.stdout.contains("completed"))
@@ -424,7 +425,8 @@ import Glibc
             client,
             EnqueueParams(urls: [url], directory: daemon.root.file("dl"), name: "$(touch pwned).mp3")
         ).downloads[0].id
-        let done = try waitFor(client, id) { $0.state == .completed }
+        let done = try client.finished([id])[0]
+        #expect(done.state == .completed, "\(done)")
         let deadline = Date.now.addingTimeInterval(20)
         while !FileManager.default.fileExists(atPath: record) && Date.now < deadline { usleep(20_000) }
         let lines = try String(contentsOfFile: record, encoding: .utf8).split(separator: "\n").map(String.init)

@@ -58,15 +58,6 @@ import Glibc
         }
     }
 
-    private func eventually(_ timeout: Double = 20, _ condition: () throws -> Bool) throws -> Bool {
-        let deadline = Date.now.addingTimeInterval(timeout)
-        while Date.now < deadline {
-            if try condition() { return true }
-            usleep(100_000)
-        }
-        return try condition()
-    }
-
     @Test func filtersChooseWhatARefreshDownloadsAndEpisodesSayWhy() throws {
         let site = try NginxServer()
         try serveMedia(site, ["a", "b", "c", "d", "e", "f"])
@@ -104,7 +95,7 @@ import Glibc
         let entry = try #require(refreshed.refreshed.first)
         #expect(entry.newEpisodes == 5)
         #expect(entry.queued.count == 2)
-        _ = try client.waitUntilFinished(entry.queued)
+        _ = try client.finished(entry.queued)
 
         let episodes = try client.result("episodes", as: EpisodesResult.self, params: #"{"podcast":"\#(id)"}"#)
         let byGUID = Dictionary(uniqueKeysWithValues: episodes.episodes.map { ($0.guid ?? "", $0) })
@@ -178,14 +169,13 @@ import Glibc
         try daemon.writeConfig("delete_played_after = 2s\n")
         try daemon.startAndWaitUntilReady()
         let client = try LineClient(path: daemon.socketPath)
-        let watcher = try LineClient(path: daemon.socketPath, timeout: 10)
-        _ = try watcher.result("watch", as: WatchResult.self, params: #"{"topics":["episodes"]}"#)
+        let watcher = try EventWatcher(path: daemon.socketPath, topics: ["episodes"])
         let subscribed = try client.result(
             "subscribe",
             as: SubscribeResult.self,
             params: #"{"url":"\#(feedURL)","auto_download":"latest:3"}"#
         )
-        let finished = try client.waitUntilFinished(subscribed.queued)
+        let finished = try client.finished(subscribed.queued)
         #expect(finished.allSatisfy { $0.state == .completed })
         let episodes = try client.result(
             "episodes",
@@ -202,10 +192,13 @@ import Glibc
             params: #"{"podcast":"\#(subscribed.podcast.id)","all":true}"#
         )
         #expect(Set(marked.changed) == Set(ids))
-        // Played 2 s ago: the unpinned files go, to the Trash; the pinned one stays.
-        #expect(try eventually { !FileManager.default.fileExists(atPath: files[ids[0]] ?? "") })
-        #expect(try eventually { !FileManager.default.fileExists(atPath: files[ids[2]] ?? "") })
-        usleep(500_000)
+        // Played 2 s ago: the unpinned files go, to the Trash (each deletion an event with its reason); the pinned
+        // one stays.
+        let deleted = try watcher.deleted([ids[0], ids[2]])
+        #expect(deleted.allSatisfy { $0.reason == "played more than 2s ago" && $0.trashedTo != nil })
+        #expect(!FileManager.default.fileExists(atPath: files[ids[0]] ?? ""))
+        #expect(!FileManager.default.fileExists(atPath: files[ids[2]] ?? ""))
+        usleep(500_000)  // nothing more goes
         #expect(FileManager.default.fileExists(atPath: files[ids[1]] ?? ""))
         let trashed = try FileManager.default.contentsOfDirectory(atPath: daemon.root.file("data/Trash/files"))
         #expect(Set(trashed) == Set([ids[0], ids[2]].map { ((files[$0] ?? "") as NSString).lastPathComponent }))
@@ -216,13 +209,7 @@ import Glibc
         #expect(listed.stdout.contains(" \(files[ids[0]] ?? "")\n"), "\(listed.stdout)")
         #expect(listed.stdout.contains(" \(files[ids[2]] ?? "")\n"), "\(listed.stdout)")
 
-        // Each deletion was an event with its reason, and the episode says why it is not fetched again.
-        var deleted: [String] = []
-        while deleted.count < 2, let line = try? watcher.readLine() {
-            if line.contains("\"episode.deleted\"") { deleted.append(line) }
-        }
-        #expect(deleted.count == 2)
-        #expect(deleted.allSatisfy { $0.contains(#""reason":"played more than 2s ago""#) && $0.contains("trashed_to") })
+        // The episode says why it is not fetched again.
         let after = try client.result(
             "episodes",
             as: EpisodesResult.self,
@@ -261,7 +248,7 @@ import Glibc
                 as: SubscribeResult.self,
                 params: #"{"url":"\#(url)","auto_download":"latest:3"}"#
             )
-            _ = try client.waitUntilFinished(subscribed.queued)
+            _ = try client.finished(subscribed.queued)
             for episode in try client.result(
                 "episodes",
                 as: EpisodesResult.self,
@@ -283,10 +270,12 @@ import Glibc
 
         // 2.4 MiB of episodes against a 1.3 MiB budget: x (played) goes first, then the oldest unplayed ones,
         // b and c (a is pinned), until what is left fits: a, y, z.
+        let deletions = try EventWatcher(path: daemon.socketPath, topics: ["episodes"])
         try daemon.writeConfig("use_trash = false\nmax_storage = 1331K\n")
         daemon.signal(SIGHUP)
-        #expect(try eventually { !FileManager.default.fileExists(atPath: files["c"] ?? "") })
-        usleep(500_000)
+        let deleted = try deletions.deleted(["x", "b", "c"].map { ids[$0] ?? 0 })
+        #expect(deleted.map(\.file) == ["x", "b", "c"].map { files[$0] })
+        usleep(500_000)  // nothing more goes
         let kept = files.filter { FileManager.default.fileExists(atPath: $0.value) }.keys.sorted()
         #expect(kept == ["a", "y", "z"])
         #expect(try client.result("show", as: DownloadInfo.self, params: #"{"id":\#(running.id)}"#).state == .active)

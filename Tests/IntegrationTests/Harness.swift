@@ -193,9 +193,12 @@ struct HarnessError: Error, CustomStringConvertible {
 /// instead of hanging it.
 final class LineClient: @unchecked Sendable {
     let fd: Int32
+    /// The socket's path, for a second connection (``finished(_:timeout:)`` watches on one of its own).
+    let path: String
     private var pending: [UInt8] = []
 
     init(path: String, timeout: Double = 20) throws {
+        self.path = path
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         let result = withUnixAddress(path) { connect(fd, $0, $1) }
         guard result == 0 else {
@@ -273,16 +276,73 @@ final class LineClient: @unchecked Sendable {
 }
 
 extension LineClient {
-    /// Polls `show` until every download in `ids` is completed or failed; throws with their states after `timeout`
-    /// seconds.
-    func waitUntilFinished(_ ids: [Int64], timeout: Double = 60) throws -> [DownloadInfo] {
-        let deadline = Date.now.addingTimeInterval(timeout)
-        while true {
-            let mine = try ids.map { try result("show", as: DownloadInfo.self, params: #"{"id":\#($0)}"#) }
-            if mine.allSatisfy({ $0.state == .completed || $0.state == .failed }) { return mine }
-            guard Date.now < deadline else { throw HarnessError("downloads \(ids) stuck: \(mine)") }
-            usleep(50_000)
+    /// Waits until every download in `ids` is completed or failed, on the daemon's events rather than by polling:
+    /// a watching connection of its own is subscribed first, then each download is asked for once (it may have
+    /// ended before the watch began), and every other one is awaited as its `download.completed` or
+    /// `download.failed`. Throws with what it knows after `timeout` seconds.
+    ///
+    /// - Returns: The downloads as they ended, in the order of `ids`.
+    func finished(_ ids: [Int64], timeout: Double = 60) throws -> [DownloadInfo] {
+        try EventWatcher(path: path, topics: ["downloads"], timeout: timeout).finished(ids, asking: self)
+    }
+}
+
+/// A connection watching the daemon's events, so that a test waits for what the daemon announces instead of
+/// polling its state with sleeps.
+final class EventWatcher {
+    private let client: LineClient
+    private let deadline: Date
+
+    /// Subscribes to `topics` before it returns: every event after this point reaches it.
+    init(path: String, topics: [String], timeout: Double = 60) throws {
+        client = try LineClient(path: path, timeout: timeout)
+        deadline = Date.now.addingTimeInterval(timeout)
+        let list = topics.map { "\"\($0)\"" }.joined(separator: ",")
+        _ = try client.result("watch", as: WatchResult.self, params: #"{"topics":[\#(list)]}"#)
+    }
+
+    /// The next event named one of `methods`; throws at the deadline.
+    func next(_ methods: Set<String>) throws -> (method: String, params: JSONValue) {
+        while Date.now < deadline {
+            guard let line = try client.readLine() else { throw HarnessError("the daemon closed the watch") }
+            if case .notification(let method, let params?) = try RPCIncoming.parse(line: Array(line.utf8)),
+                methods.contains(method)
+            {
+                return (method, params)
+            }
         }
+        throw HarnessError("no \(methods.sorted()) event in time")
+    }
+
+    /// Every download in `ids` completed or failed: asked of `requests` once (after the watch began), then awaited.
+    func finished(_ ids: [Int64], asking requests: LineClient) throws -> [DownloadInfo] {
+        var ended: [Int64: DownloadInfo] = [:]
+        for id in ids {
+            let info = try requests.result("show", as: DownloadInfo.self, params: #"{"id":\#(id)}"#)
+            if info.state == .completed || info.state == .failed { ended[id] = info }
+        }
+        while ended.count < Set(ids).count {
+            let event: (method: String, params: JSONValue)
+            do {
+                event = try next([DownloadEvent.completed.rawValue, DownloadEvent.failed.rawValue])
+            } catch {
+                throw HarnessError("downloads \(ids) did not end (ended: \(ended.keys.sorted())): \(error)")
+            }
+            let download = try WireCoding.decode(DownloadEventParams.self, from: event.params).download
+            if ids.contains(download.id) { ended[download.id] = download }
+        }
+        return ids.compactMap { ended[$0] }
+    }
+
+    /// An `episode.deleted` event of each of `episodes`, in their order.
+    func deleted(_ episodes: [Int64]) throws -> [EpisodeEventParams] {
+        var deleted: [Int64: EpisodeEventParams] = [:]
+        while deleted.count < Set(episodes).count {
+            let event = try next([EpisodeEvent.deleted.rawValue])
+            let params = try WireCoding.decode(EpisodeEventParams.self, from: event.params)
+            if episodes.contains(params.episode) { deleted[params.episode] = params }
+        }
+        return episodes.compactMap { deleted[$0] }
     }
 }
 

@@ -19,19 +19,6 @@ import Glibc
         }
     }
 
-    /// Polls `downloads` until every one of `ids` has completed or failed.
-    private func settled(_ client: LineClient, _ ids: [Int64], timeout: Double = 30) throws -> [DownloadInfo] {
-        let deadline = Date.now.addingTimeInterval(timeout)
-        while true {
-            let mine = try client.result("downloads", as: DownloadsResult.self).downloads.filter { ids.contains($0.id) }
-            if mine.count == ids.count, mine.allSatisfy({ $0.state == .completed || $0.state == .failed }) {
-                return mine
-            }
-            guard Date.now < deadline else { throw HarnessError("downloads \(ids) did not settle: \(mine)") }
-            usleep(50_000)
-        }
-    }
-
     /// A field of /proc/<pid>/status, in bytes (`VmRSS`, `VmHWM`).
     private func memory(_ daemon: DaemonProcess, _ field: String) throws -> Int {
         let status = try String(contentsOfFile: "/proc/\(daemon.process.processIdentifier)/status", encoding: .utf8)
@@ -161,7 +148,7 @@ import Glibc
         )
         #expect(subscribed.podcast.episodes == items.count)
         #expect(subscribed.queued.count == 7)
-        let downloads = try settled(client, subscribed.queued)
+        let downloads = try client.finished(subscribed.queued, timeout: 30)
         #expect(downloads.filter { $0.state == .completed }.count == 5, "\(downloads)")
         for download in downloads {
             #expect(download.file.hasPrefix(downloadDirectory + "/"), "\(download.file)")
@@ -216,7 +203,7 @@ import Glibc
             )
         )
         let outcome = Dictionary(
-            uniqueKeysWithValues: try settled(client, queued.downloads.map(\.id)).map { ($0.url, $0) }
+            uniqueKeysWithValues: try client.finished(queued.downloads.map(\.id), timeout: 30).map { ($0.url, $0) }
         )
         let body = try #require(outcome[urls[0]])
         #expect(body.state == .failed && body.lastError?.code == "too_large", "\(body)")

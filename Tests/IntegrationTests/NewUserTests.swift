@@ -56,7 +56,7 @@ import Glibc
         let ids = try [alpha.id, beta.id].map { try #require(try episodes(client, $0).first?.id) }
         let queued = try client.result("enqueue", as: EnqueueResult.self, params: #"{"episodes":\#(ids)}"#)
         #expect(queued.downloads.map(\.existing) == [false, true])
-        let done = try client.waitUntilFinished([queued.downloads[0].id])
+        let done = try client.finished([queued.downloads[0].id])
         #expect(done.map(\.state) == [.completed])
         let file = try #require(done.first?.file)
         #expect(try episodes(client, beta.id).map(\.downloadID) == [done[0].id])
@@ -95,7 +95,7 @@ import Glibc
             as: EnqueueResult.self,
             params: #"{"podcast":"\#(podcast.id)","latest":1}"#
         )
-        let file = try #require(try client.waitUntilFinished(queued.downloads.map(\.id)).first?.file)
+        let file = try #require(try client.finished(queued.downloads.map(\.id)).first?.file)
 
         let cleared = try client.result("clear", as: ChangedResult.self, params: #"{"completed":true}"#)
         #expect(cleared.changed == queued.downloads.map(\.id))
@@ -123,12 +123,12 @@ import Glibc
         let podcast = try client.result("subscribe", as: SubscribeResult.self, params: #"{"url":"\#(feed)"}"#).podcast
         let ask = #"{"podcast":"\#(podcast.id)","latest":1}"#
         let first = try client.result("download", as: EnqueueResult.self, params: ask)
-        let file = try #require(try client.waitUntilFinished(first.downloads.map(\.id)).first?.file)
+        let file = try #require(try client.finished(first.downloads.map(\.id)).first?.file)
         #expect(unlink(file) == 0)
 
         let second = try client.result("download", as: EnqueueResult.self, params: ask)
         #expect(second.downloads.map(\.existing) == [false], "answered 'already queued' for a file that is gone")
-        let done = try client.waitUntilFinished(second.downloads.map(\.id))
+        let done = try client.finished(second.downloads.map(\.id))
         #expect(done.map(\.state) == [.completed])
         #expect(FileManager.default.contents(atPath: file) == TestContent.mp3(count: 4096, filler: 5))
         #expect(daemon.stop() == 0)
@@ -173,7 +173,7 @@ import Glibc
             params: #"{"urls":["\#(secret)"],"directory":"\#(daemon.root.file("dl"))"}"#
         )
         #expect(!queued.downloads[0].url.contains("bob:hunter2@"))
-        let done = try client.waitUntilFinished(queued.downloads.map(\.id))
+        let done = try client.finished(queued.downloads.map(\.id))
         #expect(done[0].state == .completed, "the credentials were not used: \(done[0])")
         #expect(done[0].hasCredentials)
         #expect(!done[0].url.contains("bob:hunter2@") && !done[0].url.contains("bob@"))
@@ -231,7 +231,7 @@ import Glibc
             as: EnqueueResult.self,
             params: #"{"urls":["\#(url)"],"directory":"\#(daemon.root.file("dl"))"}"#
         )
-        _ = try client.waitUntilFinished(queued.downloads.map(\.id))
+        _ = try client.finished(queued.downloads.map(\.id))
         let refused = try error(client, "move", #"{"id":\#(queued.downloads[0].id),"top":true}"#)
         #expect(refused.reason == "not_movable")
         #expect(refused.message.contains("completed"))
@@ -290,7 +290,7 @@ import Glibc
         let podcast = try client.result("subscribe", as: SubscribeResult.self, params: #"{"url":"\#(feed)"}"#).podcast
         let episode = try #require(try episodes(client, podcast.id).first?.id)
         let first = try client.result("enqueue", as: EnqueueResult.self, params: #"{"episodes":[\#(episode)]}"#)
-        let file = try #require(try client.waitUntilFinished(first.downloads.map(\.id)).first?.file)
+        let file = try #require(try client.finished(first.downloads.map(\.id)).first?.file)
 
         let deleted = try client.result("delete", as: DeleteResult.self, params: #"{"episodes":[\#(episode)]}"#)
         #expect(deleted.episodes == [episode])
@@ -302,12 +302,12 @@ import Glibc
 
         let queued = try client.result("redownload", as: EnqueueResult.self, params: #"{"episodes":[\#(episode)]}"#)
         #expect(queued.downloads.map(\.existing) == [false])
-        _ = try client.waitUntilFinished(queued.downloads.map(\.id))
+        _ = try client.finished(queued.downloads.map(\.id))
         #expect(FileManager.default.contents(atPath: file) == TestContent.mp3(count: 4096, filler: 4))
         // A redownload of a file that is there fetches it anew.
         let twice = try client.result("redownload", as: EnqueueResult.self, params: #"{"episodes":[\#(episode)]}"#)
         #expect(twice.downloads.map(\.existing) == [false])
-        #expect(try client.waitUntilFinished(twice.downloads.map(\.id)).map(\.file) == [file])
+        #expect(try client.finished(twice.downloads.map(\.id)).map(\.file) == [file])
         let missing = try error(client, "delete", #"{"episodes":[\#(episode + 1000)]}"#)
         #expect(missing.reason == "unknown_episode")
         #expect(daemon.stop() == 0)

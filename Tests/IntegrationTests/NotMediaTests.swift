@@ -27,7 +27,7 @@ import Glibc
             [server.url("/typed/html/episode.mp3"), server.url("/typed/mp3/real.mp3")],
             into: directory
         )
-        let done = try client.waitUntilFinished(ids)
+        let done = try client.finished(ids)
         let (page, real) = (done[0], done[1])
         #expect(page.state == .failed, "\(page)")
         #expect(page.lastError?.code == "not_media")
@@ -44,7 +44,7 @@ import Glibc
 
         // The user's retry asks again; the server still answers with its page.
         _ = try client.result("retry", as: ChangedResult.self, params: #"{"ids":[\#(ids[0])]}"#)
-        let again = try client.waitUntilFinished([ids[0]])[0]
+        let again = try client.finished([ids[0]])[0]
         #expect(again.state == .failed)
         #expect(again.lastError?.code == "not_media")
         #expect(daemon.log.components(separatedBy: "download \(ids[0]) failed: announced").count == 3)
@@ -82,7 +82,7 @@ import Glibc
             as: EnqueueResult.self,
             params: #"{"podcast":"\#(podcast.id)","latest":2}"#
         )
-        let done = try client.waitUntilFinished(queued.downloads.map(\.id))
+        let done = try client.finished(queued.downloads.map(\.id))
         let byURL = Dictionary(uniqueKeysWithValues: done.map { ($0.url, $0) })
         let failed = try #require(byURL[page])
         #expect(failed.state == .failed, "\(failed)")
@@ -108,7 +108,7 @@ import Glibc
             as: UTF8.self
         )
         let ids = try client.result("enqueue", as: EnqueueResult.self, params: params).downloads.map(\.id)
-        let done = try client.waitUntilFinished(ids)
+        let done = try client.finished(ids)
         #expect(done.map(\.state) == [.completed, .completed], "\(done)")
         #expect(daemon.log.components(separatedBy: "cannot load libmagic's database").count == 2, "\(daemon.log)")
         #expect(daemon.stop() == 0)

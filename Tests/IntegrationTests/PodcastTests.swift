@@ -51,19 +51,6 @@ import Glibc
         }
     }
 
-    private func waitForDownloads(_ client: LineClient, _ ids: [Int64], timeout: Double = 60) throws -> [DownloadInfo] {
-        let deadline = Date.now.addingTimeInterval(timeout)
-        while true {
-            let all = try client.result("downloads", as: DownloadsResult.self).downloads
-            let mine = all.filter { ids.contains($0.id) }
-            if mine.count == ids.count, mine.allSatisfy({ $0.state == .completed || $0.state == .failed }) {
-                return mine
-            }
-            guard Date.now < deadline else { throw HarnessError("downloads \(ids) stuck: \(mine)") }
-            usleep(50_000)
-        }
-    }
-
     @Test func subscribeRefreshAutoDownloadAndKeep() throws {
         let site = try NginxServer()
         for guid in ["a", "b", "c", "d"] {
@@ -96,7 +83,7 @@ import Glibc
         #expect(subscribed.podcast.episodes == 3)
         #expect(subscribed.podcast.newEpisodes == 0, "the back catalogue is not new")
         #expect(subscribed.queued.count == 2)
-        let first = try waitForDownloads(client, subscribed.queued)
+        let first = try client.finished(subscribed.queued)
         #expect(first.allSatisfy { $0.state == .completed })
         let folder = daemon.root.file("data/singlecast/episodes/Loopback Radio")
         #expect(
@@ -123,7 +110,7 @@ import Glibc
         #expect(entry.outcome == "updated")
         #expect(entry.newEpisodes == 1)
         #expect(entry.queued.count == 1)
-        _ = try waitForDownloads(client, entry.queued)
+        _ = try client.finished(entry.queued)
         // keep 2: the oldest downloaded file (b) goes once d is in.
         let deadline = Date.now.addingTimeInterval(20)
         var names = Set(try FileManager.default.contentsOfDirectory(atPath: folder))
@@ -149,7 +136,7 @@ import Glibc
         // Manual download of the oldest episode, by id.
         let oldest = try #require(episodes.episodes.last)
         let queued = try call(client, "enqueue", #"{"episodes":[\#(oldest.id)]}"#, as: EnqueueResult.self)
-        _ = try waitForDownloads(client, queued.downloads.map(\.id))
+        _ = try client.finished(queued.downloads.map(\.id))
 
         let podcasts = try call(client, "podcasts", nil, as: PodcastsResult.self)
         let artwork = try #require(podcasts.podcasts.first?.artworkPath)

@@ -177,8 +177,8 @@ import Testing
         actions.compactMap { if case .stopTransfer(let id) = $0 { id } else { nil } }
     }
 
-    private func published(_ actions: [Machine.Action]) -> [Int64: DownloadEvent] {
-        var events: [Int64: DownloadEvent] = [:]
+    private func published(_ actions: [Machine.Action]) -> [Int64: Machine.Announcement] {
+        var events: [Int64: Machine.Announcement] = [:]
         for case .publish(let event, let record) in actions { events[record.id] = event }
         return events
     }

@@ -194,4 +194,65 @@ final class ScriptedTransferEngine: TransferEngine {
         let names = try FileManager.default.contentsOfDirectory(atPath: home.file("dl")).sorted()
         #expect(names == ["page.pdf", "real.mp3"], "neither the page's final file nor its partial file is left")
     }
+
+    /// Two episodes of one podcast in `store`, for downloads to be linked to.
+    private func twoEpisodes(_ store: Store) async throws -> [EpisodeRecord] {
+        let (podcast, _) = try await store.insertPodcast(
+            PodcastRecord(feedURL: "https://feeds.example/a", subscribedAt: 1)
+        )
+        let ids = try await store.applyRefresh(podcast) { apply in
+            try apply(
+                ["kept", "gone"].map { EpisodeRecord(podcastID: podcast.id, identity: $0, title: $0, firstSeenAt: 1) }
+            )
+        }
+        return try await store.episodes(ids: ids)
+    }
+
+    @Test func aRefusedDisposalKeepsItsDownloadAndOnlyWhatWentIsForgotten() async throws {
+        let home = try TemporaryDirectory(prefix: "singlecast-scripted")
+        let urls = ["http://cdn.example/changed.mp3", "http://cdn.example/plain.mp3"]
+        let engine = ScriptedTransferEngine(bodies: [urls[0]: body(1), urls[1]: body(2)])
+        let (queue, store) = try makeQueue(home, engine)
+        let episodes = try await twoEpisodes(store)
+        let ids = try await whileRunning(queue) {
+            let ids = try await queue.enqueue(
+                zip(urls, episodes).map { DownloadRequest(url: $0, directory: home.file("episodes"), episode: $1.id) }
+            )
+            .downloads.map(\.id)
+            #expect(try await eventually(every: .milliseconds(1)) { await queue.counts().completed == 2 })
+            return ids
+        }
+        // A hook (or the user) changed the first file after it completed: it is no longer what the queue wrote.
+        let changed = home.file("episodes/changed.mp3")
+        let handle = try #require(FileHandle(forWritingAtPath: changed))
+        handle.seekToEndOfFile()
+        handle.write(Data("tag".utf8))
+        try handle.close()
+
+        let discarded = try await queue.discard(ids, deleteFiles: true, reason: "deleted on request")
+        #expect(discarded.deleted.map(\.path) == [home.file("episodes/plain.mp3")])
+        #expect(discarded.refused == [ids[0]])
+        // The refused file is still the queue's: its row, its listing and its episode's link stay.
+        #expect(FileManager.default.fileExists(atPath: changed))
+        #expect(await queue.completedDownloads()[ids[0]] != nil)
+        #expect(try await store.downloads().map(\.id) == [ids[0]])
+        let linked = try await store.episodes(ids: episodes.map(\.id))
+        #expect(linked.first { $0.id == episodes[0].id }?.downloadID == ids[0])
+        // The one that went took its episode's link with it, in the same transaction.
+        let released = try #require(linked.first { $0.id == episodes[1].id })
+        #expect(released.downloadID == nil)
+        #expect(released.fileDeletedAt != nil)
+    }
+
+    @Test func startUpReleasesEpisodesLinkedToDownloadsThatNoLongerExist() async throws {
+        let home = try TemporaryDirectory(prefix: "singlecast-scripted")
+        let (queue, store) = try makeQueue(home, ScriptedTransferEngine(bodies: [:]))
+        let episodes = try await twoEpisodes(store)
+        // A crash left the first episode pointing at a download whose row is gone.
+        try await store.setEpisodeDownloads([(episodes[0].id, 99)])
+        try await queue.recover()
+        let repaired = try await store.episodes(ids: [episodes[0].id])
+        #expect(repaired.first?.downloadID == nil)
+        #expect(repaired.first?.fileDeletedAt != nil, "released as deleted, so no policy fetches it again by itself")
+    }
 }

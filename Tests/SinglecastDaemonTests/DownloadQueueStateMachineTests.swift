@@ -328,4 +328,174 @@ import Testing
         #expect(actions.contains(.delete([3])))
         #expect(idle.records[3] == nil)
     }
+
+    // MARK: - Races of one owner (each was a way the queue lost or misreported a download)
+
+    /// The records `actions` save, in order.
+    private func saved(_ actions: [Machine.Action]) -> [DownloadRecord] {
+        actions.flatMap { action -> [DownloadRecord] in
+            guard case .persist(let rows, _) = action else { return [] }
+            return rows
+        }
+    }
+
+    /// The events `actions` publish, as "event id".
+    private func published(_ actions: [Machine.Action]) -> [String] {
+        actions.compactMap { action -> String? in
+            guard case .publish(let event, let row) = action else { return nil }
+            return "\(event) \(row.id)"
+        }
+    }
+
+    @Test func aRetryRacingClearOfFailedDownloadsKeepsTheRetriedTransfer() throws {
+        var failed = record(1, state: .failed)
+        failed.errorCode = "http_status"
+        var machine = machine([failed, record(2, "b.bin", state: .failed)])
+        // Another client's retry came first: its transfer runs, and the clear leaves it alone.
+        _ = try machine.retry(.ids([1]))
+        #expect(machine.startDue(QueueScheduler(), now: 0) == [.startTransfer(1)])
+        _ = machine.began(1)
+        // `clear --failed` takes its downloads off the list before its rows are cleared: a retry meanwhile finds
+        // nothing to retry, rather than a download that the clear then deletes under its transfer.
+        let cleared = machine.clear([.failed])
+        #expect(cleared.map(\.id) == [2])
+        #expect(throws: DownloadQueueError.self) { try machine.retry(.ids([2])) }
+        #expect(machine.startDue(QueueScheduler(), now: 0).isEmpty)
+        _ = machine.cleared(cleared, unlisted: [], deletePartial: false)
+        #expect(machine.records[2] == nil)
+        _ = machine.transferEnded(1)
+        #expect(machine.finished(1, .completed(response(5), bytesInFile: 5), fileSize: 5) == .complete(bytes: 5))
+        // A clear the store did not save lists its downloads again.
+        var again = self.machine([record(3, "c.bin", state: .failed)])
+        let notSaved = again.clear([.failed])
+        again.clearNotSaved(notSaved)
+        #expect(again.isVisible(3))
+    }
+
+    @Test func aMoveDuringTheLastCommitDoesNotLeaveTheRowActive() throws {
+        let (named, completed) = completing()
+        var machine = named
+        machine.load([record(2, "b.bin")])
+        let move = try machine.move(1, to: .bottom)
+        // The move saved download 1 as the table had it: still active.
+        #expect(saved(move).contains { $0.id == 1 && $0.state == .active })
+        let actions = machine.committed(completed, runsHook: false)
+        #expect(
+            saved(actions).contains { $0.id == 1 && $0.state == .completed },
+            "the completion is saved over the move"
+        )
+        #expect(machine.records[1]?.state == .completed)
+    }
+
+    @Test func nowDuringTheLastCommitDoesNotLeaveTheRowActive() {
+        let (named, completed) = completing()
+        var machine = named
+        let expedite = machine.expedite([1])
+        #expect(saved(expedite).map(\.id) == [1])
+        let actions = machine.committed(completed, runsHook: false)
+        #expect(
+            saved(actions).contains { $0.id == 1 && $0.state == .completed },
+            "the completion is saved over the --now"
+        )
+    }
+
+    @Test func aCancelledDownloadWindingDownIsNotListed() throws {
+        var machine = machine([record(1), record(2, "b.bin")], transferring: [1])
+        _ = try machine.cancel([1], deletePartial: true)
+        #expect(machine.records[1]?.state == .cancelled, "the record stays until its transfer stops")
+        #expect(machine.orderedRecords().map(\.id) == [2])
+    }
+
+    @Test func theFirstOpenGateChangesNothingThatWasAlreadyQueued() {
+        var gated = record(3, "c.bin", state: .paused)
+        gated.pauseReason = GateReason.outsideWindow.rawValue
+        var machine = Machine()
+        machine.load([record(1), record(2, "b.bin"), gated])
+        let actions = machine.gateChanged(closedBecause: nil)
+        // Only the download the gate had paused before the restart changes.
+        #expect(saved(actions).map(\.id) == [3])
+        #expect(published(actions) == ["resumed 3"])
+        // Nothing at all when nothing was held.
+        var idle = Machine()
+        idle.load([record(1)])
+        #expect(
+            idle.gateChanged(closedBecause: nil).filter { if case .reschedule = $0 { false } else { true } }.isEmpty
+        )
+    }
+
+    @Test func completionsArrivingDuringACommitGoTogetherInTheNextBatch() throws {
+        var machine = machine(
+            [record(1), record(2, "b.bin"), record(3, "c.bin", host: "c.example")],
+            transferring: [1, 2, 3]
+        )
+        var completed = (1...3).map { id in
+            _ = machine.transferEnded(Int64(id))
+            return machine.completedRecord(Int64(id), now: 9)
+        }
+        completed.append(record(4, "d.bin", state: .completed))
+        #expect(machine.commitRequested(completed[0]) == .lead)
+        #expect(machine.commitRequested(completed[1]) == .wait)
+        #expect(machine.commitRequested(completed[2]) == .wait)
+        let first = machine.commitBatch(leadBy: completed[0])
+        #expect(first.map(\.id) == [1, 2, 3])
+        // While the first batch syncs: 3 is cancelled (its row is not written back), and 4 arrives.
+        _ = try machine.cancel([3], deletePartial: false)
+        #expect(machine.commitRequested(completed[3]) == .wait)
+        let (rows, hooks) = machine.rowsToCommit(first, runsHook: true)
+        #expect(rows.map(\.id) == [1, 2])
+        #expect(hooks == [1, 2])
+        // The lead goes to 4, which commits alone; then the next completion leads again.
+        #expect(machine.batchCommitted() == 4)
+        #expect(machine.commitBatch(leadBy: completed[3]).map(\.id) == [4])
+        #expect(machine.rowsToCommit([completed[3]], runsHook: false).hooks.isEmpty)
+        #expect(machine.batchCommitted() == nil)
+        #expect(machine.commitRequested(completed[0]) == .lead)
+    }
+
+    @Test func progressSetsTheSpeedCheckpointsAndPublishesAtMostWhenBytesArriveOrAStallGoesOn() throws {
+        var machine = machine([record(1)])
+        _ = machine.began(1, offset: 100, now: 0)
+        func report(_ bytes: Int64, at now: Int64, etag: String? = nil) -> Machine.ProgressStep {
+            machine.progressed(
+                1,
+                bytes: bytes,
+                total: 10_000,
+                etag: etag,
+                lastModified: nil,
+                now: now,
+                checkpointBytes: 4_000,
+                checkpointInterval: 60_000
+            )
+        }
+        // The size is new: saved at once, after a sync; then the progress.
+        #expect(report(1_100, at: 250) == .checkpoint(bytes: 1_100))
+        #expect(machine.paces[1]?.rate == 4_000)
+        let synced = machine.progressSynced(1, bytes: 1_100, synced: true, now: 250)
+        #expect(saved(synced).map(\.bytesDone) == [1_100])
+        #expect(published(synced) == ["progress 1"])
+        // Nothing new arrived: no event, and the speed decays.
+        #expect(report(1_100, at: 500) == .perform([]))
+        #expect(machine.paces[1]?.rate == 2_800)
+        #expect(machine.stalledSince(1, now: 5_000) == nil)
+        // Bytes past the checkpoint distance: a checkpoint; a failed sync records nothing.
+        #expect(report(5_200, at: 750) == .checkpoint(bytes: 5_200))
+        #expect(saved(machine.progressSynced(1, bytes: 5_200, synced: false, now: 750)).isEmpty)
+        #expect(report(5_200, at: 750) == .checkpoint(bytes: 5_200), "still due after a failed sync")
+        #expect(saved(machine.progressSynced(1, bytes: 5_200, synced: true, now: 750)).map(\.bytesDone) == [5_200])
+        // Stalled for 5 s: it says since when, and still publishes every 5 s.
+        for now in stride(from: Int64(1_000), through: 5_500, by: 250) { _ = report(5_200, at: now) }
+        #expect(machine.stalledSince(1, now: 5_750) == 750)
+        guard case .perform(let actions) = report(5_200, at: 5_750) else {
+            Issue.record("no checkpoint is due")
+            return
+        }
+        #expect(published(actions) == ["progress 1"])
+        #expect((machine.paces[1]?.rate ?? 0) < 10, "the speed fell")
+        // After a pause, nothing is published or saved.
+        _ = try machine.pause(.ids([1]))
+        #expect(report(6_000, at: 6_000) == .perform([]))
+        #expect(machine.stalledSince(1, now: 20_000) == nil)
+        _ = machine.transferEnded(1)
+        #expect(machine.paces[1] == nil)
+    }
 }

@@ -86,4 +86,41 @@ struct DownloadStoreTests {
             try await reopened.close()
         }
     }
+
+    @Test("forgetting downloads releases their episodes in the same transaction; start-up releases dangling links")
+    func forgettingReleasesEpisodes() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/db.sqlite3")
+            let (podcast, _) = try await store.insertPodcast(
+                PodcastRecord(feedURL: "https://feeds.example/a", subscribedAt: 1)
+            )
+            let ids = try await store.applyRefresh(podcast) { apply in
+                try apply(
+                    ["a", "b", "c"].map {
+                        EpisodeRecord(podcastID: podcast.id, identity: $0, title: $0, firstSeenAt: 1)
+                    }
+                )
+            }
+            let downloads = try await store.enqueue(
+                [record("https://a/1"), record("https://a/2", name: "g.mp3")],
+                linking: [ids[0], ids[1]]
+            )
+            .map(\.record.id)
+            try await store.setEpisodeDownloads([(ids[2], 99)])  // a download that is gone
+
+            try await store.forgetDownloads([downloads[0]], releasingEpisodesAt: 7, reason: "older than 90d")
+            var episodes = try await store.episodes(ids: ids)
+            #expect(try await store.downloads().map(\.id) == [downloads[1]])
+            #expect(episodes[0].downloadID == nil && episodes[0].fileDeletedAt == 7)
+            #expect(episodes[0].fileDeletedReason == "older than 90d")
+            #expect(episodes[1].downloadID == downloads[1], "an episode of another download keeps it")
+
+            #expect(try await store.releaseEpisodesOfMissingDownloads(at: 8, reason: "its download was removed") == 1)
+            episodes = try await store.episodes(ids: ids)
+            #expect(episodes[2].downloadID == nil && episodes[2].fileDeletedAt == 8)
+            #expect(episodes[1].downloadID == downloads[1])
+            #expect(try await store.releaseEpisodesOfMissingDownloads(at: 9, reason: "again") == 0)
+            try await store.close()
+        }
+    }
 }

@@ -56,7 +56,9 @@ struct RetireEpisodeFilesTests {
             _ = try await store.setPinned([episodes[0].id], true)
             let handed = Mutex<[Int64]>([])
             let retired = try await store.retireEpisodeFiles(Array(planned.prefix(2)), at: 5, reason: "keep 1") {
-                owned in handed.withLock { $0 = owned }
+                owned in
+                handed.withLock { $0 = owned }
+                return ((), [])
             }
             #expect(retired.episodes == [episodes[1].id])
             // The second download is the third episode's too: its file is not disposed of, its row stays.
@@ -75,11 +77,28 @@ struct RetireEpisodeFilesTests {
             let store = try Store(path: directory + "/s.db")
             let (episodes, downloads) = try await setUp(store)
             let planned = episodes.map { Store.PlannedRelease($0, download: $0.downloadID!) }
-            let retired = try await store.retireEpisodeFiles(planned, at: 5, reason: "max_storage") { $0 }
+            let retired = try await store.retireEpisodeFiles(planned, at: 5, reason: "max_storage") { ($0, []) }
             #expect(retired.disposed == downloads)
             #expect(retired.downloads == downloads)
             #expect(try await store.downloads().isEmpty)
             #expect(try await store.downloadedEpisodes().isEmpty)
+        }
+    }
+
+    @Test("a file the disposal refused keeps its download row and its episode's link")
+    func keepsARefusedFile() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/s.db")
+            let (episodes, downloads) = try await setUp(store)
+            let planned = episodes.map { Store.PlannedRelease($0, download: $0.downloadID!) }
+            let retired = try await store.retireEpisodeFiles(planned, at: 5, reason: "max_storage") {
+                owned in (owned, [downloads[0]])
+            }
+            #expect(retired.downloads == downloads.filter { $0 != downloads[0] })
+            #expect(!retired.episodes.contains(episodes[0].id))
+            #expect(try await store.downloads().map(\.id) == [downloads[0]])
+            let kept = try await store.episodes(ids: [episodes[0].id]).first
+            #expect(kept?.downloadID == downloads[0] && kept?.fileDeletedAt == nil)
         }
     }
 
@@ -91,7 +110,7 @@ struct RetireEpisodeFilesTests {
             let planned = Store.PlannedRelease(episodes[0], download: downloads[0])
             try await store.setEpisodeDownloads([(episodes[0].id, 77)])
             try await store.releaseEpisodeFiles([(episodes[0].id, downloads[0])], at: 5, reason: "deleted on request")
-            let retired = try await store.retireEpisodeFiles([planned], at: 5, reason: "keep 1") { $0 }
+            let retired = try await store.retireEpisodeFiles([planned], at: 5, reason: "keep 1") { ($0, []) }
             #expect(retired.episodes.isEmpty && retired.disposed.isEmpty)
             #expect(try await store.episodes(ids: [episodes[0].id]).first?.downloadID == 77)
         }

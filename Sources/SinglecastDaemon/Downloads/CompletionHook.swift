@@ -54,13 +54,17 @@ package enum CompletionHook {
     }
 }
 
-/// Runs `on_complete` programs on a small, fixed pool of threads: a burst of completions queues its hooks
-/// instead of starting a thread (and a process) for each one at once.
+/// Runs `on_complete` programs, a few at a time: a service of the daemon's task group.
 ///
-/// A hook is recorded as pending in the store with its download's completion; the worker takes that record just
-/// before it starts the program. So a crash before then runs the hook after the restart (``resume(_:)``), and no
-/// hook ever runs twice: at most once per completed download.
-package final class HookRunner: Sendable {
+/// A burst of completions queues its hooks instead of starting a process for each one at once. Each program runs on
+/// a thread of its own (it blocks in `waitpid`), never on the cooperative pool. A hook is recorded as pending in the
+/// store with its download's completion; the runner takes that record just before it starts the program. So a crash
+/// or a stop before then runs the hook after the restart (``resume(_:completed:program:)``), and no hook ever runs
+/// twice: at most once per completed download.
+///
+/// A stop (``shutdown()``) starts no further hook (they stay pending for the next start) and waits for the running
+/// ones, at most ``stopTimeout``: a program that takes longer goes on by itself, and that is logged.
+package final class HookRunner: Service {
     private struct Job: Sendable {
         var program: String
         var record: DownloadRecord
@@ -69,28 +73,29 @@ package final class HookRunner: Sendable {
     private let store: Store
     private let logger: Logger
     private let workers: Int
-    /// Hooks waiting for a worker, and whether the workers were started (on the first hook: a daemon without
-    /// `on_complete` never starts them).
-    private let state = Mutex<(jobs: [Job], started: Bool)>(([], false))
-    private let ready = DispatchSemaphore(value: 0)
+    package let stopTimeout: Duration
+    private let jobs: AsyncStream<Job>
+    private let submit: AsyncStream<Job>.Continuation
+    /// Programs running, who waits for a free worker, and who waits for the last one to end (a stop).
+    private struct Workers {
+        var running = 0
+        var stopping = false
+        var slot: CheckedContinuation<Void, Never>?
+        var idle: Once?
+    }
+    private let workersState = Mutex(Workers())
 
-    package init(store: Store, logger: Logger, workers: Int = 2) {
+    package init(store: Store, logger: Logger, workers: Int = 2, stopTimeout: Duration = .seconds(10)) {
         self.store = store
         self.logger = logger
         self.workers = max(1, workers)
+        self.stopTimeout = stopTimeout
+        (jobs, submit) = AsyncStream.makeStream(of: Job.self)
     }
 
     /// Queues `program` for a completed download whose hook the store holds as pending.
     package func run(_ program: String, for record: DownloadRecord) {
-        let start = state.withLock { state in
-            state.jobs.append(Job(program: program, record: record))
-            defer { state.started = true }
-            return !state.started
-        }
-        if start {
-            for number in 1...workers { startThread(name: "singlecast-hook\(number)") { [self] in work() } }
-        }
-        ready.signal()
+        submit.yield(Job(program: program, record: record))
     }
 
     /// Queues the hooks a crash left pending for completed downloads (`pending` holds every pending id); drops the
@@ -106,30 +111,91 @@ package final class HookRunner: Sendable {
         }
     }
 
-    private func work() {
-        while true {
-            ready.wait()
-            guard let job = state.withLock({ $0.jobs.isEmpty ? nil : $0.jobs.removeFirst() }) else { continue }
-            guard take(job.record.id) else { continue }
-            CompletionHook.runAndWait(job.program, for: job.record, logger: logger)
+    /// Runs hooks as they come until ``shutdown()`` (or its task is cancelled), then waits for the running ones, at
+    /// most ``stopTimeout``.
+    ///
+    /// The programs' threads report their end through continuations, not child tasks: a stop's wait must hold even
+    /// when the daemon's task group is cancelled, and must not outlast its bound, which a child task blocked on a
+    /// program would.
+    package func run() async {
+        for await job in jobs {
+            await freeWorker()
+            if workersState.withLock({ $0.stopping }) { continue }  // left pending in the store, for the next start
+            do {
+                // Taken before the program starts: it runs at most once, even if the daemon dies while it runs.
+                guard try await store.takePendingHook(job.record.id) else { continue }
+            } catch {
+                logger.error("cannot take the pending hook of download \(job.record.id): \(error)")
+                continue
+            }
+            workersState.withLock { $0.running += 1 }
+            startThread(name: "singlecast-hook") { [self] in
+                CompletionHook.runAndWait(job.program, for: job.record, logger: logger)
+                ended()
+            }
+        }
+        let running = workersState.withLock { $0.running }
+        guard running > 0 else { return }
+        logger.info("waiting for \(running) on_complete program(s) to end")
+        let allEnded = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let once = Once(continuation)
+            let idle = workersState.withLock { state in
+                if state.running == 0 { return true }
+                state.idle = once
+                return false
+            }
+            if idle { once.resume(true) }
+            let (seconds, attoseconds) = stopTimeout.components
+            let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { once.resume(false) }
+        }
+        if !allEnded {
+            logger.warning("stopping while on_complete program(s) still run; they go on by themselves")
         }
     }
 
-    /// Removes the pending record before the program starts; blocks this worker thread (never the cooperative
-    /// pool) until the store has answered.
-    private func take(_ id: Int64) -> Bool {
-        let answer = Mutex<Bool>(false)
-        let done = DispatchSemaphore(value: 0)
-        Task { [store, logger] in
-            do {
-                let taken = try await store.takePendingHook(id)
-                answer.withLock { $0 = taken }
-            } catch {
-                logger.error("cannot take the pending hook of download \(id): \(error)")
-            }
-            done.signal()
+    /// Stops taking hooks; ``run()`` returns once the running ones ended or ``stopTimeout`` passed.
+    package func shutdown() {
+        let waiting = workersState.withLock { state in
+            state.stopping = true
+            defer { state.slot = nil }
+            return state.slot
         }
-        done.wait()
-        return answer.withLock { $0 }
+        submit.finish()
+        waiting?.resume()  // no worker is needed any more
+    }
+
+    /// Returns when fewer than ``workers`` programs run.
+    private func freeWorker() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let free = workersState.withLock { state in
+                if state.running < workers || state.stopping { return true }
+                state.slot = continuation
+                return false
+            }
+            if free { continuation.resume() }
+        }
+    }
+
+    /// A program ended (on its thread): its worker is free, and a stop waiting for the last one may go on.
+    private func ended() {
+        let (slot, idle) = workersState.withLock { state in
+            state.running -= 1
+            defer { state.slot = nil }
+            return (state.slot, state.running == 0 ? state.idle : nil)
+        }
+        slot?.resume()
+        idle?.resume(true)
+    }
+
+    /// A continuation that two racing parties (the last program, a timer) may resume: the first one does.
+    private final class Once: Sendable {
+        private let continuation: Mutex<CheckedContinuation<Bool, Never>?>
+
+        init(_ continuation: CheckedContinuation<Bool, Never>) { self.continuation = Mutex(continuation) }
+
+        func resume(_ value: Bool) {
+            continuation.withLock { $0.take() }?.resume(returning: value)
+        }
     }
 }

@@ -1,5 +1,4 @@
 import SinglecastHTTP
-import SinglecastProtocol
 
 #if canImport(Glibc)
 import Glibc
@@ -42,31 +41,44 @@ package enum DownloadFailure: Equatable, Sendable {
         }
     }
 
+    /// A failure as the download records it, and clients see it as `last_error`.
+    package struct Summary: Equatable, Sendable {
+        package var code: String
+        package var message: String
+        package var httpStatus: Int?
+
+        init(code: String, message: String, httpStatus: Int? = nil) {
+            self.code = code
+            self.message = message
+            self.httpStatus = httpStatus
+        }
+    }
+
     /// What clients see as `last_error`.
-    package var info: DownloadErrorInfo {
+    package var info: Summary {
         switch self {
         case .transfer(let error):
-            return DownloadErrorInfo(code: error.code.rawValue, message: error.message)
+            return Summary(code: error.code.rawValue, message: error.message)
         case .httpStatus(let status, let url, _):
-            return DownloadErrorInfo(
+            return Summary(
                 code: "http_status",
                 message: "the server answered HTTP \(status) for \(url)",
                 httpStatus: status
             )
         case .lengthMismatch(let received, let announced):
-            return DownloadErrorInfo(
+            return Summary(
                 code: "length_mismatch",
                 message: "the server sent \(received) bytes but announced \(announced); downloading again"
             )
         case .rangeNotSatisfiable(let offset):
-            return DownloadErrorInfo(
+            return Summary(
                 code: "range_not_satisfiable",
                 message: "the server refused to resume at byte \(offset); starting over",
                 httpStatus: 416
             )
         case .file(let operation, let code, let path):
             if isDiskFull {
-                return DownloadErrorInfo(
+                return Summary(
                     code: "disk_full",
                     message: "the disk holding \(path) is full; free space, then resume"
                 )
@@ -79,9 +91,9 @@ package enum DownloadFailure: Equatable, Sendable {
                 case .rename: "rename"
                 case .remove: "remove"
                 }
-            return DownloadErrorInfo(code: "io", message: "cannot \(verb) \(path): \(String(cString: strerror(code)))")
+            return Summary(code: "io", message: "cannot \(verb) \(path): \(String(cString: strerror(code)))")
         case .notMedia(let announced, let received):
-            return DownloadErrorInfo(
+            return Summary(
                 code: "not_media",
                 message: "announced \(announced) but received \(MediaCheck.describe(received))"
             )

@@ -1,5 +1,4 @@
 import SinglecastHTTP
-import SinglecastProtocol
 import SinglecastStore
 
 /// Every decision about a download's life, without I/O.
@@ -21,6 +20,20 @@ package struct DownloadQueueStateMachine {
         case finishing
     }
 
+    /// What happened to a download, for watchers; the queue names it on the wire (`download.added`, …).
+    package enum Announcement: Equatable, Sendable, CaseIterable {
+        case added
+        case started
+        /// At most 4 a second per download.
+        case progress
+        case paused
+        case resumed
+        case retrying
+        case completed
+        case failed
+        case removed
+    }
+
     package enum Action: Equatable, Sendable {
         /// Open the partial file of this `active` download and run its transfer.
         case startTransfer(Int64)
@@ -31,7 +44,7 @@ package struct DownloadQueueStateMachine {
         case delete([Int64])
         /// Remove the partial file when the record asks for it, or when it is empty.
         case discardPartial(DownloadRecord)
-        case publish(DownloadEvent, DownloadRecord)
+        case publish(Announcement, DownloadRecord)
         case runHook(DownloadRecord)
         case log(LogLevel, String)
         /// Look for downloads to start now.
@@ -42,12 +55,19 @@ package struct DownloadQueueStateMachine {
 
     package private(set) var records = DownloadTable()
     package private(set) var phases: [Int64: Phase] = [:]
+    /// The pace of each transferring download: its speed, its last progress, and when it last checkpointed and
+    /// published.
+    package private(set) var paces: [Int64: Pace] = [:]
     /// Why downloads are held back now (outside every window, a metered network); `nil` while they may run.
     package private(set) var gate: GateReason?
     /// Whether ``gateChanged(closedBecause:)`` was called since start-up.
     package private(set) var gateKnown = false
     /// Paths chosen by enqueues waiting for their commit: the table learns of those downloads only after it.
     private var reservedPaths: Set<String> = []
+    /// The group commit of completions: whether a batch is being committed, and the completions waiting for the
+    /// next one, in the order they came.
+    private var committingBatch = false
+    private var waitingCommits: [DownloadRecord] = []
 
     package init() {}
 
@@ -167,13 +187,18 @@ package struct DownloadQueueStateMachine {
     ///
     /// Not persisted here: a crash makes an active download queued again anyway, and the attempt count goes to the
     /// store with the next checkpoint, failure or completion. Waiting for a commit here would leave the slot idle.
-    package mutating func began(_ id: Int64) -> [Action] {
+    ///
+    /// - Parameters:
+    ///   - offset: The bytes already in the partial file.
+    ///   - now: Unix milliseconds.
+    package mutating func began(_ id: Int64, offset: Int64 = 0, now: Int64 = 0) -> [Action] {
         guard var record = records[id], phases[id] == .opening else {
             preconditionFailure("download \(id) began a transfer it had not opened")
         }
         record.attempts += 1
         records[id] = record
         phases[id] = .transferring
+        paces[id] = Pace(bytes: offset, now: now)
         return [.publish(.started, record)]
     }
 
@@ -206,11 +231,114 @@ package struct DownloadQueueStateMachine {
         return [.persist([record], .processCrash)]
     }
 
+    // MARK: - Progress
+
+    /// A transfer's pace between its progress reports.
+    package struct Pace: Equatable, Sendable {
+        /// Bytes per second, smoothed; 0 below ``DownloadQueueStateMachine/slowestRate``.
+        package var rate: Double = 0
+        /// Unix milliseconds of the last byte that arrived (or of the start).
+        package var lastProgressAt: Int64
+        var bytes: Int64
+        var checkpointBytes: Int64
+        var checkpointAt: Int64
+        var publishedBytes: Int64 = -1
+        var publishedAt: Int64
+
+        init(bytes: Int64, now: Int64) {
+            self.bytes = bytes
+            lastProgressAt = now
+            checkpointBytes = bytes
+            checkpointAt = now
+            publishedAt = now
+        }
+    }
+
+    /// How often a running transfer's progress is looked at.
+    package static let progressInterval = Duration.milliseconds(250)
+    /// Below this (bytes per second) a transfer's speed is 0 and it has no ETA.
+    package static let slowestRate = 1.0
+    /// A transfer that received nothing for this long (milliseconds) is stalled since its last byte, and still
+    /// publishes its progress this often.
+    package static let stalledAfter: Int64 = 5_000
+
+    /// What the queue does with a progress report.
+    package enum ProgressStep: Equatable, Sendable {
+        /// `fdatasync` the partial file, then report ``progressSynced(_:bytes:synced:now:)``: the offset is recorded
+        /// only after the bytes before it are on disk.
+        case checkpoint(bytes: Int64)
+        case perform([Action])
+    }
+
+    /// A running transfer's progress, every ``progressInterval``: its speed, its size and validators (saved at once
+    /// when new, since without them a resume after `kill -9` could not be validated), a checkpoint every
+    /// `checkpointBytes` or `checkpointInterval` milliseconds, and a progress event when bytes arrived (at most 4 a
+    /// second) or, for a stalled transfer, every ``stalledAfter``.
+    package mutating func progressed(
+        _ id: Int64,
+        bytes: Int64,
+        total: Int64?,
+        etag: String?,
+        lastModified: String?,
+        now: Int64,
+        checkpointBytes: Int64,
+        checkpointInterval: Int64
+    ) -> ProgressStep {
+        guard var pace = paces[id] else { return .perform([]) }
+        let seconds =
+            Double(Self.progressInterval.components.attoseconds) / 1e18
+            + Double(Self.progressInterval.components.seconds)
+        let instant = Double(max(0, bytes - pace.bytes)) / seconds
+        // The average decays towards zero while nothing arrives; below a byte a second it is zero, not 1e-15.
+        let smoothed = pace.rate == 0 ? instant : pace.rate * 0.7 + instant * 0.3
+        pace.rate = smoothed < Self.slowestRate ? 0 : smoothed
+        if bytes != pace.bytes { pace.lastProgressAt = now }
+        pace.bytes = bytes
+        paces[id] = pace
+        guard stillActive(id) else { return .perform([]) }
+        let learned = learned(id, total: total, etag: etag, lastModified: lastModified)
+        if learned || bytes - pace.checkpointBytes >= checkpointBytes || now - pace.checkpointAt >= checkpointInterval {
+            return .checkpoint(bytes: bytes)
+        }
+        return .perform(progressDue(id, now: now))
+    }
+
+    /// The partial file was synced up to `bytes` (or the sync failed): the checkpoint is recorded, then progress
+    /// published when due.
+    package mutating func progressSynced(_ id: Int64, bytes: Int64, synced: Bool, now: Int64) -> [Action] {
+        var actions: [Action] = []
+        if synced, paces[id] != nil {
+            paces[id]?.checkpointBytes = bytes
+            paces[id]?.checkpointAt = now
+            actions = checkpointed(id, bytes: bytes)
+        }
+        return actions + progressDue(id, now: now)
+    }
+
+    /// A progress event, when bytes arrived since the last one or the transfer is stalled; none once a pause or
+    /// cancel came.
+    private mutating func progressDue(_ id: Int64, now: Int64) -> [Action] {
+        guard let record = records[id], record.state == .active, var pace = paces[id] else { return [] }
+        guard pace.bytes != pace.publishedBytes || now - pace.publishedAt >= Self.stalledAfter else { return [] }
+        pace.publishedBytes = pace.bytes
+        pace.publishedAt = now
+        paces[id] = pace
+        return [.publish(.progress, record)]
+    }
+
+    /// Since when an active transfer received nothing (Unix milliseconds), once that is ``stalledAfter`` or longer.
+    package func stalledSince(_ id: Int64, now: Int64) -> Int64? {
+        guard records[id]?.state == .active, let since = paces[id]?.lastProgressAt, now - since >= Self.stalledAfter
+        else { return nil }
+        return since
+    }
+
     /// The network part is over: the slot goes to the next download while this one syncs and commits, so that
     /// durability costs latency per file, not throughput.
     package mutating func transferEnded(_ id: Int64) -> [Action] {
         guard holdsSlot(id) else { preconditionFailure("download \(id) ended a transfer it was not running") }
         phases[id] = .finishing
+        paces[id] = nil
         return [.reschedule]
     }
 
@@ -302,7 +430,7 @@ package struct DownloadQueueStateMachine {
         record.errorCode = error.code
         record.errorMessage = error.message
         record.errorHTTPStatus = error.httpStatus
-        let event: DownloadEvent
+        let event: Announcement
         let log: Action
         switch policy.decide(failure, attempts: record.attempts, now: now, random: random) {
         case .retry(let at):
@@ -339,6 +467,7 @@ package struct DownloadQueueStateMachine {
     /// last commit left the removal to this moment.
     package mutating func attemptEnded(_ id: Int64) -> [Action] {
         phases[id] = nil
+        paces[id] = nil
         var actions: [Action] = []
         if records[id]?.state == .cancelled { actions = stopped(id) }
         return actions + [.reschedule]
@@ -384,7 +513,12 @@ package struct DownloadQueueStateMachine {
 
     /// The file is in place under its final name: the record as it will be committed (not yet in the table).
     package func completedRecord(_ id: Int64, now: Int64) -> DownloadRecord {
-        guard var record = records[id] else { preconditionFailure("download \(id) completed without a record") }
+        guard let record = records[id] else { preconditionFailure("download \(id) completed without a record") }
+        return Self.completed(record, at: now)
+    }
+
+    private static func completed(_ unfinished: DownloadRecord, at now: Int64) -> DownloadRecord {
+        var record = unfinished
         record.partialName = nil
         record.state = .completed
         record.completedAt = now
@@ -395,19 +529,78 @@ package struct DownloadQueueStateMachine {
         return record
     }
 
-    /// The completion is committed. A cancel that came meanwhile removes the entry (the complete file stays); a
-    /// pause yields to the completion, which is then saved over it.
-    package mutating func committed(_ record: DownloadRecord, runsHook: Bool) -> [Action] {
-        guard let current = records[record.id] else { return [] }
-        if current.state == .cancelled { return stopped(record.id) }
+    /// The completion is committed. A cancel that came meanwhile removes the entry (the complete file stays); any
+    /// other command yields to the completion, which is then saved again over what the command saved (a pause, a
+    /// `move`, a `--now` wrote the row as the table had it: unfinished).
+    package mutating func committed(_ committed: DownloadRecord, runsHook: Bool) -> [Action] {
+        guard let current = records[committed.id] else { return [] }
+        if current.state == .cancelled { return stopped(committed.id) }
+        var record = committed
+        // What a command changed that still means something for a completed download.
+        record.priority = current.priority
+        record.position = current.position
+        record.bypassesGate = current.bypassesGate
         records[record.id] = record
         var actions: [Action] = []
-        if current.state != .active { actions.append(.persist([record], .powerLoss)) }
+        if current.state != .active || Self.completed(current, at: committed.completedAt ?? 0) != committed {
+            actions.append(.persist([record], .powerLoss))
+        }
         let size = record.bytesTotal ?? record.bytesDone
         actions.append(.log(.info, "download \(record.id) completed: \(record.path) (\(size) bytes)"))
         actions.append(.publish(.completed, record))
         if runsHook { actions.append(.runHook(record)) }
         return actions
+    }
+
+    // MARK: - Group commit
+
+    /// A completion's place in the group commit.
+    package enum CommitTurn: Equatable, Sendable {
+        /// Commit a batch now (``commitBatch(leadBy:)``).
+        case lead
+        /// Wait: the batch being committed ends by handing the lead on (``batchCommitted()``), and the next one
+        /// commits this completion, either led by it or by one that came earlier.
+        case wait
+    }
+
+    /// A completion's file is in place and its record (``completedRecord(_:now:)``) is to be committed. Completions
+    /// that arrive while a batch is being synced and committed wait, and go together in the next batch: N files
+    /// finishing at once cost one sync per directory and one SQLite commit, not N of each.
+    package mutating func commitRequested(_ record: DownloadRecord) -> CommitTurn {
+        if committingBatch {
+            waitingCommits.append(record)
+            return .wait
+        }
+        committingBatch = true
+        return .lead
+    }
+
+    /// The batch the leader commits: itself and every completion waiting by now.
+    package mutating func commitBatch(leadBy leader: DownloadRecord) -> [DownloadRecord] {
+        let batch = [leader] + waitingCommits.filter { $0.id != leader.id }
+        waitingCommits = []
+        return batch
+    }
+
+    /// The rows a batch writes once its directories are synced, and the downloads whose hook is due with them.
+    ///
+    /// A cancel answered meanwhile was committed first and holds: its row is not written back as completed (the file
+    /// stays under its final name, the download goes). Asked with no await before the save is submitted, so a
+    /// cancel arriving later is committed after it. A hook due is recorded with its completion, so that a crash
+    /// before it starts still runs it.
+    package func rowsToCommit(_ batch: [DownloadRecord], runsHook: Bool) -> (rows: [DownloadRecord], hooks: [Int64]) {
+        let rows = batch.filter { records[$0.id]?.state != .cancelled }
+        return (rows, runsHook ? rows.map(\.id) : [])
+    }
+
+    /// A batch is committed: the lead goes to the first completion that came meanwhile (`nil`: nobody waits, and the
+    /// next completion leads).
+    package mutating func batchCommitted() -> Int64? {
+        guard let next = waitingCommits.first else {
+            committingBatch = false
+            return nil
+        }
+        return next.id
     }
 
     // MARK: - Enqueue
@@ -548,7 +741,7 @@ package struct DownloadQueueStateMachine {
     }
 
     /// How a download let go by a command is announced: resumed, or paused again by the closed gate.
-    private static func releaseEvent(_ record: DownloadRecord) -> DownloadEvent {
+    private static func releaseEvent(_ record: DownloadRecord) -> Announcement {
         record.state == .paused ? .paused : .resumed
     }
 
@@ -568,6 +761,7 @@ package struct DownloadQueueStateMachine {
     package mutating func gateChanged(closedBecause reason: GateReason?) -> [Action] {
         // The first call always looks at every download: rows the gate paused before a restart resume if it is open.
         guard !gateKnown || reason != gate else { return [] }
+        let turned = !gateKnown ? reason != nil : reason != gate
         gateKnown = true
         gate = reason
         var changed: [DownloadRecord] = []
@@ -582,12 +776,16 @@ package struct DownloadQueueStateMachine {
             }
             guard held else { continue }
             let wasActive = record.state == .active
+            let before = record
             admit(&record)
+            // A queued download stays queued when the gate opens: neither a write nor a `download.resumed` for it.
+            guard record != before else { continue }
             records[record.id] = record
             changed.append(record)
             if wasActive && holdsSlot(record.id) { actions.append(.stopTransfer(record.id)) }
         }
         changed.sort { $0.id < $1.id }
+        guard turned || !changed.isEmpty else { return [.reschedule] }
         let message =
             reason.map {
                 "downloads held: \($0 == .metered ? "the network is metered" : "outside the download windows")"
@@ -675,9 +873,21 @@ package struct DownloadQueueStateMachine {
         return [.persist(changed, .powerLoss), .reschedule]
     }
 
-    /// The finished downloads `clear` takes off the list, by id.
-    package func clearable(_ states: Set<DownloadRecord.State>) -> [DownloadRecord] {
-        records.values.filter { $0.listed && states.contains($0.state) }.sorted { $0.id < $1.id }
+    /// `clear`: the finished downloads in `states` leave the list now, before their rows are cleared, so that no
+    /// command (a `retry` from another client) can take one up meanwhile. One whose attempt is still winding down
+    /// goes too: nothing of that attempt reads its record again.
+    ///
+    /// - Returns: The downloads taken off, by id; ``cleared(_:unlisted:deletePartial:)`` or
+    ///   ``clearNotSaved(_:)`` concludes them.
+    package mutating func clear(_ states: Set<DownloadRecord.State>) -> [DownloadRecord] {
+        let chosen = records.values.filter { $0.listed && states.contains($0.state) }.sorted { $0.id < $1.id }
+        for record in chosen { records[record.id]?.listed = false }
+        return chosen
+    }
+
+    /// The store did not clear the downloads: they are listed again.
+    package mutating func clearNotSaved(_ cleared: [DownloadRecord]) {
+        for record in cleared where records[record.id] != nil { records[record.id]?.listed = true }
     }
 
     /// The downloads left the list: `unlisted` ones stay in the table off the list (an episode points at their file,
@@ -689,11 +899,7 @@ package struct DownloadQueueStateMachine {
     ) -> [Action] {
         var actions: [Action] = []
         for var record in cleared {
-            if unlisted.contains(record.id) {
-                records[record.id]?.listed = false
-            } else {
-                records[record.id] = nil
-            }
+            if !unlisted.contains(record.id) { records[record.id] = nil }
             if record.state == .failed {
                 record.deletePartial = deletePartial
                 actions.append(.discardPartial(record))
@@ -716,7 +922,8 @@ package struct DownloadQueueStateMachine {
         // Small keys are sorted, not the records: moving whole records around was a tenth of a `downloads` call.
         typealias Key = (rank: Int, priority: Int, position: Int64, id: Int64)
         let keys: [Key] = records.values.compactMap { record in
-            guard record.listed else { return nil }
+            // A cancelled download stays in the table only until its transfer stops; clients see it as removed.
+            guard record.listed, record.state != .cancelled else { return nil }
             let rank = Self.rank(record.state)
             // Only unfinished downloads are ordered by priority (high first: `~` reverses the order and, unlike a
             // minus, cannot overflow) and position; the rest by id.

@@ -99,7 +99,8 @@ package actor DownloadQueue: Service {
     /// Unix milliseconds; injected so that tests can move time by hand.
     private let now: @Sendable () -> Int64
     private var settings: QueueSettings
-    private let hooks: HookRunner
+    /// Runs `on_complete` programs; a service of its own in the daemon's task group, stopped after the queue.
+    package nonisolated let hooks: HookRunner
     private var speedLimitOverride: Int64??
 
     private var machine = DownloadQueueStateMachine()
@@ -119,9 +120,8 @@ package actor DownloadQueue: Service {
     private var windows = DownloadWindows()
     /// Whether NetworkManager reports a metered network; `nil` until it says, or when nobody asks it.
     private var metered: Bool?
-    /// Completions waiting for the next group commit, and whether one is running (``commitCompletion(_:)``).
-    private var completionBatch: [(record: DownloadRecord, turn: CheckedContinuation<CommitTurn, Never>)] = []
-    private var committingCompletions = false
+    /// Completions waiting in the group commit (``commitCompletion(_:)``), by download.
+    private var commitWaiters: [Int64: CheckedContinuation<CommitTurn, Never>] = [:]
     /// libmagic's database could not be loaded (logged once): completed downloads are not checked.
     private var mediaCheckUnavailable = false
 
@@ -131,11 +131,8 @@ package actor DownloadQueue: Service {
         let progress = Mutex<(bytes: Int64, total: Int64?)>((0, nil))
         /// The final response's validators, as soon as its headers arrive.
         let validators = Mutex<(etag: String?, lastModified: String?)>((nil, nil))
-        let rate = Mutex<Double>(0)
-        /// Unix milliseconds of the last progress, for `stalled_since`.
-        let lastProgressAt: Mutex<Int64>
 
-        init(startedAt: Int64) { lastProgressAt = Mutex(startedAt) }
+        init() {}
     }
 
     package init(
@@ -174,7 +171,7 @@ package actor DownloadQueue: Service {
                 for action in machine.startDue(settings.scheduler, now: now()) {
                     switch action {
                     case .startTransfer(let id):
-                        let transfer = RunningTransfer(startedAt: now())
+                        let transfer = RunningTransfer()
                         running[id] = transfer
                         group.addTask { await self.runTransfer(id, transfer) }
                     case .wake(let at):
@@ -227,6 +224,8 @@ package actor DownloadQueue: Service {
         machine.load(kept)
         try await store.deleteDownloads(removed)
         try await store.save(changed)
+        let released = try await store.releaseEpisodesOfMissingDownloads(at: now(), reason: "its download was removed")
+        if released > 0 { logger.notice("released \(released) episode(s) from downloads that no longer exist") }
         let pendingHooks = try await store.pendingHooks()
         let completed = pendingHooks.compactMap { machine.records[$0] }.filter { $0.state == .completed }
         await hooks.resume(
@@ -318,7 +317,7 @@ package actor DownloadQueue: Service {
         defer { close(fd) }
         if truncate, let failure = Self.truncate(fd, to: offset, path: partialPath) { return await fail(id, failure) }
         transfer.progress.withLock { $0 = (offset, machine.records[id]?.bytesTotal) }
-        await perform(machine.began(id))
+        await perform(machine.began(id, offset: offset, now: now()))
         guard let record = machine.records[id] else { return }
         let request = TransferRequest(
             url: record.url,
@@ -377,44 +376,31 @@ package actor DownloadQueue: Service {
         }
     }
 
-    /// While a transfer runs: speed, throttled progress events (at most 4 a second) and checkpoints.
+    /// While a transfer runs: hands its progress to the machine, which decides on speed, checkpoints and progress
+    /// events (``DownloadQueueStateMachine/progressed(_:bytes:total:etag:lastModified:now:checkpointBytes:checkpointInterval:)``).
     private func report(_ id: Int64, _ transfer: RunningTransfer, fd: Int32) async -> TransferOutcome? {
-        var lastBytes = transfer.progress.withLock { $0.bytes }
-        var lastCheckpointBytes = lastBytes
-        var lastCheckpoint = ContinuousClock.now
-        var lastPublished: Int64 = -1
-        var lastPublishedAt = ContinuousClock.now
+        let interval = settings.checkpointInterval.components
+        let checkpointInterval = interval.seconds * 1000 + interval.attoseconds / 1_000_000_000_000_000
         // Cancelled when the transfer ends: a last checkpoint then would only delay the completion by a sync.
-        while (try? await Task.sleep(for: .milliseconds(250))) != nil {
+        while (try? await Task.sleep(for: DownloadQueueStateMachine.progressInterval)) != nil {
             let (bytes, total) = transfer.progress.withLock { $0 }
-            let instant = Double(max(0, bytes - lastBytes)) * 4
-            // The average decays towards zero while nothing arrives; below a byte a second it is zero, not 1e-15.
-            transfer.rate.withLock {
-                let smoothed = $0 == 0 ? instant : $0 * 0.7 + instant * 0.3
-                $0 = smoothed < Self.slowestRate ? 0 : smoothed
-            }
-            if bytes != lastBytes { transfer.lastProgressAt.withLock { $0 = now() } }
-            lastBytes = bytes
-            guard machine.stillActive(id) else { continue }
             let (etag, lastModified) = transfer.validators.withLock { $0 }
-            let learned = machine.learned(id, total: total, etag: etag, lastModified: lastModified)
-            if learned || bytes - lastCheckpointBytes >= settings.checkpointBytes
-                || ContinuousClock.now - lastCheckpoint >= settings.checkpointInterval
-            {
-                // The offset is recorded only after the bytes before it are on disk.
-                if await FileSync.data(fd) == 0 {
-                    lastCheckpointBytes = bytes
-                    lastCheckpoint = .now
-                    await perform(machine.checkpointed(id, bytes: bytes))
-                }
-            }
-            // A pause or cancel may have come during the awaits.
-            guard let current = machine.records[id], current.state == .active else { continue }
-            // A stalled transfer still reports every few seconds, so that watchers see its speed fall and the stall.
-            if bytes != lastPublished || ContinuousClock.now - lastPublishedAt >= Self.stalledAfter {
-                lastPublished = bytes
-                lastPublishedAt = .now
-                publish(.progress, current)
+            let step = machine.progressed(
+                id,
+                bytes: bytes,
+                total: total,
+                etag: etag,
+                lastModified: lastModified,
+                now: now(),
+                checkpointBytes: settings.checkpointBytes,
+                checkpointInterval: checkpointInterval
+            )
+            switch step {
+            case .checkpoint(let bytes):
+                let synced = await FileSync.data(fd) == 0
+                await perform(machine.progressSynced(id, bytes: bytes, synced: synced, now: now()))
+            case .perform(let actions):
+                await perform(actions)
             }
         }
         return nil
@@ -526,7 +512,7 @@ package actor DownloadQueue: Service {
         }
     }
 
-    /// Whose turn it is in the group commit of completions.
+    /// What a completion waiting in the group commit is woken with.
     private enum CommitTurn {
         /// Committed by another completion's batch, with the store's error if the commit failed.
         case done((any Error)?)
@@ -534,41 +520,29 @@ package actor DownloadQueue: Service {
         case lead
     }
 
-    /// Group commit of completions: those that finish while a batch is being synced wait and go together in the
-    /// next one, so N files finishing at once cost one fsync per directory and one SQLite commit, not N of each.
-    /// The first to arrive leads: it commits itself and every completion waiting by then, and hands the lead to the
-    /// next waiting one, so no task outside the queue's task group does the work.
+    /// Group commit of completions, as ``DownloadQueueStateMachine/commitRequested(_:)`` orders it. The leader
+    /// commits its batch itself and hands the lead on, so no task outside the queue's task group does the work.
     ///
     /// - Returns: The store's error, if the commit failed.
     private func commitCompletion(_ record: DownloadRecord) async -> (any Error)? {
-        if committingCompletions {
-            let turn = await withCheckedContinuation { completionBatch.append((record, $0)) }
+        if machine.commitRequested(record) == .wait {
+            let turn = await withCheckedContinuation { commitWaiters[record.id] = $0 }
             if case .done(let error) = turn { return error }
         }
-        committingCompletions = true
-        let waiting = completionBatch
-        completionBatch = []
-        let batch = [record] + waiting.map(\.record)
+        let batch = machine.commitBatch(leadBy: record)
         // The renames reach the disk before the rows that point at the new names.
         await FileSync.directories(Set(batch.map(\.directory)))
-        // A cancel answered meanwhile was committed first and holds: its row is not written back as completed (the
-        // file stays under its final name, the download goes). Checked with no await before the save is submitted,
-        // so a cancel arriving later is committed after it.
-        let completed = batch.filter { machine.records[$0.id]?.state != .cancelled }
+        let (rows, hooks) = machine.rowsToCommit(batch, runsHook: settings.onComplete != nil)
         var failure: (any Error)?
         do {
-            // A hook due is recorded with its completion, so that a crash before it starts still runs it.
-            let hooks = settings.onComplete == nil ? [] : completed.map(\.id)
-            try await store.save(completed, pendingHooks: hooks)
+            try await store.save(rows, pendingHooks: hooks)
         } catch {
             failure = error
         }
-        for entry in waiting { entry.turn.resume(returning: .done(failure)) }
-        if completionBatch.isEmpty {
-            committingCompletions = false
-        } else {
-            completionBatch.removeFirst().turn.resume(returning: .lead)
+        for member in batch.dropFirst() {
+            commitWaiters.removeValue(forKey: member.id)?.resume(returning: .done(failure))
         }
+        if let next = machine.batchCommitted() { commitWaiters.removeValue(forKey: next)?.resume(returning: .lead) }
         return failure
     }
 
@@ -824,13 +798,14 @@ package actor DownloadQueue: Service {
         guard !states.isEmpty else {
             throw .invalid("'clear' needs 'completed', 'failed' or both", parameter: "completed")
         }
-        let cleared = machine.clearable(states)
+        let cleared = machine.clear(states)
         // A completed download an episode points at stays, off the list (``DownloadQueueStateMachine/cleared``).
         let unlisted: Set<Int64>
         do {
             unlisted = try await store.clearDownloads(cleared.filter { $0.state == .completed }.map(\.id))
             try await store.deleteDownloads(cleared.filter { $0.state != .completed }.map(\.id))
         } catch {
+            machine.clearNotSaved(cleared)
             throw .notSaved(error)
         }
         await perform(machine.cleared(cleared, unlisted: unlisted, deletePartial: params.deletePartial ?? false))
@@ -856,40 +831,62 @@ package actor DownloadQueue: Service {
         return found
     }
 
+    /// What ``discard(_:deleteFiles:reason:)`` did with completed downloads' files.
+    package struct Discarded: Sendable {
+        /// The files deleted (their downloads forgotten).
+        package var deleted: [FileDisposal.Disposed] = []
+        /// Downloads whose file ``FileDisposal`` refused to delete (changed, replaced, outside the download
+        /// directory): they stay, with their episodes' links, so the file is still tracked.
+        package var refused: Set<Int64> = []
+    }
+
     /// Removes downloads for good: unfinished ones are cancelled (partial files deleted), completed ones are
     /// forgotten and, with `deleteFiles`, their files deleted as ``QueueSettings/disposal`` says. Used when an
     /// episode leaves the kept set or its podcast is unsubscribed.
     ///
-    /// - Returns: The files deleted.
+    /// Files go first; only then are the rows deleted, together with every episode link to them (marked deleted for
+    /// `reason`), in one transaction. A refused file keeps its download; a crash after the files went leaves rows
+    /// whose files are gone, which the next discard forgets.
     package func discard(
         _ ids: [Int64],
-        deleteFiles: Bool
-    ) async throws(DownloadQueueError) -> [FileDisposal.Disposed] {
+        deleteFiles: Bool,
+        reason: String
+    ) async throws(DownloadQueueError) -> Discarded {
         let existing = ids.filter { machine.records[$0] != nil && machine.records[$0]?.state != .cancelled }
         let unfinished = existing.filter { machine.records[$0]?.state != .completed }
         if !unfinished.isEmpty {
             try await performCommand(machine.cancel(unfinished, deletePartial: true))
         }
         let completed = existing.compactMap { id in machine.records[id].flatMap { $0.state == .completed ? $0 : nil } }
-        guard !completed.isEmpty else { return [] }
-        do {
-            try await store.deleteDownloads(completed.map(\.id))
-        } catch {
-            throw .notSaved(error)
-        }
-        var deleted: [FileDisposal.Disposed] = []
-        for record in completed where deleteFiles {
+        var outcome = Discarded()
+        var forgotten: [DownloadRecord] = []
+        for record in completed {
+            guard deleteFiles else {
+                forgotten.append(record)
+                continue
+            }
             switch settings.disposal.dispose(record.path, size: record.bytesDone, inside: defaultDirectory, now: now())
             {
             case .success(let (disposed, trashFailure)):
                 if let trashFailure { logger.warning("\(trashFailure); deleted it instead") }
-                deleted.append(disposed)
+                outcome.deleted.append(disposed)
+                forgotten.append(record)
+            case .failure(let refusal) where refusal.gone:
+                logger.notice("download \(record.id): \(refusal); forgetting it")
+                forgotten.append(record)
             case .failure(let refusal):
                 logger.warning("download \(record.id): \(refusal)")
+                outcome.refused.insert(record.id)
             }
         }
-        await perform(machine.forgotten(completed))
-        return deleted
+        guard !forgotten.isEmpty else { return outcome }
+        do {
+            try await store.forgetDownloads(forgotten.map(\.id), releasingEpisodesAt: now(), reason: reason)
+        } catch {
+            throw .notSaved(error)
+        }
+        await perform(machine.forgotten(forgotten))
+        return outcome
     }
 
     /// Sets (or with `nil` params only reports) the global speed limit; 0 means unlimited.
@@ -935,7 +932,7 @@ package actor DownloadQueue: Service {
             case .cancelled: break
             }
         }
-        counts.rate = running.values.reduce(0) { $0 + $1.rate.withLock { $0 } }
+        counts.rate = machine.paces.values.reduce(0) { $0 + $1.rate }
         return counts
     }
 
@@ -967,11 +964,15 @@ package actor DownloadQueue: Service {
         return .ids(ids)
     }
 
-    private func publish(_ event: DownloadEvent, _ record: DownloadRecord) {
+    private func publish(_ event: DownloadQueueStateMachine.Announcement, _ record: DownloadRecord) {
         changed.yield()
         // Building the event stats the partial file: not worth it for nobody.
         guard events.isWatched(.downloads) else { return }
-        events.publish(.downloads, method: event.rawValue, params: DownloadEventParams(download: info(record)))
+        events.publish(
+            .downloads,
+            method: DownloadEvent(event).rawValue,
+            params: DownloadEventParams(download: info(record))
+        )
     }
 
     private func info(_ record: DownloadRecord) -> DownloadInfo {
@@ -982,17 +983,13 @@ package actor DownloadQueue: Service {
             ?? (record.state == .completed ? record.bytesTotal ?? record.bytesDone : Self.partialSize(record))
         let total = live?.total ?? record.bytesTotal
         // Whole bytes per second and whole seconds: the fractions are noise, and JSON readers get plain numbers.
-        let speed = transfer?.rate.withLock { $0.rounded() }
+        let speed = machine.paces[record.id]?.rate.rounded()
         var eta: Double?
         if let speed, speed >= Self.slowestRate, let total {
             eta = (Double(max(0, total.saturatingSubtract(bytes))) / speed).rounded(.up)
         }
         var stalledSince: String?
-        if record.state == .active, let since = transfer?.lastProgressAt.withLock({ $0 }),
-            now() - since >= Self.stalledAfter.components.seconds * 1000
-        {
-            stalledSince = Self.iso8601(since)
-        }
+        if let since = machine.stalledSince(record.id, now: now()) { stalledSince = Self.iso8601(since) }
         return DownloadInfo(
             id: record.id,
             url: record.url,
@@ -1039,9 +1036,7 @@ package actor DownloadQueue: Service {
     package static let wallClock: @Sendable () -> Int64 = { Int64(Date.now.timeIntervalSince1970 * 1000) }
 
     /// Below this (bytes per second) a transfer's speed is 0 and it has no ETA.
-    private static let slowestRate = 1.0
-    /// A transfer that received nothing for this long is `stalled_since` the last byte.
-    private static let stalledAfter = Duration.seconds(5)
+    private static let slowestRate = DownloadQueueStateMachine.slowestRate
 
     private static func iso8601(_ milliseconds: Int64) -> String { UTCTimestamp.string(milliseconds: milliseconds) }
 
@@ -1063,6 +1058,23 @@ package actor DownloadQueue: Service {
 
     private static func partialSize(_ record: DownloadRecord) -> Int64 {
         fileSize(record.partialPath) ?? record.bytesDone
+    }
+}
+
+extension DownloadEvent {
+    /// The wire name of each of the machine's announcements.
+    init(_ announcement: DownloadQueueStateMachine.Announcement) {
+        switch announcement {
+        case .added: self = .added
+        case .started: self = .started
+        case .progress: self = .progress
+        case .paused: self = .paused
+        case .resumed: self = .resumed
+        case .retrying: self = .retrying
+        case .completed: self = .completed
+        case .failed: self = .failed
+        case .removed: self = .removed
+        }
     }
 }
 

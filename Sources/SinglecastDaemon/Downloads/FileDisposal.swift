@@ -25,6 +25,8 @@ package struct FileDisposal: Sendable, Hashable {
     package struct Refusal: Error, Hashable, Sendable, CustomStringConvertible {
         package var path: String
         package var reason: String
+        /// Nothing is at the path any more: there is nothing left to track either.
+        package var gone = false
 
         package var description: String { "left \(path) in place: \(reason)" }
     }
@@ -43,7 +45,12 @@ package struct FileDisposal: Sendable, Hashable {
             .failure(Refusal(path: path, reason: reason))
         }
         var info = stat()
-        guard lstat(path, &info) == 0 else { return refuse("it is gone (\(String(cString: strerror(errno))))") }
+        guard lstat(path, &info) == 0 else {
+            let code = errno
+            var refusal = Refusal(path: path, reason: "it is gone (\(String(cString: strerror(code))))")
+            refusal.gone = code == ENOENT
+            return .failure(refusal)
+        }
         guard info.st_mode & S_IFMT == S_IFREG else { return refuse("it is no longer a regular file") }
         guard Int64(info.st_size) == size else {
             return refuse("it has \(info.st_size) bytes, not the \(size) downloaded: it was changed or replaced")

@@ -141,8 +141,9 @@ actor RetentionService {
                     at: clock(),
                     reason: reason.description
                 ) { owned in
-                    // Where each file went in the Trash, by its old path.
+                    // Where each file went in the Trash, by its old path; the downloads whose files were refused.
                     var trashed: [String: String] = [:]
+                    var kept: Set<Int64> = []
                     for id in owned {
                         guard let download = downloads[id] else { continue }
                         switch disposal.dispose(
@@ -155,11 +156,15 @@ actor RetentionService {
                         case .success(let (disposed, trashFailure)):
                             if let trashFailure { logger.warning("\(trashFailure); deleted it instead") }
                             if let trashedTo = disposed.trashedTo { trashed[disposed.path] = trashedTo }
+                        case .failure(let refusal) where refusal.gone:
+                            logger.notice("download \(id): \(refusal); forgetting it")
                         case .failure(let refusal):
+                            // The file stays, and so does its download: it is still tracked, never announced deleted.
                             logger.warning("download \(id): \(refusal)")
+                            kept.insert(id)
                         }
                     }
-                    return trashed
+                    return (trashed, kept)
                 }
             } catch {
                 logger.error("cannot delete \(chosen.count) episode file(s) (\(reason)): \(error)")
@@ -167,7 +172,7 @@ actor RetentionService {
             }
             // The queue forgets the rows the store deleted (their files are gone already).
             do {
-                _ = try await queue.discard(retired.downloads, deleteFiles: false)
+                _ = try await queue.discard(retired.downloads, deleteFiles: false, reason: reason.description)
             } catch {
                 logger.error("cannot forget \(retired.downloads.count) deleted download(s): \(error)")
             }

@@ -20,6 +20,8 @@ extension Subscriptions {
         package var kept: [String] = []
         /// Where deleted files went in the Trash, by their old path.
         package var trashed: [String: String] = [:]
+        /// Episodes whose file the disposal refused: they keep it, and their download.
+        package var refused: Set<Int64> = []
     }
 
     /// Episodes let go of their downloads: a download no other episode points at is cancelled (an unfinished one)
@@ -31,15 +33,19 @@ extension Subscriptions {
         let shared = Set(downloads).subtracting(owned)
         var outcome = LetGo()
         outcome.kept = await queue.infos(Array(shared)).values.filter { $0.state == .completed }.map(\.file).sorted()
-        for file in try await queue.discard(owned, deleteFiles: true) {
+        let discarded = try await queue.discard(owned, deleteFiles: true, reason: reason)
+        for file in discarded.deleted {
             outcome.deleted.append(file.path)
             if let trashed = file.trashedTo { outcome.trashed[file.path] = trashed }
         }
+        outcome.refused = Set(episodes.filter { $0.downloadID.map(discarded.refused.contains) == true }.map(\.id))
         episodesWritten()
         defer { episodesWritten() }
         do {
             try await store.releaseEpisodeFiles(
-                episodes.compactMap { episode in episode.downloadID.map { (episode.id, $0) } },
+                episodes.filter { !outcome.refused.contains($0.id) }.compactMap { episode in
+                    episode.downloadID.map { (episode.id, $0) }
+                },
                 at: now(),
                 reason: reason
             )
@@ -56,7 +62,8 @@ extension Subscriptions {
         let episodes = try await existingEpisodes(ids).filter { $0.downloadID != nil }
         let outcome = try await letGo(episodes, reason: "deleted on request")
         if !outcome.deleted.isEmpty { logger.info("deleted \(outcome.deleted.count) episode file(s) on request") }
-        return (episodes.map(\.id), outcome)
+        // An episode whose file the disposal refused keeps it: it is not among the deleted.
+        return (episodes.map(\.id).filter { !outcome.refused.contains($0) }, outcome)
     }
 
     /// `redownload`: as `delete`, then queued again.
@@ -193,13 +200,19 @@ extension Subscriptions {
             else { return nil }
             return entry.id
         }
-        if !stray.isEmpty { _ = try await queue.discard(stray, deleteFiles: true) }
+        if !stray.isEmpty {
+            _ = try await queue.discard(stray, deleteFiles: true, reason: "its podcast was unsubscribed")
+        }
         var queued = enqueued[...]
         var result = entries.compactMap { $0 ?? queued.popFirst() }
         // The old rows go: their files are gone, and a row kept would count toward max_storage again once the new
         // download's file takes its name.
         if !replaced.isEmpty {
-            _ = try await queue.discard(try await ownDownloads(replaced, leaving: []), deleteFiles: false)
+            _ = try await queue.discard(
+                try await ownDownloads(replaced, leaving: []),
+                deleteFiles: false,
+                reason: "its file was gone and it was queued again"
+            )
         }
         if now {
             let existing = result.filter(\.existing).map(\.id)

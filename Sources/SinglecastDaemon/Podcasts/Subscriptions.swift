@@ -304,7 +304,12 @@ package actor Subscriptions: Service {
         let downloads = try await ownDownloads(episodes.compactMap(\.downloadID), leaving: episodes.map(\.id))
         let before = await queue.infos(downloads)
         let unfinished = before.values.filter { $0.state != .completed }.map(\.id).sorted()
-        let deleted = try await queue.discard(downloads, deleteFiles: params.deleteFiles ?? false)
+        let deleted = try await queue.discard(
+            downloads,
+            deleteFiles: params.deleteFiles ?? false,
+            reason: "unsubscribed"
+        )
+        .deleted
         episodesWritten()
         defer { episodesWritten() }
         do {
