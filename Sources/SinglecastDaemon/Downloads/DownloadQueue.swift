@@ -859,7 +859,8 @@ package actor DownloadQueue: Service {
     /// forgotten and, with `deleteFiles`, their files deleted as ``QueueSettings/disposal`` says. Used when an
     /// episode leaves the kept set or its podcast is unsubscribed.
     ///
-    /// - Returns: The files deleted.
+    /// - Returns: The files deleted, and those the Trash could not take (``FileDisposal/Disposed/keptBecause``), whose
+    ///   downloads stay.
     package func discard(
         _ ids: [Int64],
         deleteFiles: Bool
@@ -869,23 +870,26 @@ package actor DownloadQueue: Service {
         if !unfinished.isEmpty {
             try await performCommand(machine.cancel(unfinished, deletePartial: true))
         }
-        let completed = existing.compactMap { id in machine.records[id].flatMap { $0.state == .completed ? $0 : nil } }
+        var completed = existing.compactMap { id in machine.records[id].flatMap { $0.state == .completed ? $0 : nil } }
         guard !completed.isEmpty else { return [] }
-        do {
-            try await store.deleteDownloads(completed.map(\.id))
-        } catch {
-            throw .notSaved(error)
-        }
         var deleted: [FileDisposal.Disposed] = []
         for record in completed where deleteFiles {
             switch settings.disposal.dispose(record.path, size: record.bytesDone, inside: defaultDirectory, now: now())
             {
-            case .success(let (disposed, trashFailure)):
-                if let trashFailure { logger.warning("\(trashFailure); deleted it instead") }
+            case .success(let disposed):
                 deleted.append(disposed)
             case .failure(let refusal):
                 logger.warning("download \(record.id): \(refusal)")
+                // A file the Trash could not take stays, and so does its download.
+                guard refusal.kind == .trashUnavailable else { continue }
+                deleted.append(FileDisposal.Disposed(path: record.path, trashedTo: nil, keptBecause: refusal.reason))
+                completed.removeAll { $0.id == record.id }
             }
+        }
+        do {
+            try await store.deleteDownloads(completed.map(\.id))
+        } catch {
+            throw .notSaved(error)
         }
         await perform(machine.forgotten(completed))
         return deleted

@@ -112,6 +112,10 @@ extension Subscriptions {
                 let outcome = try await letGo(episodes, reason: reason.description)
                 for episode in episodes {
                     let file = files[episode.id]?.download.file
+                    if let file, let why = outcome.notDeleted[file] {
+                        logger.warning("could not delete \(file) of episode \(episode.id) (\(reason)): \(why)")
+                        continue
+                    }
                     let trashed = file.flatMap { outcome.trashed[$0] }
                     logger.notice(
                         "deleted \(file ?? "the file") of \(podcasts[episode.podcastID]?.title ?? "?") "

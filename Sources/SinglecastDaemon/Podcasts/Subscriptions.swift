@@ -673,6 +673,8 @@ package actor Subscriptions: Service {
         var kept: [String] = []
         /// Where deleted files went in the Trash, by their old path.
         var trashed: [String: String] = [:]
+        /// Files the Trash could not take, with why: they stay, and so do their downloads and episodes' links.
+        var notDeleted: [String: String] = [:]
     }
 
     /// Episodes let go of their downloads: a download no other episode points at is cancelled (an unfinished one)
@@ -685,13 +687,19 @@ package actor Subscriptions: Service {
         var outcome = LetGo()
         outcome.kept = await queue.infos(Array(shared)).values.filter { $0.state == .completed }.map(\.file).sorted()
         for file in try await queue.discard(owned, deleteFiles: true) {
+            if let why = file.keptBecause {
+                outcome.notDeleted[file.path] = why
+                continue
+            }
             outcome.deleted.append(file.path)
             if let trashed = file.trashedTo { outcome.trashed[file.path] = trashed }
         }
+        let stillThere = outcome.notDeleted.isEmpty ? [:] : await queue.infos(owned)
         episodesWritten()
         defer { episodesWritten() }
         do {
-            try await store.releaseEpisodeFiles(episodes.map(\.id), at: Self.now(), reason: reason)
+            let released = episodes.filter { $0.downloadID.map { stillThere[$0] == nil } ?? true }
+            try await store.releaseEpisodeFiles(released.map(\.id), at: Self.now(), reason: reason)
         } catch {
             throw PodcastError.store("cannot unlink the episodes from their downloads: \(error)")
         }
