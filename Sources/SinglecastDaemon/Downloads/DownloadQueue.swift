@@ -166,8 +166,9 @@ package actor DownloadQueue: Service {
 
     package func run() async throws {
         engine.setSpeedLimit(effectiveSpeedLimit)
-        // Downloads the gate paused before a restart resume if nobody closes it.
-        if !machine.gateKnown { await perform(machine.gateChanged(closedBecause: gate.closedBecause)) }
+        // Downloads the gate paused before a restart resume if nobody closes it (and NetworkManager's answer is not
+        // awaited).
+        if !machine.gateKnown, gate.isSettled { await perform(machine.gateChanged(closedBecause: gate.closedBecause)) }
         wakeup.yield()
         await withDiscardingTaskGroup { group in
             for await _ in wakeups {
@@ -766,14 +767,26 @@ package actor DownloadQueue: Service {
         await applyGate()
     }
 
-    /// The metered monitor's news: whether the network is metered (`nil`: unknown, treated as not metered).
-    package func setMetered(_ metered: Bool?) async {
-        self.metered = metered
-        gate.metered = metered == true
+    /// The metered monitor's news (``DownloadGate/meteredAnswer(_:)``); `status` shows the answer, none when
+    /// nothing can be metered.
+    package func setMetered(_ news: MeteredNews) async {
+        switch news {
+        case .answered(let answer): metered = answer
+        case .undetectable: metered = nil
+        case .unanswered: break
+        }
+        gate.meteredAnswer(news)
         await applyGate()
     }
 
+    /// With `metered = pause`, called before the first ``setWindow(_:outside:nextChange:)``: downloads a metered
+    /// network paused stay paused until NetworkManager's first answer.
+    package func awaitMeteredAnswer() {
+        gate.awaitingMeteredAnswer = true
+    }
+
     private func applyGate() async {
+        guard gate.isSettled else { return }
         let before = machine.gate
         await perform(machine.gateChanged(closedBecause: gate.closedBecause))
         if machine.gate != before { changed.yield() }
