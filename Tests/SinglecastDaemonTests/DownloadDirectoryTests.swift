@@ -13,7 +13,11 @@ import Glibc
 /// A shared download directory where someone planted links: a download never writes through a link, whether it
 /// stands for the partial file or for a folder below `download_dir`.
 @Suite struct DownloadDirectoryTests {
-    private func makeQueue(_ home: TemporaryDirectory, engine: HTTPEngine) throws -> (DownloadQueue, Store) {
+    private func makeQueue(
+        _ home: TemporaryDirectory,
+        engine: HTTPEngine,
+        settings: QueueSettings = QueueSettings()
+    ) throws -> (DownloadQueue, Store) {
         let store = try Store(path: home.file("singlecast.sqlite3"))
         let logger = Logger(level: .error)
         let queue = DownloadQueue(
@@ -21,7 +25,7 @@ import Glibc
             engine: engine,
             events: EventBus(logger: logger),
             logger: logger,
-            settings: QueueSettings(),
+            settings: settings,
             defaultDirectory: home.file("episodes"),
             distrustUncheckpointedBytes: false
         )
@@ -120,5 +124,34 @@ import Glibc
         #expect(symlink(home.file("outside"), root + "/c") == 0)
         #expect(DownloadDirectory.open(root + "/c/d", root: root, create: true).fd < 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: home.file("outside")) == [])
+    }
+
+    /// `use_trash = true` and a Trash that cannot take the file: the file stays, and so does its download, in the
+    /// queue's table and in the store (it is there after a restart).
+    @Test func aFileTheTrashRefusesKeepsItsDownload() async throws {
+        let nginx = try NginxServer()
+        let data = Data(repeating: 0x43, count: 4096)
+        let url = try nginx.serve(data, as: "c.bin")
+        let home = try TemporaryDirectory(prefix: "singlecast-dir-test")
+        // The home trash, on the file's file system, cannot be used: its `files` is a plain file.
+        try FileManager.default.createDirectory(atPath: home.file("data/Trash/info"), withIntermediateDirectories: true)
+        try Data("x".utf8).write(to: URL(fileURLWithPath: home.file("data/Trash/files")))
+        var settings = QueueSettings()
+        settings.disposal = FileDisposal(trash: Trash(home: home.file("data/Trash")))
+        let engine = try HTTPEngine()
+        engine.start()
+        let (queue, store) = try makeQueue(home, engine: engine, settings: settings)
+        let queued = try await queue.enqueue(EnqueueParams(urls: [url], directory: home.file("episodes")))
+        let id = queued.downloads[0].id
+        let done = try await runUntilDone(queue, id)
+        #expect(done.state == .completed)
+
+        let outcome = try await queue.discard([id], deleteFiles: true)
+        await engine.stop()
+        #expect(outcome.count == 1 && outcome[0].keptBecause?.contains("Trash") == true, "\(outcome)")
+        #expect(FileManager.default.contents(atPath: done.file) == data)
+        #expect(try await queue.show(id).state == .completed)
+        #expect(try await store.downloads(in: .completed).map(\.id) == [id])
+        try await store.close()
     }
 }
