@@ -114,8 +114,10 @@ extension Subscriptions {
                     let file = files[episode.id]?.download.file
                     if let file, let why = outcome.notDeleted[file] {
                         logger.warning("could not delete \(file) of episode \(episode.id) (\(reason)): \(why)")
+                        retentionRefusals[episode.id] = why
                         continue
                     }
+                    retentionRefusals[episode.id] = nil
                     let trashed = file.flatMap { outcome.trashed[$0] }
                     logger.notice(
                         "deleted \(file ?? "the file") of \(podcasts[episode.podcastID]?.title ?? "?") "
@@ -270,7 +272,10 @@ extension Subscriptions {
             rules: rules,
             download: episodes.filter { wanted.contains($0.id) }.map { entry($0, nil) },
             delete: plan.deletions.compactMap { deletion in
-                byID[deletion.file.episodeID].map { entry($0, deletion.reason.description) }
+                byID[deletion.file.episodeID].map { episode in
+                    let refused = retentionRefusals[episode.id].map { "; could not be deleted: \($0)" } ?? ""
+                    return entry(episode, deletion.reason.description + refused)
+                }
             },
             skipped: skipped
         )

@@ -73,6 +73,9 @@ package actor Subscriptions: Service {
     /// when a rule next lets go of a file if nothing else happens first.
     private var retentionDue = true
     private var retentionNextAt: Int64?
+    /// Why retention's last try could not delete an episode's file (the Trash could not take it), by episode id;
+    /// `rules` shows it next to the deletion.
+    var retentionRefusals: [Int64: String] = [:]
 
     package init(
         store: Store,
