@@ -65,3 +65,16 @@ int cposix_rename_noreplace(const char *from, const char *to) {
     }
     return unlink(from);
 }
+
+int cposix_renameat_noreplace(int from_directory, const char *from, int to_directory, const char *to) {
+    if (renameat2(from_directory, from, to_directory, to, RENAME_NOREPLACE) == 0) {
+        return 0;
+    }
+    if (errno != EINVAL && errno != ENOSYS) {
+        return -1;
+    }
+    if (linkat(from_directory, from, to_directory, to, 0) != 0) {
+        return -1;
+    }
+    return unlinkat(from_directory, from, 0);
+}

@@ -143,6 +143,7 @@ package enum Daemon {
         try await queue.recover()
         // Before READY: no download starts outside a window, not even for a moment.
         let windows = DownloadWindowService(queue: queue, windows: configuration.downloadWindows)
+        if configuration.metered == .pause { await queue.awaitMeteredAnswer() }
         await windows.apply()
         let directory = PodcastDirectory(settings: DirectorySettings(configuration), fetch: engine.fetch)
         let podcasts = Subscriptions(

@@ -85,6 +85,13 @@ final class ChildProcess: Sendable {
         }
     }
 
+    /// Sends `signal` to the child alone, unless it was reaped (SIGSTOP and SIGCONT, to freeze a peer for a while).
+    func send(_ signal: Int32) {
+        reaped.withLock { reaped in
+            if !reaped { kill(pid, signal) }
+        }
+    }
+
     /// Sends `signal` to the child's process group (SIGKILL after 5 s) and reaps the child.
     func stop(signal: Int32 = SIGTERM) {
         reaped.withLock { reaped in

@@ -30,8 +30,16 @@ package final class PrivateBus: Sendable {
     ///   - template: A dbusmock template, such as `notification_daemon` or `networkmanager`.
     ///   - system: Serve the template as a system-bus service (the bus itself is a private one either way).
     ///   - logCalls: Have the mock log each call to a file (``log``).
-    package init(template: String, name: String, system: Bool, logCalls: Bool = false) async throws {
-        directory = try TemporaryDirectory(prefix: "sc-bus")
+    ///   - place: The directory of the bus's socket; a bus that replaces a stopped one in the same place has its
+    ///     address (a new one by default).
+    package init(
+        template: String,
+        name: String,
+        system: Bool,
+        logCalls: Bool = false,
+        place: TemporaryDirectory? = nil
+    ) async throws {
+        directory = try place ?? TemporaryDirectory(prefix: "sc-bus")
         address = "unix:path=\(directory.path)/bus"
         // Neither may hold the test runner's output open: `swift test` waits for its end of file.
         let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
@@ -59,11 +67,20 @@ package final class PrivateBus: Sendable {
         }
     }
 
-    deinit {
+    deinit { stop() }
+
+    /// Stops the mock and the bus: a client's connection ends as when the system bus goes away.
+    package func stop() {
         // python-dbusmock outlived SIGTERM here.
         mock.stop(signal: SIGKILL)
         daemon.stop()
     }
+
+    /// Freezes the mock (SIGSTOP): it keeps its name on the bus and answers nothing until ``thawService()``.
+    package func freezeService() { mock.send(SIGSTOP) }
+
+    /// Lets a frozen mock go on (SIGCONT); it answers what was asked meanwhile.
+    package func thawService() { mock.send(SIGCONT) }
 
     /// Runs `busctl --address=<bus> <arguments>` and returns its output.
     ///

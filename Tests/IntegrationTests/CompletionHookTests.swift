@@ -106,4 +106,39 @@ import Glibc
         }
         #expect(lines(log) == ["\(id) \(daemon.root.file("dl/once.mp3"))"], "the hook ran \(lines(log).count) times")
     }
+
+    /// The daemon ignores SIGTERM, SIGINT, SIGHUP (handled through Dispatch) and SIGPIPE; a hook must start with every
+    /// signal at its default and none blocked, or `systemctl stop` waits out its timeout and a pipeline in a hook
+    /// never ends on SIGPIPE.
+    @Test func aHookStartsWithDefaultSignalDispositions() throws {
+        let site = try NginxServer()
+        let url = try site.serve(TestContent.mp3(count: 1000, filler: 3), as: "signals.mp3")
+        let daemon = DaemonProcess()
+        let log = daemon.root.file("signals.log")
+        let hook = daemon.root.file("hook.sh")
+        // grep inherits the dispositions the shell got, and reads its own.
+        try "#!/bin/sh\ngrep -E '^Sig(Ign|Blk):' /proc/self/status > \(log).tmp && mv \(log).tmp \(log)\n".write(
+            toFile: hook,
+            atomically: true,
+            encoding: .utf8
+        )
+        chmod(hook, 0o755)
+        try daemon.writeConfig("on_complete = \(hook)\n")
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        _ = try client.result(
+            "enqueue",
+            as: EnqueueResult.self,
+            params: #"{"urls":["\#(url)"],"directory":"\#(daemon.root.file("dl"))"}"#
+        )
+        #expect(waitUntil { !lines(log).isEmpty }, "the hook did not run")
+        // Signals 1 to 31; glibc's posix_spawn keeps its two internal real-time signals (32, 33) ignored in every
+        // child it starts, whatever is asked.
+        let masks = lines(log).map { line in
+            UInt64(line.split(separator: "\t").last ?? "", radix: 16).map { $0 & 0x7fff_ffff }
+        }
+        #expect(lines(log).map { $0.prefix(7) } == ["SigBlk:", "SigIgn:"])
+        #expect(masks == [0, 0], "\(lines(log))")
+        #expect(daemon.stop() == 0)
+    }
 }

@@ -146,6 +146,93 @@ import Glibc
         #expect(daemon.stop() == 0)
     }
 
+    /// NetworkManager as python-dbusmock on a private bus in `place`, its `Metered` property set to `value`.
+    private func networkManager(
+        metered value: Int,
+        place: SinglecastTestServers.TemporaryDirectory
+    ) async throws -> PrivateBus {
+        let bus = try await PrivateBus(
+            template: "networkmanager",
+            name: "org.freedesktop.NetworkManager",
+            system: true,
+            place: place
+        )
+        try bus.busctl(
+            ["call", "org.freedesktop.NetworkManager", "/org/freedesktop/NetworkManager"] + [
+                "org.freedesktop.DBus.Mock", "AddProperty", "ssv", "org.freedesktop.NetworkManager", "Metered", "u",
+                "2",
+            ]
+        )
+        // Properties.Set emits PropertiesChanged, which a client that asked before the property was there hears.
+        if value != 2 {
+            try bus.busctl(
+                ["set-property", "org.freedesktop.NetworkManager", "/org/freedesktop/NetworkManager"] + [
+                    "org.freedesktop.NetworkManager", "Metered", "u", "\(value)",
+                ]
+            )
+        }
+        return bus
+    }
+
+    /// The system bus restarts (dbus-daemon and NetworkManager with it) and the network is metered now: the daemon
+    /// connects again and pauses the download, instead of running it on the metered link until its own restart.
+    @Test(.enabled(if: canRunNetworkManagerMock), .timeLimit(.minutes(2)))
+    func theMeteredWatchConnectsAgainAfterTheBusWentAway() async throws {
+        let place = try SinglecastTestServers.TemporaryDirectory(prefix: "sc-bus")
+        let first = try await networkManager(metered: 2, place: place)
+        let server = try FaultServer()
+        let daemon = DaemonProcess(extraEnvironment: ["DBUS_SYSTEM_BUS_ADDRESS": first.address])
+        try daemon.writeConfig("metered = pause\n")
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let id = try enqueue(client, server.url("/slow-ranges/\(16 << 20)/262144"), into: daemon.root.file("dl"))
+        try waitFor(client, id, timeout: 20) { $0.state == .active && $0.bytesDone > 0 }
+
+        first.stop()
+        let second = try await networkManager(metered: 1, place: place)  // NM_METERED_YES
+        let paused = try? waitFor(client, id, timeout: 30) { $0.state == .paused }
+        #expect(paused?.pauseReason == "metered", "\(daemon.log)")
+        #expect(daemon.log.contains("connected to the system bus again"), "\(daemon.log)")
+        #expect(daemon.stop() == 0)
+        second.stop()
+    }
+
+    /// A download a metered network paused stays paused across a restart until NetworkManager answers, however
+    /// long it takes to; a download queued meanwhile runs.
+    @Test(.enabled(if: canRunNetworkManagerMock), .timeLimit(.minutes(2)))
+    func meteredPausesHoldUntilNetworkManagersFirstAnswer() async throws {
+        let place = try SinglecastTestServers.TemporaryDirectory(prefix: "sc-bus")
+        let bus = try await networkManager(metered: 1, place: place)
+        let server = try FaultServer()
+        let daemon = DaemonProcess(extraEnvironment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+        try daemon.writeConfig("metered = pause\n")
+        try daemon.startAndWaitUntilReady()
+        var client = try LineClient(path: daemon.socketPath)
+        // NetworkManager's first answer is in before the enqueue, so the download is paused by it from the start.
+        let deadline = Date.now.addingTimeInterval(20)
+        while try client.result("status", as: StatusResult.self).downloads?.gate?.metered != true, Date.now < deadline {
+            usleep(50_000)
+        }
+        let id = try enqueue(client, server.url("/slow-ranges/\(1 << 20)/262144"), into: daemon.root.file("dl"))
+        #expect(try waitFor(client, id, timeout: 20) { $0.state == .paused }.pauseReason == "metered")
+        #expect(daemon.stop() == 0)
+
+        bus.freezeService()  // NetworkManager owns its name and answers nothing
+        let again = DaemonProcess(root: daemon.root, extraEnvironment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+        try again.startAndWaitUntilReady()
+        client = try LineClient(path: again.socketPath)
+        usleep(3_000_000)
+        let held = try client.result("show", as: DownloadInfo.self, params: "{\"id\":\(id)}")
+        #expect(held.state == .paused && held.pauseReason == "metered", "\(held)")
+
+        bus.thawService()
+        usleep(1_000_000)
+        let after = try client.result("show", as: DownloadInfo.self, params: "{\"id\":\(id)}")
+        #expect(after.state == .paused && after.pauseReason == "metered", "\(after)")
+        #expect(try client.result("status", as: StatusResult.self).downloads?.gate?.metered == true)
+        #expect(again.stop() == 0)
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func withoutASystemBusDownloadsRunAndThatIsLoggedOnce() throws {
         let server = try FaultServer()

@@ -275,6 +275,20 @@ import Testing
         #expect(machine.records[1]?.state == .queued)
     }
 
+    /// With `metered = pause` the first look waits for NetworkManager, and downloads may run meanwhile: an open gate
+    /// leaves them running.
+    @Test func aFirstLookThatFindsTheGateOpenLeavesRunningDownloadsAlone() {
+        var machine = Machine()
+        machine.load([record(1), record(2)])
+        _ = machine.startDue(QueueScheduler(), now: 0)
+        _ = machine.resumePlan(1, fileSize: 0, distrustUncheckpointedBytes: false)
+        _ = machine.began(1)
+        #expect(!machine.gateKnown)
+        let actions = machine.gateChanged(closedBecause: nil)
+        #expect(stops(actions).isEmpty)
+        #expect(machine.records[1]?.state == .active)
+    }
+
     /// A retry time a download waited for before the gate closed still holds after it opens.
     @Test func aRetryTimeSurvivesTheGate() {
         var waiting = record(1)
@@ -355,5 +369,22 @@ import Testing
         #expect(gate.windowOpensAt == 60_000)
         gate.outsideWindow = false
         #expect(gate.windowOpensAt == nil)
+    }
+
+    @Test func anUnknownMeteredAnswerKeepsTheLastOneAndTheFirstIsAwaited() {
+        var gate = DownloadGate()
+        gate.awaitingMeteredAnswer = true
+        #expect(!gate.isSettled, "the window service's first look must not release metered pauses")
+        gate.meteredAnswer(.unanswered)
+        #expect(!gate.isSettled, "no answer is not an answer")
+        gate.outsideWindow = true
+        #expect(gate.isSettled && gate.closedBecause == .outsideWindow, "a closed window holds whatever the network")
+        gate.outsideWindow = false
+        gate.meteredAnswer(.answered(metered: true))
+        #expect(gate.isSettled && gate.closedBecause == .metered)
+        gate.meteredAnswer(.unanswered)
+        #expect(gate.closedBecause == .metered, "a lost bus keeps a metered network's pauses")
+        gate.meteredAnswer(.undetectable)
+        #expect(gate.closedBecause == nil)
     }
 }

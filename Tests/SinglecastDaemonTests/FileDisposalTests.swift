@@ -3,6 +3,10 @@ import Testing
 
 @testable import SinglecastDaemon
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// What a rule may delete: only the file the queue wrote, inside the download directory, as it was written.
 @Suite struct FileDisposalTests {
     private let now: Int64 = 1_800_000_000_000
@@ -25,11 +29,10 @@ import Testing
         try write(path, bytes: 100)
         let disposal = FileDisposal(trash: Trash(home: root + "/data/Trash"))
         let result = disposal.dispose(path, size: 100, inside: root + "/episodes", now: now)
-        guard case .success(let (disposed, failure)) = result else {
+        guard case .success(let disposed) = result else {
             Issue.record("refused: \(result)")
             return
         }
-        #expect(failure == nil)
         #expect(disposed.trashedTo == root + "/data/Trash/files/a.mp3")
         #expect(!FileManager.default.fileExists(atPath: path))
     }
@@ -73,5 +76,45 @@ import Testing
         #expect(linked.reason.contains("no longer a regular file"))
         #expect(FileManager.default.fileExists(atPath: changed))
         #expect(FileManager.default.fileExists(atPath: root + "/elsewhere/target.mp3"))
+    }
+
+    /// `use_trash = true` is a promise to the listener: a Trash that cannot take the file leaves it where it is.
+    @Test func aFileTheTrashCannotTakeStaysWhereItIs() throws {
+        let root = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let path = root + "/episodes/Show/a.mp3"
+        try write(path, bytes: 100)
+        // The home trash, on the file's own file system, is spoilt: `files` is a plain file.
+        try FileManager.default.createDirectory(atPath: root + "/data/Trash/info", withIntermediateDirectories: true)
+        try write(root + "/data/Trash/files", bytes: 1)
+        let result = FileDisposal(trash: Trash(home: root + "/data/Trash"))
+            .dispose(path, size: 100, inside: root + "/episodes", now: now)
+        guard case .failure(let refusal) = result else {
+            Issue.record("the file went although the Trash could not take it: \(result)")
+            return
+        }
+        #expect(refusal.reason.contains("Trash"), "\(refusal)")
+        #expect(FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test func nothingIsDeletedThroughAFolderThatIsALink() throws {
+        let root = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        // A folder below the download directory replaced by a link to another folder in it.
+        try FileManager.default.createDirectory(atPath: root + "/episodes/Other", withIntermediateDirectories: true)
+        try write(root + "/episodes/Other/a.mp3", bytes: 100)
+        try FileManager.default.removeItem(atPath: root + "/episodes/Show")
+        #expect(symlink(root + "/episodes/Other", root + "/episodes/Show") == 0)
+        let result = FileDisposal(trash: nil).dispose(
+            root + "/episodes/Show/a.mp3",
+            size: 100,
+            inside: root + "/episodes",
+            now: now
+        )
+        guard case .failure = result else {
+            Issue.record("deleted through a link: \(result)")
+            return
+        }
+        #expect(FileManager.default.fileExists(atPath: root + "/episodes/Other/a.mp3"))
     }
 }

@@ -3,6 +3,10 @@ import Testing
 
 @testable import SinglecastDaemon
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The freedesktop.org Trash on real files, read back by trash-cli's `trash-list` (a peer that restores from it).
 @Suite struct TrashTests {
     private let now: Int64 = 1_800_000_000_000
@@ -29,7 +33,7 @@ import Testing
         )
         let encoded = Trash.percentEncoded(path)
         #expect(encoded.hasSuffix("/episodes/Talk%20%231%3A%20a%26b%20%C3%BC.mp3"))
-        #expect(info == "[Trash Info]\nPath=\(encoded)\nDeletionDate=\(Trash.localDate(now))\n")
+        #expect(info == "[Trash Info]\nPath=\(encoded)\nDeletionDate=\(Trash.localDate(now))\n\(Trash.marker)\n")
     }
 
     @Test func aSecondFileOfTheSameNameGetsANumberBeforeItsExtension() throws {
@@ -51,6 +55,76 @@ import Testing
         #expect(throws: Trash.Failure.self) { try trash.trash(root + "/episodes/gone.mp3", now: now) }
         let infos = (try? FileManager.default.contentsOfDirectory(atPath: root + "/data/Trash/info")) ?? []
         #expect(infos.isEmpty)
+    }
+
+    @Test func aFileInFilesWithoutAnInfoFileIsNeverReplaced() throws {
+        let root = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: root + "/data/Trash/files", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/data/Trash/info", withIntermediateDirectories: true)
+        try Data("someone else's".utf8).write(to: URL(fileURLWithPath: root + "/data/Trash/files/a.mp3"))
+        try Data("ours".utf8).write(to: URL(fileURLWithPath: root + "/episodes/a.mp3"))
+        let moved = try Trash(home: root + "/data/Trash").trash(root + "/episodes/a.mp3", now: now)
+        #expect(moved == root + "/data/Trash/files/a.2.mp3")
+        #expect(try String(contentsOfFile: root + "/data/Trash/files/a.mp3", encoding: .utf8) == "someone else's")
+        #expect(try String(contentsOfFile: moved, encoding: .utf8) == "ours")
+        let infos = try FileManager.default.contentsOfDirectory(atPath: root + "/data/Trash/info")
+        #expect(infos == ["a.2.mp3.trashinfo"], "no info file claims the other program's file")
+    }
+
+    @Test func aTrashThatIsNotTheUsersOwnIsRefused() throws {
+        for spoil in ["owner", "mode", "link"] {
+            let root = try scratch()
+            defer { try? FileManager.default.removeItem(atPath: root) }
+            try FileManager.default.createDirectory(
+                atPath: root + "/data/Trash/files",
+                withIntermediateDirectories: true
+            )
+            try FileManager.default.createDirectory(
+                atPath: root + "/data/Trash/info",
+                withIntermediateDirectories: true
+            )
+            switch spoil {
+            case "owner":
+                guard getuid() == 0 else { continue }  // only root can give a directory away
+                #expect(chown(root + "/data/Trash/info", 4242, 4242) == 0)
+            case "mode":
+                #expect(chmod(root + "/data/Trash/files", 0o777) == 0)
+            default:
+                try FileManager.default.createDirectory(atPath: root + "/elsewhere", withIntermediateDirectories: true)
+                #expect(rmdir(root + "/data/Trash/files") == 0)
+                #expect(symlink(root + "/elsewhere", root + "/data/Trash/files") == 0)
+            }
+            let path = root + "/episodes/a.mp3"
+            try Data("x".utf8).write(to: URL(fileURLWithPath: path))
+            #expect(throws: Trash.Failure.self, "a trash with a spoilt \(spoil)") {
+                try Trash(home: root + "/data/Trash").trash(path, now: now)
+            }
+            #expect(FileManager.default.fileExists(atPath: path), "the file stays where it is")
+        }
+    }
+
+    @Test func anInfoFileACrashOrphanedIsSweptBeforeTheFirstTrashButNotAnotherTrashers() throws {
+        let root = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let info = root + "/data/Trash/info/"
+        try FileManager.default.createDirectory(atPath: info, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/data/Trash/files", withIntermediateDirectories: true)
+        // What a daemon killed between the info file and the move left, what another trasher is in the middle of,
+        // and a complete entry of ours.
+        let ours = "[Trash Info]\nPath=/x/orphan.mp3\nDeletionDate=2027-01-15T08:00:00\n\(Trash.marker)\n"
+        try ours.write(toFile: info + "orphan.mp3.trashinfo", atomically: false, encoding: .utf8)
+        try ours.write(toFile: info + "kept.mp3.trashinfo", atomically: false, encoding: .utf8)
+        try Data("k".utf8).write(to: URL(fileURLWithPath: root + "/data/Trash/files/kept.mp3"))
+        try "[Trash Info]\nPath=/x/theirs.mp3\nDeletionDate=2027-01-15T08:00:00\n".write(
+            toFile: info + "theirs.mp3.trashinfo",
+            atomically: false,
+            encoding: .utf8
+        )
+        try Data("y".utf8).write(to: URL(fileURLWithPath: root + "/episodes/second.mp3"))
+        try Trash(home: root + "/data/Trash").trash(root + "/episodes/second.mp3", now: now)
+        let infos = try FileManager.default.contentsOfDirectory(atPath: info).sorted()
+        #expect(infos == ["kept.mp3.trashinfo", "second.mp3.trashinfo", "theirs.mp3.trashinfo"])
     }
 
     @Test(

@@ -46,3 +46,10 @@ int cposix_name_current_thread(const char *name);
 ///
 /// Returns 0, or -1 with errno set (EEXIST when `to` is taken).
 int cposix_rename_noreplace(const char *from, const char *to);
+
+/// renameat2(2) with RENAME_NOREPLACE, relative to directory descriptors: as cposix_rename_noreplace, with `from`
+/// and `to` names inside `from_directory` and `to_directory` (linkat(2) then unlinkat(2) where the file system
+/// lacks RENAME_NOREPLACE).
+///
+/// Returns 0, or -1 with errno set (EEXIST when `to` is taken).
+int cposix_renameat_noreplace(int from_directory, const char *from, int to_directory, const char *to);

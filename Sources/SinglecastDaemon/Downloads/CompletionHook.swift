@@ -33,8 +33,21 @@ package enum CompletionHook {
         defer { posix_spawn_file_actions_destroy(&actions) }
         // The hook must not read the daemon's stdin; its output goes to the daemon's log streams.
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        // The daemon ignores SIGTERM, SIGINT, SIGHUP (Dispatch handles them) and SIGPIPE, and an ignored signal stays
+        // ignored across exec: the program starts with every signal at its default and none blocked, so a stop can
+        // end it and a pipeline in it ends on SIGPIPE.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var everySignal = sigset_t()
+        sigfillset(&everySignal)
+        var noSignal = sigset_t()
+        sigemptyset(&noSignal)
+        posix_spawnattr_setsigdefault(&attributes, &everySignal)
+        posix_spawnattr_setsigmask(&attributes, &noSignal)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, program, &actions, nil, arguments, variables)
+        let result = posix_spawn(&pid, program, &actions, &attributes, arguments, variables)
         guard result == 0 else {
             logger.warning("on_complete program \(program) could not be started: \(String(cString: strerror(result)))")
             return

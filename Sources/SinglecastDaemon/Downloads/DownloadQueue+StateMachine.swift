@@ -770,7 +770,8 @@ package struct DownloadQueueStateMachine {
             let held: Bool
             switch record.state {
             case .queued: held = true
-            case .active: held = phases[record.id] != .finishing
+            // An open gate has nothing to do with a running download (the first look may come while some run).
+            case .active: held = reason != nil && phases[record.id] != .finishing
             case .paused: held = Self.pausedByGate(record)
             case .failed, .completed, .cancelled: held = false
             }

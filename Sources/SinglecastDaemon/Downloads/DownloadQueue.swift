@@ -163,8 +163,9 @@ package actor DownloadQueue: Service {
 
     package func run() async throws {
         engine.setSpeedLimit(effectiveSpeedLimit)
-        // Downloads the gate paused before a restart resume if nobody closes it.
-        if !machine.gateKnown { await perform(machine.gateChanged(closedBecause: gate.closedBecause)) }
+        // Downloads the gate paused before a restart resume if nobody closes it (and NetworkManager's answer is not
+        // awaited).
+        if !machine.gateKnown, gate.isSettled { await perform(machine.gateChanged(closedBecause: gate.closedBecause)) }
         wakeup.yield()
         await withDiscardingTaskGroup { group in
             for await _ in wakeups {
@@ -214,7 +215,7 @@ package actor DownloadQueue: Service {
             )
             switch recovery {
             case .discard(let record):
-                Self.discardPartial(of: record)
+                Self.discardPartial(of: record, root: defaultDirectory)
                 removed.append(record.id)
             case .keep(let record, let wasChanged):
                 if wasChanged { changed.append(record) }
@@ -280,7 +281,7 @@ package actor DownloadQueue: Service {
                     logger.error("cannot remove \(ids.count) cancelled download(s): \(error)")
                 }
             case .discardPartial(let record):
-                Self.discardPartial(of: record)
+                Self.discardPartial(of: record, root: defaultDirectory)
             case .publish(let event, let record):
                 publish(event, record)
                 if event == .completed { completed.yield() }
@@ -302,7 +303,7 @@ package actor DownloadQueue: Service {
 
     private func attempt(_ id: Int64, _ transfer: RunningTransfer) async {
         guard let partialPath = machine.records[id]?.partialPath else { return }
-        let (fd, code) = await FileSync.openPartial(partialPath)
+        let (fd, code) = await FileSync.openPartial(partialPath, root: defaultDirectory)
         // A pause or cancel may have come while the file was opened.
         let plan = machine.resumePlan(
             id,
@@ -315,7 +316,9 @@ package actor DownloadQueue: Service {
         }
         guard fd >= 0 else { return await fail(id, .file(.open, errno: code, path: partialPath)) }
         defer { close(fd) }
-        if truncate, let failure = Self.truncate(fd, to: offset, path: partialPath) { return await fail(id, failure) }
+        if truncate, let failure = Self.truncate(fd, to: offset, path: partialPath, root: defaultDirectory) {
+            return await fail(id, failure)
+        }
         transfer.progress.withLock { $0 = (offset, machine.records[id]?.bytesTotal) }
         await perform(machine.began(id, offset: offset, now: now()))
         guard let record = machine.records[id] else { return }
@@ -416,7 +419,7 @@ package actor DownloadQueue: Service {
             }
             await complete(id, fd: fd, bytes: bytes, partialPath: partialPath, contentType: contentType)
         case .startOver(let failure):
-            await fail(id, Self.truncate(fd, to: 0, path: partialPath) ?? failure)
+            await fail(id, Self.truncate(fd, to: 0, path: partialPath, root: defaultDirectory) ?? failure)
         case .keepThenFail(let failure, let bytes):
             if await FileSync.data(fd) == 0 { machine.kept(id, bytes: bytes) }
             if case .transfer(let error) = failure, error.code == .cancelled {
@@ -439,8 +442,9 @@ package actor DownloadQueue: Service {
         guard machine.stillActive(id) else { return await perform(machine.stopped(id)) }
         if let rejection {
             // An error page is no start to resume from: the retry the user asks for begins afresh.
-            guard unlink(partialPath) == 0 || errno == ENOENT else {
-                return await fail(id, .file(.remove, errno: errno, path: partialPath))
+            let removal = DownloadDirectory.remove(partialPath, root: defaultDirectory)
+            guard removal == 0 || removal == ENOENT else {
+                return await fail(id, .file(.remove, errno: removal, path: partialPath))
             }
             machine.partialRemoved(id)
             return await fail(id, rejection)
@@ -454,8 +458,8 @@ package actor DownloadQueue: Service {
             await perform([.persist([record], .processCrash)])
             // Atomic, and never over a file that appeared after the check: the final name shows either nothing or
             // the complete file, and someone else's file stays.
-            if cposix_rename_noreplace(partialPath, record.path) == 0 { break }
-            let code = errno
+            let code = DownloadDirectory.renameNoReplace(partialPath, to: record.path, root: defaultDirectory)
+            if code == 0 { break }
             guard code == EEXIST else { return await fail(id, .file(.rename, errno: code, path: record.path)) }
             logger.info("download \(id): \(record.path) appeared while it was being completed; taking another name")
             appeared.insert(record.path)
@@ -611,14 +615,14 @@ package actor DownloadQueue: Service {
                     parameter: "directory"
                 )
             }
-            do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            } catch {
+            let (fd, code) = DownloadDirectory.open(directory, root: defaultDirectory, create: true)
+            guard fd >= 0 else {
                 throw .invalid(
-                    "cannot create the directory '\(directory)': \(describeFileError(error))",
+                    "cannot create the directory '\(directory)': \(String(cString: strerror(code)))",
                     parameter: "directory"
                 )
             }
+            close(fd)
         }
         // A large batch lists each directory once instead of asking for two paths per download.
         let listings: [String: Set<String>]? =
@@ -738,14 +742,26 @@ package actor DownloadQueue: Service {
         await applyGate()
     }
 
-    /// The metered monitor's news: whether the network is metered (`nil`: unknown, treated as not metered).
-    package func setMetered(_ metered: Bool?) async {
-        self.metered = metered
-        gate.metered = metered == true
+    /// The metered monitor's news (``DownloadGate/meteredAnswer(_:)``); `status` shows the answer, none when
+    /// nothing can be metered.
+    package func setMetered(_ news: MeteredNews) async {
+        switch news {
+        case .answered(let answer): metered = answer
+        case .undetectable: metered = nil
+        case .unanswered: break
+        }
+        gate.meteredAnswer(news)
         await applyGate()
     }
 
+    /// With `metered = pause`, called before the first ``setWindow(_:outside:nextChange:)``: downloads a metered
+    /// network paused stay paused until NetworkManager's first answer.
+    package func awaitMeteredAnswer() {
+        gate.awaitingMeteredAnswer = true
+    }
+
     private func applyGate() async {
+        guard gate.isSettled else { return }
         let before = machine.gate
         await perform(machine.gateChanged(closedBecause: gate.closedBecause))
         if machine.gate != before { changed.yield() }
@@ -836,8 +852,9 @@ package actor DownloadQueue: Service {
         /// The files deleted (their downloads forgotten).
         package var deleted: [FileDisposal.Disposed] = []
         /// Downloads whose file ``FileDisposal`` refused to delete (changed, replaced, outside the download
-        /// directory): they stay, with their episodes' links, so the file is still tracked.
-        package var refused: Set<Int64> = []
+        /// directory, or a Trash that cannot take it), with why: they stay, with their episodes' links, so the file is
+        /// still tracked.
+        package var refused: [Int64: String] = [:]
     }
 
     /// Removes downloads for good: unfinished ones are cancelled (partial files deleted), completed ones are
@@ -867,8 +884,7 @@ package actor DownloadQueue: Service {
             }
             switch settings.disposal.dispose(record.path, size: record.bytesDone, inside: defaultDirectory, now: now())
             {
-            case .success(let (disposed, trashFailure)):
-                if let trashFailure { logger.warning("\(trashFailure); deleted it instead") }
+            case .success(let disposed):
                 outcome.deleted.append(disposed)
                 forgotten.append(record)
             case .failure(let refusal) where refusal.gone:
@@ -876,7 +892,7 @@ package actor DownloadQueue: Service {
                 forgotten.append(record)
             case .failure(let refusal):
                 logger.warning("download \(record.id): \(refusal)")
-                outcome.refused.insert(record.id)
+                outcome.refused[record.id] = refusal.reason
             }
         }
         guard !forgotten.isEmpty else { return outcome }
@@ -1025,10 +1041,11 @@ package actor DownloadQueue: Service {
     ///
     /// A cut that failed must not leave bytes that a later attempt would resume from as if they were good: the file
     /// is removed, so the retry starts from nothing; when even that fails the download fails for good.
-    private static func truncate(_ fd: Int32, to offset: Int64, path: String) -> DownloadFailure? {
+    private static func truncate(_ fd: Int32, to offset: Int64, path: String, root: String) -> DownloadFailure? {
         guard ftruncate(fd, off_t(offset)) != 0 else { return nil }
         let code = errno
-        guard unlink(path) == 0 else { return .file(.remove, errno: errno, path: path) }
+        let removal = DownloadDirectory.remove(path, root: root)
+        guard removal == 0 else { return .file(.remove, errno: removal, path: path) }
         return .file(.truncate, errno: code, path: path)
     }
 
@@ -1052,8 +1069,10 @@ package actor DownloadQueue: Service {
 
     /// Removes the partial file of a download being forgotten when asked to, or when it is empty (a 404 leaves
     /// one): with the row gone nothing could resume it.
-    private static func discardPartial(of record: DownloadRecord) {
-        if record.deletePartial || fileSize(record.partialPath) == 0 { unlink(record.partialPath) }
+    private static func discardPartial(of record: DownloadRecord, root: String) {
+        if record.deletePartial || fileSize(record.partialPath) == 0 {
+            DownloadDirectory.remove(record.partialPath, root: root)
+        }
     }
 
     private static func partialSize(_ record: DownloadRecord) -> Int64 {

@@ -24,11 +24,12 @@ enum FileSync {
     }
 
     /// Opens (creating if missing) a partial file for reading and writing: creating a file costs the kernel
-    /// an inode allocation, which can take a millisecond. Returns the descriptor, or -1 and the `errno`.
-    static func openPartial(_ path: String) async -> (fd: Int32, errno: Int32) {
+    /// an inode allocation, which can take a millisecond. A link at `path`, or a folder below `root` that is a link,
+    /// is refused (``DownloadDirectory``). Returns the descriptor, or -1 and the `errno`.
+    static func openPartial(_ path: String, root: String) async -> (fd: Int32, errno: Int32) {
         let result = await offload {
-            let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o666)
-            return fd >= 0 ? Int64(fd) : -Int64(errno)
+            let (fd, code) = DownloadDirectory.openFile(path, root: root)
+            return fd >= 0 ? Int64(fd) : -Int64(code)
         }
         return result >= 0 ? (Int32(result), 0) : (-1, Int32(-result))
     }

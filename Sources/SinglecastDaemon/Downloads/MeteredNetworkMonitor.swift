@@ -9,23 +9,28 @@ import Glibc
 ///
 /// It asks once, then listens for `PropertiesChanged` (and for NetworkManager leaving or joining the bus); the bus
 /// connection's descriptor waits in the daemon's ``Reactor``, so an idle daemon spends nothing on it. Without a
-/// system bus or NetworkManager the network counts as not metered, and that is logged once.
+/// system bus at start-up, or without NetworkManager on it, the network counts as not metered, and that is logged
+/// once. A connection that fails is made again (1 s, doubling up to a minute), and meanwhile NetworkManager's last
+/// answer holds: a metered network's pauses are never lifted because the bus went away.
 package struct MeteredNetworkMonitor: Service {
     package var reactor: Reactor
     /// `DBUS_SYSTEM_BUS_ADDRESS` when set (tests point it at a private bus), else the system bus's socket.
     package var address: String
     package var logger: Logger
-    /// Receives `true`/`false`, or `nil` when NetworkManager cannot say.
-    package var report: @Sendable (Bool?) async -> Void
+    /// Receives what is known of the network.
+    package var report: @Sendable (MeteredNews) async -> Void
 
     /// How long NetworkManager may take to answer.
     static let answerTimeoutMicroseconds: UInt64 = 10_000_000
+    /// The wait before connecting again, doubled after each failure up to ``longestRetryDelay``.
+    static let firstRetryDelay = Duration.seconds(1)
+    static let longestRetryDelay = Duration.seconds(60)
 
     package init(
         reactor: Reactor,
         environment: [String: String],
         logger: Logger,
-        report: @escaping @Sendable (Bool?) async -> Void
+        report: @escaping @Sendable (MeteredNews) async -> Void
     ) {
         self.reactor = reactor
         let address = environment["DBUS_SYSTEM_BUS_ADDRESS"] ?? ""
@@ -37,27 +42,68 @@ package struct MeteredNetworkMonitor: Service {
     /// NM_METERED_YES (1) and NM_METERED_GUESS_YES (3) are metered; UNKNOWN (0), NO (2) and GUESS_NO (4) are not.
     package static func isMetered(_ value: UInt32) -> Bool { value == 1 || value == 3 }
 
-    /// Returns when the bus connection ends or the task is cancelled; never throws, so that a stop is clean.
+    /// Errors that mean NetworkManager is not on the bus at all (rather than slow, or failing): nothing is metered.
+    static func meansAbsent(_ errorName: String) -> Bool {
+        errorName == "org.freedesktop.DBus.Error.ServiceUnknown"
+            || errorName == "org.freedesktop.DBus.Error.NameHasNoOwner"
+    }
+
+    /// The answers told so far, so that each is told once.
+    private final class Teller {
+        var last: MeteredNews?
+    }
+
+    /// Returns when the task is cancelled (the daemon stops); never throws, so that a stop is clean.
     package func run() async {
-        let connection: SystemBusConnection
-        do {
-            connection = try SystemBusConnection(address: address)
-        } catch {
-            logger.notice("metered networks are not detected (downloads run as if unmetered): \(error.message)")
-            return
+        let teller = Teller()
+        var connectedOnce = false
+        var toldNoBus = false
+        var delay = Self.firstRetryDelay
+        while !Task.isCancelled {
+            let connection: SystemBusConnection
+            do {
+                connection = try SystemBusConnection(address: address)
+            } catch {
+                if !toldNoBus {
+                    toldNoBus = true
+                    logger.notice("metered networks are not detected (downloads run as if unmetered): \(error.message)")
+                }
+                // No bus at start-up: nothing can be metered. A bus that was there and went keeps the last answer.
+                if !connectedOnce { await tell(.undetectable, teller) }
+                guard (try? await Task.sleep(for: delay)) != nil else { return }
+                delay = min(delay * 2, Self.longestRetryDelay)
+                continue
+            }
+            if connectedOnce { logger.info("connected to the system bus again; asking NetworkManager") }
+            connectedOnce = true
+            toldNoBus = false
+            delay = Self.firstRetryDelay
+            guard let lost = await follow(connection, teller) else { return }
+            logger.warning(
+                "the system bus connection ended (\(lost)); NetworkManager's last answer holds until it is made again"
+            )
+            guard (try? await Task.sleep(for: delay)) != nil else { return }
         }
+    }
+
+    private func tell(_ news: MeteredNews, _ teller: Teller) async {
+        guard teller.last != news else { return }
+        teller.last = news
+        if case .answered(let metered) = news {
+            logger.info("NetworkManager: the network is \(metered ? "" : "not ")metered")
+        }
+        await report(news)
+    }
+
+    /// Follows NetworkManager on one connection.
+    ///
+    /// - Returns: Why the connection ended, or `nil` when the task was cancelled (the daemon stops).
+    private func follow(_ connection: SystemBusConnection, _ teller: Teller) async -> String? {
         defer {
             reactor.deregister(connection.fd)
             connection.close()
         }
         var complained = false
-        var lastReport: Bool??
-        func tell(_ metered: Bool?) async {
-            guard lastReport != .some(metered) else { return }
-            lastReport = .some(metered)
-            if let metered { logger.info("NetworkManager: the network is \(metered ? "" : "not ")metered") }
-            await report(metered)
-        }
         do {
             try connection.watchNetworkManager()
             try connection.requestMetered(timeout: Self.answerTimeoutMicroseconds)
@@ -65,35 +111,39 @@ package struct MeteredNetworkMonitor: Service {
                 try connection.processPending()
                 let news = connection.takeNews()
                 if let failure = news.failure {
-                    if !complained {
-                        complained = true
-                        logger.notice(
-                            "NetworkManager does not answer on the system bus (\(failure)); metered networks are not detected until it does"
-                        )
+                    if Self.meansAbsent(failure) {
+                        logger.info("NetworkManager is not on the system bus; downloads run as if unmetered")
+                        await tell(.undetectable, teller)
+                    } else {
+                        if !complained {
+                            complained = true
+                            logger.notice(
+                                "NetworkManager does not answer on the system bus (\(failure)); its last answer holds until it does"
+                            )
+                        }
+                        await tell(.unanswered, teller)
                     }
-                    await tell(nil)
                 }
                 if let value = news.metered {
                     complained = false
-                    await tell(Self.isMetered(value))
+                    await tell(.answered(metered: Self.isMetered(value)), teller)
                 }
                 switch news.owner {
                 case .appeared?:
                     try connection.requestMetered(timeout: Self.answerTimeoutMicroseconds)
                 case .left?:
                     logger.info("NetworkManager left the system bus; downloads run as if unmetered")
-                    await tell(nil)
+                    await tell(.undetectable, teller)
                 case nil: break
                 }
                 try await wait(for: connection)
             }
         } catch is CancellationError {
-            return
+            return nil
         } catch let error as ReactorError where error.code != .system {
-            return  // the daemon is stopping
+            return nil  // the daemon is stopping
         } catch {
-            logger.warning("the system bus connection ended (\(error)); downloads run as if unmetered")
-            await tell(nil)
+            return Task.isCancelled ? nil : "\(error)"
         }
     }
 

@@ -1,5 +1,6 @@
 import CPosix
 import SinglecastSupport
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -30,53 +31,132 @@ package struct Trash: Sendable, Hashable {
         package var description: String { "cannot move \(path) to the Trash: \(message)" }
     }
 
-    /// Moves the file at `path` (absolute) into the trash.
+    /// The key singlecast adds to its info files: the specification has readers ignore other keys, and it tells
+    /// singlecast's own info files from those of a trasher that is between its info file and its move.
+    static let marker = "X-Singlecast-Trashed=true"
+
+    /// Moves the file at `path` (absolute) into the trash; its directory is opened as given.
     ///
     /// - Returns: Where the file now is.
     @discardableResult
     package func trash(_ path: String, now: Int64) throws(Failure) -> String {
+        let source = open(Self.parent(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard source >= 0 else {
+            throw Failure(path: path, message: "cannot open its directory: \(String(cString: strerror(errno)))")
+        }
+        defer { close(source) }
+        return try trash(Self.baseName(path), in: source, path: path, now: now)
+    }
+
+    /// Moves `name` in the directory `source` (a descriptor), whose absolute path is `path`, into the trash; a link
+    /// there moves as the link.
+    ///
+    /// - Returns: Where the file now is.
+    package func trash(_ name: String, in source: Int32, path: String, now: Int64) throws(Failure) -> String {
         func fail(_ what: String, _ code: Int32 = errno) -> Failure {
             Failure(path: path, message: "\(what): \(String(cString: strerror(code)))")
         }
         var file = stat()
-        guard lstat(path, &file) == 0 else { throw fail("cannot read it") }
+        guard fstatat(source, name, &file, AT_SYMLINK_NOFOLLOW) == 0 else { throw fail("cannot read it") }
         let (directory, infoPath) = try self.directory(for: path, device: file.st_dev)
-        let name = Self.baseName(path)
+        let files = open(directory + "/files", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard files >= 0 else { throw fail("cannot open \(directory)/files") }
+        defer { close(files) }
+        let infos = open(directory + "/info", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard infos >= 0 else { throw fail("cannot open \(directory)/info") }
+        defer { close(infos) }
+        Self.sweepOrphans(directory, files: files, infos: infos)
+        let base = Self.baseName(path)
         // The info file is created first and exclusively: it claims the name, as the specification asks, so two
-        // trashers never pick the same one.
+        // trashers never pick the same one. The move never replaces a file: one in `files` without an info file
+        // (another program's, or left by a crash) keeps the name taken.
         for attempt in 1...1000 {
-            let candidate = attempt == 1 ? name : Self.numbered(name, attempt)
-            let info = "\(directory)/info/\(candidate).trashinfo"
-            let descriptor = open(info, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            let candidate = attempt == 1 ? base : Self.numbered(base, attempt)
+            let info = candidate + ".trashinfo"
+            let descriptor = openat(infos, info, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
             if descriptor < 0 {
                 if errno == EEXIST { continue }
-                throw fail("cannot write \(info)")
+                throw fail("cannot write \(directory)/info/\(info)")
             }
-            let text = "[Trash Info]\nPath=\(Self.percentEncoded(infoPath))\nDeletionDate=\(Self.localDate(now))\n"
+            let text =
+                "[Trash Info]\nPath=\(Self.percentEncoded(infoPath))\nDeletionDate=\(Self.localDate(now))\n\(Self.marker)\n"
             let written = Array(text.utf8).withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            let writeError = errno
+            // The info file reaches the disk before the move: a crash never leaves a file in the Trash that no file
+            // manager can restore.
+            var writeError: Int32 = 0
+            if written != text.utf8.count {
+                writeError = written < 0 ? errno : EIO
+            } else if fsync(descriptor) != 0 {
+                writeError = errno
+            }
             close(descriptor)
-            guard written == text.utf8.count else {
-                unlink(info)
-                throw fail("cannot write \(info)", writeError)
+            guard writeError == 0 else {
+                unlinkat(infos, info, 0)
+                throw fail("cannot write \(directory)/info/\(info)", writeError)
             }
-            let target = "\(directory)/files/\(candidate)"
-            guard rename(path, target) == 0 else {
+            _ = fsync(infos)
+            if cposix_renameat_noreplace(source, name, files, candidate) != 0 {
                 let renameError = errno
-                unlink(info)
-                throw fail("cannot move it to \(target)", renameError)
+                unlinkat(infos, info, 0)
+                if renameError == EEXIST { continue }
+                throw fail("cannot move it to \(directory)/files/\(candidate)", renameError)
             }
-            return target
+            _ = fsync(files)
+            _ = fsync(source)
+            return "\(directory)/files/\(candidate)"
         }
         throw Failure(path: path, message: "a thousand files of that name are in the Trash already")
+    }
+
+    /// Trash directories already swept in this process: an orphan comes only from a process that died between its
+    /// info file and its move.
+    private static let swept = Mutex<Set<String>>([])
+
+    /// Removes singlecast's info files whose file never reached `files/` (the daemon died between the two), once per
+    /// trash directory and process; another trasher's info files are left alone.
+    static func sweepOrphans(_ directory: String, files: Int32, infos: Int32) {
+        guard swept.withLock({ $0.insert(directory).inserted }) else { return }
+        let listing = dup(infos)
+        guard listing >= 0, let stream = fdopendir(listing) else {
+            if listing >= 0 { close(listing) }
+            return
+        }
+        defer { closedir(stream) }
+        var orphans: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+                String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard name.hasSuffix(".trashinfo") else { continue }
+            var info = stat()
+            guard fstatat(files, String(name.dropLast(".trashinfo".count)), &info, AT_SYMLINK_NOFOLLOW) != 0,
+                errno == ENOENT
+            else { continue }
+            orphans.append(name)
+        }
+        for name in orphans where isOurs(name, in: infos) { unlinkat(infos, name, 0) }
+    }
+
+    private static func isOurs(_ infoName: String, in infos: Int32) -> Bool {
+        let fd = openat(infos, infoName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 8192)
+        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { return false }
+        return String(decoding: buffer[..<count], as: UTF8.self).split(separator: "\n").contains { $0 == marker }
     }
 
     /// The trash directory for a file on `device`, and the path its info file records (absolute for the home
     /// trash, relative to the top directory for a file system's own).
     private func directory(for path: String, device: dev_t) throws(Failure) -> (String, String) {
-        // The home trash is made when it is missing, with $XDG_DATA_HOME itself if need be.
+        // The home trash is made when it is missing, with $XDG_DATA_HOME itself if need be. A file on its file system
+        // goes there or nowhere: the specification has a file system's own trash only for other file systems.
         Self.makeParents(of: home)
-        if try Self.ensureDirectories(home, path: path), Self.device(of: home) == device {
+        if Self.device(of: Self.existingAncestor(of: home)) == device {
+            if let problem = Self.usable(home) {
+                throw Failure(path: path, message: "the home trash \(home) cannot be used: \(problem)")
+            }
             return (home, path)
         }
         let top = Self.topDirectory(of: path, device: device)
@@ -86,28 +166,45 @@ package struct Trash: Sendable, Hashable {
         var sharedInfo = stat()
         // The specification's checks for an administrator's `.Trash`: a directory, not a link, sticky.
         if lstat(shared, &sharedInfo) == 0, sharedInfo.st_mode & S_IFMT == S_IFDIR, sharedInfo.st_mode & S_ISVTX != 0,
-            try Self.ensureDirectories("\(shared)/\(uid)", path: path)
+            Self.usable("\(shared)/\(uid)") == nil
         {
             return ("\(shared)/\(uid)", relative)
         }
         let own = (top == "/" ? "" : top) + "/.Trash-\(uid)"
-        guard try Self.ensureDirectories(own, path: path) else {
-            throw Failure(path: path, message: "no Trash on its file system can be used (\(own))")
+        if let problem = Self.usable(own) {
+            throw Failure(path: path, message: "no Trash on its file system can be used (\(own): \(problem))")
         }
         return (own, relative)
     }
 
-    /// Makes `trash`, `trash/files` and `trash/info` (mode 0700) as needed; `false` when `trash` is unusable.
-    private static func ensureDirectories(_ trash: String, path: String) throws(Failure) -> Bool {
+    /// Makes `trash`, `trash/files` and `trash/info` (mode 0700) as needed, and checks them as gio does: each a
+    /// directory, not a link, the user's own, and writable by nobody else (anyone who could write there could swap
+    /// a trashed file or plant a link). `$topdir/.Trash/$uid` must be so too, whatever its sticky parent.
+    ///
+    /// - Returns: `nil` when the trash can be used, else why not.
+    static func usable(_ trash: String) -> String? {
         for directory in [trash, trash + "/files", trash + "/info"] {
             if mkdir(directory, 0o700) != 0, errno != EEXIST {
-                if directory == trash { return false }
-                throw Failure(path: path, message: "cannot create \(directory): \(String(cString: strerror(errno)))")
+                return "cannot create \(directory): \(String(cString: strerror(errno)))"
             }
             var info = stat()
-            guard lstat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return false }
+            guard lstat(directory, &info) == 0 else {
+                return "cannot read \(directory): \(String(cString: strerror(errno)))"
+            }
+            guard info.st_mode & S_IFMT == S_IFDIR else { return "\(directory) is not a directory" }
+            guard info.st_uid == getuid() else {
+                return "\(directory) belongs to user \(info.st_uid), not to \(getuid())"
+            }
+            guard info.st_mode & (S_IWGRP | S_IWOTH) == 0 else { return "\(directory) is writable by others" }
         }
-        return true
+        return nil
+    }
+
+    /// `path` itself when it exists, else its nearest existing parent.
+    private static func existingAncestor(of path: String) -> String {
+        var path = path
+        while path != "/", device(of: path) == nil { path = parent(of: path) }
+        return path
     }
 
     private static func makeParents(of directory: String) {

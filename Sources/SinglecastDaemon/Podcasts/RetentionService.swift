@@ -29,6 +29,9 @@ actor RetentionService {
     private var due = true
     private var nextAt: Int64?
     private var wake = WakeSchedule()
+    /// Why the last try could not delete an episode's file (the Trash could not take it, the file was changed), by
+    /// episode id: `rules` shows it next to the deletion.
+    private(set) var refusals: [Int64: String] = [:]
     private let wakeups: AsyncStream<Void>
     private let wakeup: AsyncStream<Void>.Continuation
 
@@ -134,16 +137,14 @@ actor RetentionService {
         for (reason, deletions) in byReason.sorted(by: { $0.key.description < $1.key.description }) {
             let chosen = deletions.compactMap { files[$0.file.episodeID] }
             let downloads = Dictionary(chosen.map { ($0.download.id, $0.download) }) { first, _ in first }
-            let retired: Store.Retired<[String: String]>
+            let retired: Store.Retired<Disposals>
             do {
                 retired = try await store.retireEpisodeFiles(
                     chosen.map { Store.PlannedRelease($0.record, download: $0.download.id) },
                     at: clock(),
                     reason: reason.description
                 ) { owned in
-                    // Where each file went in the Trash, by its old path; the downloads whose files were refused.
-                    var trashed: [String: String] = [:]
-                    var kept: Set<Int64> = []
+                    var disposals = Disposals()
                     for id in owned {
                         guard let download = downloads[id] else { continue }
                         switch disposal.dispose(
@@ -153,18 +154,17 @@ actor RetentionService {
                             now: clock()
                         )
                         {
-                        case .success(let (disposed, trashFailure)):
-                            if let trashFailure { logger.warning("\(trashFailure); deleted it instead") }
-                            if let trashedTo = disposed.trashedTo { trashed[disposed.path] = trashedTo }
+                        case .success(let disposed):
+                            if let trashedTo = disposed.trashedTo { disposals.trashed[disposed.path] = trashedTo }
                         case .failure(let refusal) where refusal.gone:
                             logger.notice("download \(id): \(refusal); forgetting it")
                         case .failure(let refusal):
                             // The file stays, and so does its download: it is still tracked, never announced deleted.
-                            logger.warning("download \(id): \(refusal)")
-                            kept.insert(id)
+                            logger.warning("could not delete \(download.file) (\(reason)): \(refusal.reason)")
+                            disposals.refused[id] = refusal.reason
                         }
                     }
-                    return (trashed, kept)
+                    return (disposals, Set(disposals.refused.keys))
                 }
             } catch {
                 logger.error("cannot delete \(chosen.count) episode file(s) (\(reason)): \(error)")
@@ -176,10 +176,14 @@ actor RetentionService {
             } catch {
                 logger.error("cannot forget \(retired.downloads.count) deleted download(s): \(error)")
             }
-            if retired.episodes.count < chosen.count { wanted() }
             let released = Set(retired.episodes)
+            for (record, download) in chosen {
+                refusals[record.id] = released.contains(record.id) ? nil : retired.disposed.refused[download.id]
+            }
+            // Changed episodes are planned again; a refused file is tried again when something changes.
+            if retired.episodes.count + retired.disposed.refused.count < chosen.count { wanted() }
             for (record, download) in chosen where released.contains(record.id) {
-                let trashed = retired.disposed[download.file]
+                let trashed = retired.disposed.trashed[download.file]
                 logger.notice(
                     "deleted \(download.file) of \(titles[record.podcastID] ?? "?") episode \(record.id): "
                         + "\(reason)\(trashed.map { " (to the Trash: \($0))" } ?? "")"
@@ -199,6 +203,13 @@ actor RetentionService {
                 )
             }
         }
+    }
+
+    /// What the disposal of one retention run did: where each file went in the Trash, by its old path, and the
+    /// downloads whose files it refused to delete, with why.
+    struct Disposals: Sendable {
+        var trashed: [String: String] = [:]
+        var refused: [Int64: String] = [:]
     }
 
     /// What retention would delete now, the files it looked at, and what the look took.

@@ -20,8 +20,8 @@ extension Subscriptions {
         package var kept: [String] = []
         /// Where deleted files went in the Trash, by their old path.
         package var trashed: [String: String] = [:]
-        /// Episodes whose file the disposal refused: they keep it, and their download.
-        package var refused: Set<Int64> = []
+        /// Episodes whose file the disposal refused, with why: they keep it, and their download.
+        package var refused: [Int64: String] = [:]
     }
 
     /// Episodes let go of their downloads: a download no other episode points at is cancelled (an unfinished one)
@@ -38,12 +38,14 @@ extension Subscriptions {
             outcome.deleted.append(file.path)
             if let trashed = file.trashedTo { outcome.trashed[file.path] = trashed }
         }
-        outcome.refused = Set(episodes.filter { $0.downloadID.map(discarded.refused.contains) == true }.map(\.id))
+        for episode in episodes {
+            if let why = episode.downloadID.flatMap({ discarded.refused[$0] }) { outcome.refused[episode.id] = why }
+        }
         episodesWritten()
         defer { episodesWritten() }
         do {
             try await store.releaseEpisodeFiles(
-                episodes.filter { !outcome.refused.contains($0.id) }.compactMap { episode in
+                episodes.filter { outcome.refused[$0.id] == nil }.compactMap { episode in
                     episode.downloadID.map { (episode.id, $0) }
                 },
                 at: now(),
@@ -63,7 +65,7 @@ extension Subscriptions {
         let outcome = try await letGo(episodes, reason: "deleted on request")
         if !outcome.deleted.isEmpty { logger.info("deleted \(outcome.deleted.count) episode file(s) on request") }
         // An episode whose file the disposal refused keeps it: it is not among the deleted.
-        return (episodes.map(\.id).filter { !outcome.refused.contains($0) }, outcome)
+        return (episodes.map(\.id).filter { outcome.refused[$0] == nil }, outcome)
     }
 
     /// `redownload`: as `delete`, then queued again.

@@ -78,6 +78,7 @@ extension Subscriptions {
                 + "(store \(RuleTiming.milliseconds(retention.reading)) ms)"
         )
         let byID = Dictionary(uniqueKeysWithValues: episodes.map { ($0.id, $0) })
+        let refusals = await self.retention.refusals
         return RulesResult(
             podcast: try await info(podcast),
             dryRun: dryRun,
@@ -86,7 +87,10 @@ extension Subscriptions {
             rules: rules,
             download: episodes.filter { wanted.contains($0.id) }.map { entry($0, nil) },
             delete: plan.deletions.compactMap { deletion in
-                byID[deletion.file.episodeID].map { entry($0, deletion.reason.description) }
+                byID[deletion.file.episodeID].map { episode in
+                    let refused = refusals[episode.id].map { "; could not be deleted: \($0)" } ?? ""
+                    return entry(episode, deletion.reason.description + refused)
+                }
             },
             skipped: skipped
         )

@@ -1,0 +1,143 @@
+import CPosix
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Files in a download directory, reached through a descriptor of their directory and never through a link.
+///
+/// A download directory may be shared, and a feed names the folders below it: someone who can write there could
+/// plant a symbolic link as `<name>.part`, or as a folder, pointing anywhere the daemon's user may write. So every
+/// operation opens the file's directory first — `download_dir` itself as configured, then each folder below it
+/// with `O_NOFOLLOW`, refusing a link and `..` — and then opens, stats, renames or removes the last name relative
+/// to that descriptor, again without following a link. A check and the act it allows then look at the same
+/// directory. A directory the user named outside `download_dir` (`enqueue --dir`) is opened as given: only its
+/// last name is guarded.
+package enum DownloadDirectory {
+    /// The descriptor (`O_RDONLY | O_DIRECTORY`) of `directory`, every folder below `root` opened without following
+    /// a link; with `create`, missing folders below `root` are made (mode 0777 less the umask), and a missing
+    /// directory elsewhere with its parents.
+    ///
+    /// - Returns: The descriptor, which the caller closes, or -1 and the `errno` (`ELOOP` or `ENOTDIR` for a link).
+    package static func open(_ directory: String, root: String, create: Bool = false) -> (fd: Int32, errno: Int32) {
+        let (top, below) = split(directory, root: root)
+        guard !below.contains("..") else { return (-1, EINVAL) }
+        var fd = Glibc.open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd < 0, create, errno == ENOENT {
+            makeParents(top)
+            fd = Glibc.open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        }
+        guard fd >= 0 else { return (-1, errno) }
+        for name in below {
+            var next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            if next < 0, create, errno == ENOENT, mkdirat(fd, name, 0o777) == 0 || errno == EEXIST {
+                next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            }
+            let code = errno
+            close(fd)
+            guard next >= 0 else { return (-1, code) }
+            fd = next
+        }
+        return (fd, 0)
+    }
+
+    /// Opens (creating if missing) the file at `path` for reading and writing; a link there is refused (`ELOOP`).
+    ///
+    /// - Returns: The descriptor, or -1 and the `errno`.
+    package static func openFile(_ path: String, root: String) -> (fd: Int32, errno: Int32) {
+        within(path, root: root) { directory, name in
+            let fd = openat(directory, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o666)
+            return fd >= 0 ? (fd, 0) : (-1, errno)
+        } ?? (-1, errno)
+    }
+
+    /// Renames `from` to `to` (both in one directory) unless something is at `to`.
+    ///
+    /// - Returns: 0, or the `errno` (`EEXIST` when `to` is taken).
+    package static func renameNoReplace(_ from: String, to: String, root: String) -> Int32 {
+        guard parent(of: from) == parent(of: to) else { return EXDEV }
+        return within(from, root: root) { directory, name in
+            cposix_renameat_noreplace(directory, name, directory, baseName(to)) == 0 ? 0 : errno
+        } ?? errno
+    }
+
+    /// Removes the file (or link: never what it points at) at `path`.
+    ///
+    /// - Returns: 0, or the `errno`.
+    @discardableResult
+    package static func remove(_ path: String, root: String) -> Int32 {
+        within(path, root: root) { directory, name in unlinkat(directory, name, 0) == 0 ? 0 : errno } ?? errno
+    }
+
+    /// The status of the file at `path` itself (a link is not followed), or `nil` with `errno` set.
+    package static func status(_ path: String, root: String) -> stat? {
+        within(path, root: root) { directory, name in
+            var info = stat()
+            return fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW) == 0 ? info : nil
+        } ?? nil
+    }
+
+    /// Runs `body` with the descriptor of the directory of `path` and the last name; `nil` with `errno` set when the
+    /// directory cannot be opened.
+    package static func within<Result>(
+        _ path: String,
+        root: String,
+        _ body: (_ directory: Int32, _ name: String) -> Result
+    ) -> Result? {
+        let name = baseName(path)
+        guard !name.isEmpty, name != ".", name != ".." else {
+            errno = EINVAL
+            return nil
+        }
+        let (fd, code) = open(parent(of: path), root: root)
+        guard fd >= 0 else {
+            errno = code
+            return nil
+        }
+        defer {
+            let saved = errno
+            close(fd)
+            errno = saved
+        }
+        return body(fd, name)
+    }
+
+    /// Whether `path` is `root` or below it, by its text (links are the business of ``open(_:root:create:)``).
+    package static func isInside(_ path: String, root: String) -> Bool {
+        let root = trimmed(root)
+        return trimmed(path) == root || trimmed(path).hasPrefix(root == "/" ? "/" : root + "/")
+    }
+
+    /// `root` and the folders below it that make `directory`; `directory` and none when it is not below `root`.
+    private static func split(_ directory: String, root: String) -> (top: String, below: [String]) {
+        let directory = trimmed(directory)
+        let root = trimmed(root)
+        guard isInside(directory, root: root) else { return (directory, []) }
+        let rest = directory.dropFirst(root == "/" ? 1 : root.count)
+        return (root, rest.split(separator: "/").map(String.init).filter { $0 != "." })
+    }
+
+    private static func trimmed(_ path: String) -> String {
+        var path = Substring(path)
+        while path.count > 1, path.hasSuffix("/") { path = path.dropLast() }
+        return String(path)
+    }
+
+    /// Makes `directory` and its missing parents; the directory the user configured or named, so links are followed.
+    private static func makeParents(_ directory: String) {
+        var partial = ""
+        for part in directory.split(separator: "/") {
+            partial += "/" + part
+            mkdir(partial, 0o777)
+        }
+    }
+
+    static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
+        return String(path[..<slash])
+    }
+
+    static func baseName(_ path: String) -> String {
+        path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
+    }
+}
