@@ -11,8 +11,11 @@ func fuzzHTTPHeaders(_ start: UnsafePointer<UInt8>, _ count: Int) -> Int32 {
     let bytes = UnsafeBufferPointer(start: start, count: count)
     var offset: Int64 = 0
     for byte in bytes.prefix(8) { offset = offset << 8 | Int64(byte) }
-    let text = String(decoding: bytes.dropFirst(8), as: UTF8.self)
-    let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { $0 + "\n" }
+    // Split at LF bytes, each line keeping its terminator, as libcurl hands them over: a String split at "\n" would
+    // not split at all, since "\r\n" is one Character.
+    let lines = bytes.dropFirst(8).split(separator: 0x0A, omittingEmptySubsequences: false).map {
+        String(decoding: $0, as: UTF8.self) + "\n"
+    }
     let resumeOffset = max(0, offset)
     for expectedTotal in [nil, resumeOffset &+ 1000] {
         var policy = ResponseBodyPolicy(
