@@ -47,7 +47,7 @@ import Glibc
             as: SubscribeResult.self,
             params: #"{"url":"\#(feedURL)","auto_download":"latest:1"}"#
         )
-        let finished = try client.waitUntilFinished(subscribed.queued)
+        let finished = try client.finished(subscribed.queued)
         #expect(finished.allSatisfy { $0.state == .completed })
         let podcast = subscribed.podcast.id
         let episode = try client.result("episodes", as: EpisodesResult.self, params: #"{"podcast":"\#(podcast)"}"#)

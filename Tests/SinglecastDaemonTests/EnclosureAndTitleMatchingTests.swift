@@ -26,14 +26,14 @@ import Testing
 
     @Test func titleSearchFoldsCaseForASCIIAndOtherwise() throws {
         let trailer = try TitlePattern("TrAiLeR")
-        #expect(trailer.matches("Season 2 trailer"))
-        #expect(trailer.matches("TRAILER"))
-        #expect(!trailer.matches("Trail"))
-        #expect(!trailer.matches(""))
+        #expect(trailer.match("Season 2 trailer") == .matched)
+        #expect(trailer.match("TRAILER") == .matched)
+        #expect(trailer.match("Trail") == .notMatched)
+        #expect(trailer.match("") == .notMatched)
         let accented = try TitlePattern("Épisode")
-        #expect(accented.matches("Un épisode spécial"))
-        #expect(try TitlePattern("straße").matches("STRASSE") == "STRASSE".lowercased().contains("straße"))
-        #expect(try TitlePattern("ab").matches("xxAB"))
-        #expect(!(try TitlePattern("abc")).matches("ab"))
+        #expect(accented.match("Un épisode spécial") == .matched)
+        #expect((try TitlePattern("straße").match("STRASSE") == .matched) == "STRASSE".lowercased().contains("straße"))
+        #expect(try TitlePattern("ab").match("xxAB") == .matched)
+        #expect(try TitlePattern("abc").match("ab") == .notMatched)
     }
 }

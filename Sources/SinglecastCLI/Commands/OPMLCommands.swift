@@ -64,12 +64,15 @@ package struct ImportCommand: CLICommand {
             counts[feed.outcome, default: 0] += 1
             let id = feed.podcastID.map { "\($0)  " } ?? ""
             let title = feed.title.map { "\($0)  " } ?? ""
-            switch feed.outcome {
-            case "subscribed": text += "Subscribed \(id)\(title)\(feed.url)\n"
-            case "already": text += "Already subscribed \(id)\(title)\(feed.url)\n"
-            case "failed": text += "Failed \(title)\(feed.url): \(feed.error ?? "unknown error")\n"
-            default: text += "\(DownloadText.humanize(feed.outcome).capitalized) \(id)\(title)\(feed.url)\n"
-            }
+            // The titles, URLs and errors come from the OPML file and the feeds it names.
+            let line =
+                switch feed.outcome {
+                case "subscribed": "Subscribed \(id)\(title)\(feed.url)"
+                case "already": "Already subscribed \(id)\(title)\(feed.url)"
+                case "failed": "Failed \(title)\(feed.url): \(feed.error ?? "unknown error")"
+                default: "\(DownloadText.humanize(feed.outcome).capitalized) \(id)\(title)\(feed.url)"
+                }
+            text += TerminalText.escaped(line) + "\n"
         }
         var totals = [
             "\(counts["subscribed"] ?? 0) subscribed", "\(counts["already"] ?? 0) already subscribed",

@@ -52,7 +52,7 @@ package struct PodcastsCommand: CLICommand {
         var text = Formatting.columns([header] + rows, style: style)
         let problems = podcasts.compactMap { podcast in
             PodcastText.marker(podcast).map {
-                "\($0) \(podcast.id)  \(podcast.title): \(PodcastText.problem(podcast) ?? "")\n"
+                "\($0) \(PodcastText.name(podcast)): \(TerminalText.escaped(PodcastText.problem(podcast) ?? ""))\n"
             }
         }
         if !problems.isEmpty { text += "\n" + problems.joined() }
@@ -131,7 +131,7 @@ package struct EpisodesCommand: CLICommand {
     ) -> String {
         let podcast = result.podcast
         var text =
-            "\(podcast.id)  \(podcast.title): \(Formatting.count(podcast.episodes, "episode")), "
+            "\(PodcastText.name(podcast)): \(Formatting.count(podcast.episodes, "episode")), "
             + "\(podcast.newEpisodes) new\n\n"
         if result.episodes.isEmpty { return text + (onlyNew ? "No new episodes.\n" : "No episodes.\n") }
         let header = ["ID", "DATE", "DURATION", "STATE", "TITLE"]
@@ -195,7 +195,7 @@ package struct RefreshCommand: CLICommand {
     package static func render(_ result: RefreshResult) -> String {
         if result.refreshed.isEmpty { return "No podcasts to refresh.\n" }
         return result.refreshed.map { entry in
-            "\(entry.podcast.id)  \(entry.podcast.title): \(outcome(entry))\n"
+            "\(PodcastText.name(entry.podcast)): \(TerminalText.escaped(outcome(entry)))\n"
         }.joined()
     }
 

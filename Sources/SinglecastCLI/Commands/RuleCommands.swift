@@ -88,7 +88,7 @@ package struct RulesCommand: CLICommand {
         timeZone: LocalTimeZone = .system,
         style: TextStyle = .plain
     ) -> String {
-        var text = "\(result.podcast.id)  \(result.podcast.title)"
+        var text = PodcastText.name(result.podcast)
         text += result.dryRun ? " (dry run: nothing was changed)\n\n" : "\n\n"
         var rows = [["RULE", "VALUE", "FROM"]]
         rows.append(["auto", result.autoDownload.description, "podcast"])

@@ -210,7 +210,7 @@ package struct SubscribeCommand: CLICommand {
         let podcast = result.podcast
         var text =
             (result.existing ? "Already subscribed" : "Subscribed")
-            + " \(podcast.id)  \(podcast.title)  (\(PodcastText.summary(podcast)))\n"
+            + " \(PodcastText.name(podcast))  (\(PodcastText.summary(podcast)))\n"
         if !result.queued.isEmpty { text += "Queued downloads \(PodcastText.ids(result.queued))\n" }
         if !result.existing { text += "List its episodes with 'singlecastctl episodes \(podcast.id)'.\n" }
         return text
@@ -263,7 +263,7 @@ package struct UnsubscribeCommand: CLICommand {
 
     /// `Unsubscribed 3  The Daily`, then the cancelled downloads and the number of deleted files.
     package static func render(_ result: UnsubscribeResult) -> String {
-        var text = "Unsubscribed \(result.podcast.id)  \(result.podcast.title)\n"
+        var text = "Unsubscribed \(PodcastText.name(result.podcast))\n"
         if !result.cancelledDownloads.isEmpty {
             text += "Cancelled downloads \(PodcastText.ids(result.cancelledDownloads))\n"
         }

@@ -78,12 +78,13 @@ package enum Formatting {
 
     /// Two columns: labels left-aligned and padded to the longest label plus two spaces.
     ///
-    /// Padding is computed on the plain label so bold escape codes do not shift the second column.
+    /// Padding is computed on the plain label so bold escape codes do not shift the second column. Values come from
+    /// the daemon and feeds, so their control characters are shown escaped (``TerminalText/escaped(_:)``).
     package static func table(_ rows: [(label: String, value: String)], style: TextStyle = .plain) -> String {
         let width = rows.map(\.label.count).max() ?? 0
         return rows.map { row in
             let padding = String(repeating: " ", count: width - row.label.count + 2)
-            return style.bold(row.label) + padding + row.value + "\n"
+            return style.bold(row.label) + padding + TerminalText.escaped(row.value) + "\n"
         }.joined()
     }
 
@@ -91,8 +92,10 @@ package enum Formatting {
     /// `show` and `--json` keep the whole text.
     package static let maximumCellWidth = 60
 
-    /// `text`, or its first ``maximumCellWidth`` - 1 characters and `…` when it is longer.
+    /// `text` with its control characters shown escaped (``TerminalText/escaped(_:)``: a cell may hold a feed's
+    /// title), then cut to its first ``maximumCellWidth`` - 1 characters and `…` when it is longer.
     package static func cell(_ text: String) -> String {
+        let text = TerminalText.escaped(text)
         guard text.utf8.count > maximumCellWidth, text.count > maximumCellWidth else { return text }
         return String(text.prefix(maximumCellWidth - 1)) + "…"
     }

@@ -28,6 +28,12 @@ package enum PodcastText {
         return String(keep)
     }
 
+    /// `3  The Daily`: how a line names a podcast, its title's control characters shown escaped
+    /// (``TerminalText/escaped(_:)``).
+    package static func name(_ podcast: PodcastInfo) -> String {
+        "\(podcast.id)  \(TerminalText.escaped(podcast.title))"
+    }
+
     /// `120 episodes, auto-download latest:3, keep 5`.
     package static func summary(_ podcast: PodcastInfo) -> String {
         "\(Formatting.count(podcast.episodes, "episode")), auto-download \(podcast.autoDownload), "
@@ -84,7 +90,7 @@ package enum PodcastText {
         var line = "episode \(event.episode)  \(name) \(event.title)"
         if let reason = event.reason { line += ": \(reason)" }
         if event.trashedTo != nil { line += " (in the Trash)" }
-        return line
+        return TerminalText.escaped(line)
     }
 
     package static func eventLine(_ method: String, _ event: PodcastEventParams) -> String {
@@ -107,7 +113,8 @@ package enum PodcastText {
             let name = method.hasPrefix("podcast.") ? String(method.dropFirst("podcast.".count)) : method
             detail = "\(name) \(podcast.title)"
         }
-        return "podcast \(podcast.id)  \(detail)"
+        // The title, the daemon's error text (which may quote a server) and an unknown event's name are outside text.
+        return "podcast \(podcast.id)  " + TerminalText.escaped(detail)
     }
 
     /// `no new episodes`, `1 new episode`, `2 new episodes`.

@@ -68,7 +68,10 @@ package struct FileDisposal: Sendable, Hashable {
             var info = stat()
             guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
                 let code = errno
-                return refuse("it is gone (\(String(cString: strerror(code))))", code == ENOENT ? .gone : .notTheQueuesFile)
+                return refuse(
+                    "it is gone (\(String(cString: strerror(code))))",
+                    code == ENOENT ? .gone : .notTheQueuesFile
+                )
             }
             guard info.st_mode & S_IFMT == S_IFREG else { return refuse("it is no longer a regular file") }
             guard Int64(info.st_size) == size else {

@@ -77,6 +77,8 @@ package struct EpisodePolicy: Sendable {
         case plainHTTP
         case titleExcludes(TitlePattern)
         case titleLacks(TitlePattern)
+        /// The title expression gave up on this title (a PCRE2 limit): neither rule can vouch for it.
+        case titleUndecided(TitlePattern, String)
         case shorterThan(Int)
         case longerThan(Int)
         case olderThan(Int64)
@@ -90,6 +92,7 @@ package struct EpisodePolicy: Sendable {
             case .plainHTTP: "plain http enclosure, and require_https is on"
             case .titleExcludes(let pattern): "title excludes \(pattern)"
             case .titleLacks(let pattern): "title does not include \(pattern)"
+            case .titleUndecided(let pattern, let reason): "title pattern \(pattern) failed on this title: \(reason)"
             case .shorterThan(let seconds):
                 "shorter than \(EpisodeRules.writtenDuration(milliseconds: Int64(seconds).saturatingMultiply(1000)))"
             case .longerThan(let seconds):
@@ -174,8 +177,20 @@ package struct EpisodePolicy: Sendable {
         if episode.played { return .played }
         guard let enclosure = episode.enclosureURL, HTTPURL.isValid(enclosure) else { return .noEnclosure }
         if requireHTTPS && !HTTPURL.isHTTPS(enclosure) { return .plainHTTP }
-        if let pattern = rules.titleExclude, pattern.matches(episode.title) { return .titleExcludes(pattern) }
-        if let pattern = rules.titleInclude, !pattern.matches(episode.title) { return .titleLacks(pattern) }
+        if let pattern = rules.titleExclude {
+            switch pattern.match(episode.title) {
+            case .matched: return .titleExcludes(pattern)
+            case .failed(let reason): return .titleUndecided(pattern, reason)
+            case .notMatched: break
+            }
+        }
+        if let pattern = rules.titleInclude {
+            switch pattern.match(episode.title) {
+            case .matched: break
+            case .failed(let reason): return .titleUndecided(pattern, reason)
+            case .notMatched: return .titleLacks(pattern)
+            }
+        }
         if let duration = episode.durationSeconds {
             if let minimum = rules.minDuration, duration < minimum { return .shorterThan(minimum) }
             if let maximum = rules.maxDuration, duration > maximum { return .longerThan(maximum) }

@@ -36,10 +36,19 @@ package struct TitlePattern: Sendable, Hashable, CustomStringConvertible {
 
     package var description: String { text.hasPrefix("/") ? text : "\"\(text)\"" }
 
-    package func matches(_ title: String) -> Bool {
+    /// What matching a title came to.
+    package enum Match: Sendable, Hashable {
+        case matched
+        case notMatched
+        /// The expression could not decide within its limits (PCRE2's reason, e.g. "match limit exceeded"): the
+        /// title neither matches nor fails to, and the rules hold the episode back.
+        case failed(String)
+    }
+
+    package func match(_ title: String) -> Match {
         switch matcher {
-        case .substring(let needle): Self.contains(title, lowercasedNeedle: needle)
-        case .expression(let expression): expression.matches(title)
+        case .substring(let needle): Self.contains(title, lowercasedNeedle: needle) ? .matched : .notMatched
+        case .expression(let expression): expression.match(title)
         }
     }
 
@@ -75,9 +84,18 @@ package struct TitlePattern: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A compiled PCRE2 pattern (caseless, UTF). PCRE2 code is read-only once compiled and may be matched from any
-/// thread; each match brings its own match data.
+/// thread; each match brings its own match data and shares the match context, which only holds the limits.
 private final class CompiledExpression: @unchecked Sendable, Hashable {
     private let code: OpaquePointer
+    private let context: OpaquePointer
+
+    /// Steps one match may take. PCRE2's default, ten million, let one catastrophic pattern (`/^(a+)+$/`) spend
+    /// about a second on each hostile title; ordinary patterns over a 100,000-character title stay far below this.
+    static let matchLimit: UInt32 = 1_000_000
+    /// Nested backtracking frames of the interpreter (the JIT's own stack overflowing is an error as well).
+    static let depthLimit: UInt32 = 10_000
+    /// Heap for the interpreter's backtracking frames, in KiB (PCRE2's default is 20 GB).
+    static let heapLimitKiB: UInt32 = 4096
 
     init(_ pattern: String) throws(TitlePattern.Problem) {
         var errorCode: Int32 = 0
@@ -104,20 +122,38 @@ private final class CompiledExpression: @unchecked Sendable, Hashable {
             let characters = pattern[..<(offset.samePosition(in: pattern) ?? pattern.endIndex)].count
             throw TitlePattern.Problem(message: message, position: characters + 2)
         }
+        guard let limits = pcre2_match_context_create_8(nil) else {
+            pcre2_code_free_8(compiled)
+            throw TitlePattern.Problem(message: "out of memory compiling the pattern", position: nil)
+        }
+        pcre2_set_match_limit_8(limits, Self.matchLimit)
+        pcre2_set_depth_limit_8(limits, Self.depthLimit)
+        pcre2_set_heap_limit_8(limits, Self.heapLimitKiB)
         // Titles are matched thousands at a time; the JIT makes each match a few times cheaper where it exists.
         _ = pcre2_jit_compile_8(compiled, UInt32(PCRE2_JIT_COMPLETE))
         code = compiled
+        context = limits
     }
 
-    deinit { pcre2_code_free_8(code) }
+    deinit {
+        pcre2_match_context_free_8(context)
+        pcre2_code_free_8(code)
+    }
 
-    func matches(_ subject: String) -> Bool {
-        guard let data = pcre2_match_data_create_from_pattern_8(code, nil) else { return false }
+    /// Every result but a match or PCRE2_ERROR_NOMATCH is a failure with PCRE2's message: a limit reached must
+    /// not read as "no match", which would let an excluded title through.
+    func match(_ subject: String) -> TitlePattern.Match {
+        guard let data = pcre2_match_data_create_from_pattern_8(code, nil) else { return .failed("out of memory") }
         defer { pcre2_match_data_free_8(data) }
         var subject = subject
-        return subject.withUTF8 { bytes in
-            pcre2_match_8(code, bytes.baseAddress, bytes.count, 0, 0, data, nil) >= 0
+        let result = subject.withUTF8 { bytes in
+            pcre2_match_8(code, bytes.baseAddress, bytes.count, 0, 0, data, context)
         }
+        if result >= 0 { return .matched }
+        if result == PCRE2_ERROR_NOMATCH { return .notMatched }
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let length = pcre2_get_error_message_8(result, &buffer, buffer.count)
+        return .failed(length > 0 ? String(decoding: buffer[..<Int(length)], as: UTF8.self) : "error \(result)")
     }
 
     static func == (left: CompiledExpression, right: CompiledExpression) -> Bool { left === right }
