@@ -67,6 +67,8 @@ package struct DaemonConfiguration: Hashable, Sendable {
     package var refreshConcurrent = 16
     package var refreshPerHost = 4
     package var artworkCacheSize: Int = 100 << 20
+    /// The memory feed documents and their parses may hold at once, across refreshes (see `FeedMemoryLimiter`).
+    package var feedMemoryBudget: Int = 256 << 20
     /// The podcast directory (`search`, `lookup`, `top`): endpoints, default store country, cache time,
     /// requests allowed (`nil` = unlimited) and the shortest search term.
     package var searchEndpoint = "https://itunes.apple.com"
@@ -210,6 +212,13 @@ package struct DaemonConfiguration: Hashable, Sendable {
                 return "max_feed_size must be a size between 64K and 4G such as 100M; got '\(value)'"
             }
             configuration.maxFeedSize = bytes
+            return nil
+        },
+        Key(name: "feed_memory_budget") { configuration, value in
+            guard let bytes = parseByteCount(value), bytes >= 16 << 20, bytes <= 64 << 30 else {
+                return "feed_memory_budget must be a size between 16M and 64G such as 256M; got '\(value)'"
+            }
+            configuration.feedMemoryBudget = bytes
             return nil
         },
         Key(name: "artwork_cache_size") { configuration, value in

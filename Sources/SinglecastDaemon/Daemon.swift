@@ -383,6 +383,7 @@ package enum Daemon {
         settings.naming = EpisodeNaming(template: configuration.nameTemplate)
         settings.maxFeedBytes = Int64(configuration.maxFeedSize)
         settings.artworkCacheBytes = Int64(configuration.artworkCacheSize)
+        settings.feedMemoryBudget = Int64(configuration.feedMemoryBudget)
         settings.transfer = queueSettings(configuration, environment: [:]).transfer
         settings.transfer.maxFileSize = nil  // max_download_size is for episodes; feeds have max_feed_size
         settings.fetchConcurrency = configuration.refreshConcurrent

@@ -65,6 +65,14 @@ import Testing
         #expect(error("refresh_concurrent = 1000")?.contains("refresh_concurrent must be a whole number") == true)
     }
 
+    /// Feed parsing shares a memory budget: 256 MiB unless configured, at least 16 MiB.
+    @Test func theFeedMemoryBudgetIsASize() throws {
+        #expect(DaemonConfiguration().feedMemoryBudget == 256 << 20)
+        #expect(try parse("feed_memory_budget = 1G\n").feedMemoryBudget == 1 << 30)
+        #expect(error("feed_memory_budget = 1M")?.contains("feed_memory_budget must be a size between 16M") == true)
+        #expect(error("feed_memory_budget = lots")?.contains("feed_memory_budget must be a size") == true)
+    }
+
     /// A hook that cannot run is refused when the file is read (start-up exits 78, a reload keeps the old one),
     /// not found out at the first completed download.
     @Test func anOnCompleteProgramThatCannotRunIsRefused() throws {

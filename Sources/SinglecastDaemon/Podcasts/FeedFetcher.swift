@@ -12,6 +12,8 @@ import SinglecastSupport
 struct FeedFetcher: Sendable {
     var fetch: @Sendable (FetchRequest) async throws(TransferError) -> FetchResult
     var maxFeedBytes: Int64
+    /// The limiter every refresh shares and the budget configured now: a document is parsed only within it.
+    var memory: (limiter: FeedMemoryLimiter, budget: Int64)
     /// How long one feed's fetch may take in all, however steadily its server trickles bytes.
     var deadline: Duration
     var transfer: TransferOptions
@@ -23,14 +25,28 @@ struct FeedFetcher: Sendable {
         var document: Data
         /// The URL the document came from, which relative links are resolved against.
         var url: String
+        /// The document's share of the feed memory budget, given back when the last copy of this is released.
+        var reservation: FeedMemoryLimiter.Reservation?
 
         /// Parses a feed for its channel and to know that it parses, before anything is stored; its episodes are
         /// dropped batch by batch and read again by ``episodes(of:markNew:now:into:)``.
-        init(_ document: Data, url: String) throws(FeedError) {
+        init(_ document: Data, url: String, reservation: FeedMemoryLimiter.Reservation? = nil) throws(FeedError) {
             feed = try FeedParser.parse(document, url: url, batchSize: Store.refreshBatchSize) { _ in }
             self.document = document
             self.url = url
+            self.reservation = reservation
         }
+
+        /// What holding and parsing a document of `bytes` costs at its peak, as reserved from the budget.
+        ///
+        /// Five times its size: the daemon (release build) peaked 4.7 times a document's size above its start when
+        /// subscribing to a feed of nothing but `<item><guid>N</guid></item>`, the most items, so the most memory, per
+        /// byte (see docs/ARCHITECTURE.md, Subscriptions).
+        static func estimatedCost(ofDocument bytes: Int) -> Int64 {
+            Int64(bytes).saturatingMultiply(peakFactor)
+        }
+
+        static let peakFactor: Int64 = 5
 
         /// Reads the episodes again and hands them to `store` as records of podcast `id`, one parser batch at a time.
         ///
@@ -93,6 +109,17 @@ struct FeedFetcher: Sendable {
             maxBytes: maxFeedBytes,
             options: transfer
         )
+        // A feed seen before reserves what its last document cost before fetching, so big feeds refreshed together
+        // take turns before their documents are even fetched; a new or grown one reserves (again) once its size is
+        // known, holding its document while it waits.
+        var reservation: FeedMemoryLimiter.Reservation?
+        if let size = memory.limiter.lastDocumentSize(of: podcast.feedURL) {
+            reservation = await memory.limiter.reserve(
+                ParsedFeed.estimatedCost(ofDocument: size),
+                within: memory.budget
+            )
+            if reservation == nil { return Self.stoppedWhileWaiting }
+        }
         let result: FetchResult
         switch await fetchWithin(deadline, fetch, request) {
         case .success(let fetched)?:
@@ -112,8 +139,16 @@ struct FeedFetcher: Sendable {
         case 410:
             return .gone
         case 200...299:
+            // Within the memory budget from here until the stored refresh lets go of the document.
+            memory.limiter.remember(documentSize: result.body.count, of: podcast.feedURL)
+            let cost = ParsedFeed.estimatedCost(ofDocument: result.body.count)
+            if (reservation?.bytes ?? -1) < cost {
+                reservation = nil
+                reservation = await memory.limiter.reserve(cost, within: memory.budget)
+                if reservation == nil { return Self.stoppedWhileWaiting }
+            }
             do throws(FeedError) {
-                let parsed = try ParsedFeed(result.body, url: result.response.finalURL)
+                let parsed = try ParsedFeed(result.body, url: result.response.finalURL, reservation: reservation)
                 return .updated(parsed, result.response, movedTo: result.permanentRedirect)
             } catch {
                 return .failed(.invalid, message: error.message)
@@ -125,6 +160,11 @@ struct FeedFetcher: Sendable {
             )
         }
     }
+
+    private static let stoppedWhileWaiting = Fetched.failed(
+        .unreachable,
+        message: "the refresh was stopped while it waited for memory to parse its feed"
+    )
 
     /// An episode as the store keeps it; the podcast and the new flag are filled in when it is stored.
     static func record(of episode: Episode, feedOrder: Int, now: Int64) -> EpisodeRecord {

@@ -20,6 +20,7 @@ extension Subscriptions {
         FeedFetcher(
             fetch: limitedFetch,
             maxFeedBytes: settings.maxFeedBytes,
+            memory: (feedMemory, settings.feedMemoryBudget),
             deadline: settings.fetchDeadline,
             transfer: settings.transfer
         )

@@ -17,6 +17,8 @@ package struct PodcastSettings: Sendable, Hashable {
     package var naming = EpisodeNaming()
     /// The largest feed document accepted.
     package var maxFeedBytes: Int64 = 100 << 20
+    /// The memory feed documents and their parses may hold at once (`feed_memory_budget`).
+    package var feedMemoryBudget: Int64 = 256 << 20
     /// The artwork cache's size; the least recently refreshed images go first.
     package var artworkCacheBytes: Int64 = 100 << 20
     /// The configured episode rules, which a podcast's own override rule by rule.
@@ -73,6 +75,8 @@ package actor Subscriptions: Service {
     /// Bounds the fetches of feeds and artwork; replaced when a reload changes its limits (fetches already
     /// waiting in the old one finish there).
     var limiter: FetchLimiter
+    /// What feed documents and their parses may hold at once, shared by every refresh.
+    let feedMemory = FeedMemoryLimiter(limit: PodcastSettings().feedMemoryBudget)
     /// New subscriptions whose artwork the service loop fetches, as children of its task group.
     var artworkWanted: Set<Int64> = []
     /// Deletes what the retention rules let go of; this catalogue hands it the podcasts' rules.
