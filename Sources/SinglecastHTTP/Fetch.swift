@@ -156,15 +156,15 @@ package struct RedirectPlan: Sendable, Hashable {
             message: "Fetching \(from) was redirected to \"\(redactedURL(String(location.prefix(200))))\", which is "
                 + "not a valid URL. Tell the publisher."
         )
-        guard !trimmed.isEmpty, let scheme = urlScheme(next) else { throw invalid }
-        guard scheme == "http" || scheme == "https" else {
+        guard !trimmed.isEmpty, let scheme = URLText.scheme(of: next) else { throw invalid }
+        guard URLText.isFetched(scheme: scheme) else {
             throw TransferError(
                 code: .schemeNotAllowed,
                 message: "Fetching \(from) was redirected to \(redactedURL(next)), a '\(scheme)' URL, but only http "
                     + "and https are fetched. Ask the publisher for an https link."
             )
         }
-        guard URLComponents(string: next)?.host?.isEmpty == false else { throw invalid }
+        guard URLText.host(of: next) != nil else { throw invalid }
         if options.requireHTTPS && scheme != "https" {
             throw TransferError(
                 code: .insecureRedirect,

@@ -225,13 +225,13 @@ package final class HTTPEngine: Sendable {
 
     private static func validate(_ request: TransferRequest) -> TransferError? {
         let url = redactedURL(request.url)
-        guard let scheme = urlScheme(request.url), request.url.contains("://") else {
+        guard let scheme = URLText.scheme(of: request.url), request.url.contains("://") else {
             return TransferError(
                 code: .invalidURL,
                 message: "The URL \"\(url)\" has no scheme; downloads need an absolute http:// or https:// URL."
             )
         }
-        guard scheme == "http" || scheme == "https" else {
+        guard URLText.isFetched(scheme: scheme) else {
             return TransferError(
                 code: .schemeNotAllowed,
                 message: "The URL \(url) uses '\(scheme)', but only http and https URLs are downloaded. "

@@ -702,7 +702,7 @@ package actor DownloadQueue: Service {
                 throw .invalid("'\(shown)' names no host", parameter: "urls")
             }
         }
-        if settings.transfer.requireHTTPS && !url.string.hasPrefix("https:") {
+        if settings.transfer.requireHTTPS && !HTTPURL.isHTTPS(url.string) {
             throw .invalid("'\(shown)' is plain http, and require_https is on; use an https URL", parameter: "urls")
         }
         return url
