@@ -245,7 +245,7 @@ package final class HTTPEngine: Sendable {
                     + "or turn off the HTTPS requirement."
             )
         }
-        if let bad = request.headers.first(where: { $0.containsLineBreak || !$0.contains(":") }) {
+        if let bad = request.headers.first(where: { RequestHeader.problem($0) != nil }) {
             return TransferError(
                 code: .invalidRequest,
                 message: "The request header \"\(bad.prefix(60))\" is not a single \"Name: value\" line; fix the "

@@ -574,11 +574,8 @@ package actor DownloadQueue: Service {
             }
         }
         for header in params.headers ?? [] {
-            guard let colon = header.firstIndex(of: ":"),
-                !header[..<colon].trimmingWhitespace().isEmpty,
-                !header.containsLineBreak, !header.utf8.contains(0)
-            else {
-                throw .invalid("header '\(header)' is not of the form 'Name: value'", parameter: "headers")
+            if let problem = RequestHeader.problem(header) {
+                throw .invalid("header '\(header)' is not of the form 'Name: value': \(problem)", parameter: "headers")
             }
         }
         let requests = params.urls.map { url in
