@@ -143,7 +143,7 @@ package actor DownloadQueue: Service {
         settings: QueueSettings,
         defaultDirectory: String,
         distrustUncheckpointedBytes: Bool,
-        now: @escaping @Sendable () -> Int64 = DownloadQueue.wallClock
+        now: @escaping @Sendable () -> Int64 = WallClock.milliseconds
     ) {
         self.store = store
         self.engine = engine
@@ -1030,7 +1030,6 @@ package actor DownloadQueue: Service {
     }
 
     /// The system's wall clock in Unix milliseconds.
-    package static let wallClock: @Sendable () -> Int64 = { Int64(Date.now.timeIntervalSince1970 * 1000) }
 
     /// Below this (bytes per second) a transfer's speed is 0 and it has no ETA.
     private static let slowestRate = DownloadQueueStateMachine.slowestRate
