@@ -221,10 +221,8 @@ package struct RedirectPlan: Sendable, Hashable {
 
     /// `scheme://host:port`, lower-cased, with the scheme's default port filled in.
     static func origin(_ url: String) -> String? {
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-            let host = components.host?.lowercased()
-        else { return nil }
-        let port = components.port ?? (scheme == "https" ? 443 : 80)
+        guard let scheme = URLText.scheme(of: url), let host = URLText.host(of: url) else { return nil }
+        let port = URLComponents(string: url)?.port ?? (scheme == "https" ? 443 : 80)
         return "\(scheme)://\(host):\(port)"
     }
 }
