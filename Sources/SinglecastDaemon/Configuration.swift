@@ -311,20 +311,21 @@ package struct DaemonConfiguration: Hashable, Sendable {
             },
         ]
 
-    /// An http or https base URL; a trailing slash is dropped.
+    /// An http or https base URL (what ``HTTPURL`` accepts); a trailing slash is dropped.
     private static func endpointKey(
         _ name: String,
         _ assign: @escaping @Sendable (inout DaemonConfiguration, String) -> Void
     ) -> Key {
-        Key(name: name) { configuration, value in
+        Key(name: name) { configuration, given in
+            // White space around a URL does not count (HTTPURL's reading), so it is not kept either.
+            let value = given.trimmingWhitespace()
             // A chart template's {country} and {limit} are not valid URL characters until they are filled in.
             let filled = value.replacing("{country}", with: "us").replacing(
                 "{limit}",
                 with: "1"
             )
-            let scheme = URLComponents(string: filled)?.scheme?.lowercased()
-            guard scheme == "http" || scheme == "https", URLComponents(string: filled)?.host?.isEmpty == false else {
-                return "\(name) must be an http:// or https:// URL such as https://itunes.apple.com; got '\(value)'"
+            guard (try? HTTPURL(filled)) != nil else {
+                return "\(name) must be an http:// or https:// URL such as https://itunes.apple.com; got '\(given)'"
             }
             assign(&configuration, value.hasSuffix("/") ? String(value.dropLast()) : value)
             return nil

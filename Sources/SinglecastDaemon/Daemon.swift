@@ -99,7 +99,7 @@ package enum Daemon {
         } catch {
             throw DaemonStartError(message: error.message)
         }
-        let now = Int64(Date.now.timeIntervalSince1970)
+        let now = WallClock.milliseconds() / 1000
         let boot = bootID()
         let run = try await store.recordStart(
             pid: getpid(),
@@ -109,7 +109,7 @@ package enum Daemon {
         )
         if let previous = run.previous, previous.stoppedAt == nil {
             logger.warning(
-                "the previous run (pid \(previous.pid), started \(Date(timeIntervalSince1970: TimeInterval(previous.startedAt)).formatted(.iso8601))) did not shut down cleanly"
+                "the previous run (pid \(previous.pid), started \(UTCTimestamp.string(milliseconds: previous.startedAt.saturatingMultiply(1000)))) did not shut down cleanly"
             )
         }
 
@@ -265,7 +265,7 @@ package enum Daemon {
                     context.events.publish(
                         .daemon,
                         method: DaemonEvent.stopping.rawValue,
-                        params: DaemonEventParams(at: Date.now.formatted(.iso8601), message: "singlecastd is stopping")
+                        params: DaemonEventParams(at: WallClock.timestamp(), message: "singlecastd is stopping")
                     )
                     stopServices()
                     return .signals
@@ -284,7 +284,7 @@ package enum Daemon {
         await reactor.stop()
         socket.closeAndRemove()
         do {
-            try await store.recordCleanStop(runID: run.current.id, at: Int64(Date.now.timeIntervalSince1970))
+            try await store.recordCleanStop(runID: run.current.id, at: WallClock.milliseconds() / 1000)
             try await store.close()
         } catch {
             logger.error("closing the store failed: \(error)")
@@ -302,7 +302,7 @@ package enum Daemon {
     ) async {
         notifier.reloading()
         let logger = context.logger
-        let at = Date.now.formatted(.iso8601)
+        let at = WallClock.timestamp()
         do {
             let (configuration, loaded) = try DaemonConfiguration.load(
                 path: context.paths.configFile,

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import SinglecastProtocol
 import SinglecastStore
+import SinglecastSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -27,7 +28,7 @@ package final class DaemonContext: Sendable {
     package let socketPath: String
     package let socketActivated: Bool
     package let previousRunClean: Bool?
-    private let startedAt = Date.now
+    private let startedAt = WallClock.milliseconds()
     private let startInstant = ContinuousClock.now
     private let runtime: Mutex<Runtime>
     private let clients = Atomic<Int>(0)
@@ -93,7 +94,7 @@ package final class DaemonContext: Sendable {
             version: SinglecastVersion.current,
             protocolVersion: ProtocolVersion.current,
             pid: getpid(),
-            startedAt: startedAt.formatted(.iso8601),
+            startedAt: UTCTimestamp.string(milliseconds: startedAt),
             uptimeSeconds: Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18,
             logLevel: logger.level.name,
             socketActivated: socketActivated,

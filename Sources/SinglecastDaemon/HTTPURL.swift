@@ -26,7 +26,7 @@ package struct HTTPURL: Sendable, Hashable {
         guard var components = URLComponents(string: trimmed), let scheme = components.scheme?.lowercased() else {
             throw .unparsable
         }
-        guard scheme == "http" || scheme == "https" else { throw .scheme(scheme) }
+        guard URLText.isFetched(scheme: scheme) else { throw .scheme(scheme) }
         guard let host = components.host, !host.isEmpty else { throw .noHost }
         let user = components.user?.percentDecoded() ?? components.user
         let password = components.password?.percentDecoded() ?? components.password
@@ -47,9 +47,7 @@ package struct HTTPURL: Sendable, Hashable {
     }
 
     /// Whether `text`, a valid URL (``isValid(_:)``), is https rather than plain http: what `require_https` asks.
-    package static func isHTTPS(_ text: String) -> Bool {
-        text.trimmingWhitespace().utf8.prefix(6).map { $0 | 0x20 } == Array("https:".utf8).map { $0 | 0x20 }
-    }
+    package static func isHTTPS(_ text: String) -> Bool { URLText.isHTTPS(text) }
 
     /// Whether two URLs name one host (case aside); `false` when either names none.
     package static func sameHost(_ left: String, _ right: String) -> Bool {
@@ -57,10 +55,8 @@ package struct HTTPURL: Sendable, Hashable {
         return host == self.host(of: right)
     }
 
-    /// A URL's host, lower-cased.
-    static func host(of text: String) -> String? {
-        URLComponents(string: text.trimmingWhitespace())?.host?.lowercased()
-    }
+    /// A URL's host, lower-cased; `nil` when it names none.
+    static func host(of text: String) -> String? { URLText.host(of: text) }
 
     /// A quick yes for the shape nearly every enclosure has, `http(s)://host[:port][/path][?query][#fragment]` in
     /// plain URL characters, without user information or white space; anything else is decided by the full parse

@@ -64,7 +64,7 @@ package final class Logger: Sendable {
         let line =
             journal
             ? "<\(level.rawValue)>\(text)\n"
-            : "\(Date.now.formatted(.iso8601)) \(level.name): \(text)\n"
+            : "\(WallClock.timestamp()) \(level.name): \(text)\n"
         output.withLock { _ in
             var bytes = Array(line.utf8)[...]
             while !bytes.isEmpty {

@@ -156,15 +156,15 @@ package struct RedirectPlan: Sendable, Hashable {
             message: "Fetching \(from) was redirected to \"\(redactedURL(String(location.prefix(200))))\", which is "
                 + "not a valid URL. Tell the publisher."
         )
-        guard !trimmed.isEmpty, let scheme = urlScheme(next) else { throw invalid }
-        guard scheme == "http" || scheme == "https" else {
+        guard !trimmed.isEmpty, let scheme = URLText.scheme(of: next) else { throw invalid }
+        guard URLText.isFetched(scheme: scheme) else {
             throw TransferError(
                 code: .schemeNotAllowed,
                 message: "Fetching \(from) was redirected to \(redactedURL(next)), a '\(scheme)' URL, but only http "
                     + "and https are fetched. Ask the publisher for an https link."
             )
         }
-        guard URLComponents(string: next)?.host?.isEmpty == false else { throw invalid }
+        guard URLText.host(of: next) != nil else { throw invalid }
         if options.requireHTTPS && scheme != "https" {
             throw TransferError(
                 code: .insecureRedirect,
@@ -221,10 +221,8 @@ package struct RedirectPlan: Sendable, Hashable {
 
     /// `scheme://host:port`, lower-cased, with the scheme's default port filled in.
     static func origin(_ url: String) -> String? {
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-            let host = components.host?.lowercased()
-        else { return nil }
-        let port = components.port ?? (scheme == "https" ? 443 : 80)
+        guard let scheme = URLText.scheme(of: url), let host = URLText.host(of: url) else { return nil }
+        let port = URLComponents(string: url)?.port ?? (scheme == "https" ? 443 : 80)
         return "\(scheme)://\(host):\(port)"
     }
 }

@@ -54,10 +54,8 @@ package final class FetchLimiter: Sendable {
         return try await engine.fetch(request)
     }
 
-    /// The host a URL counts against: its host name, lower-cased (the whole URL when it has none).
-    static func host(of url: String) -> String {
-        URLComponents(string: url)?.host?.lowercased() ?? url
-    }
+    /// The host a URL counts against: its host name as ``URLText/host(of:)`` reads it (the whole URL when it has none).
+    static func host(of url: String) -> String { URLText.host(of: url) ?? url }
 
     /// Waits for a slot; `false` when the task was cancelled first.
     private func acquire(host: String) async -> Bool {

@@ -225,13 +225,13 @@ package final class HTTPEngine: Sendable {
 
     private static func validate(_ request: TransferRequest) -> TransferError? {
         let url = redactedURL(request.url)
-        guard let scheme = urlScheme(request.url), request.url.contains("://") else {
+        guard let scheme = URLText.scheme(of: request.url), request.url.contains("://") else {
             return TransferError(
                 code: .invalidURL,
                 message: "The URL \"\(url)\" has no scheme; downloads need an absolute http:// or https:// URL."
             )
         }
-        guard scheme == "http" || scheme == "https" else {
+        guard URLText.isFetched(scheme: scheme) else {
             return TransferError(
                 code: .schemeNotAllowed,
                 message: "The URL \(url) uses '\(scheme)', but only http and https URLs are downloaded. "
@@ -245,7 +245,7 @@ package final class HTTPEngine: Sendable {
                     + "or turn off the HTTPS requirement."
             )
         }
-        if let bad = request.headers.first(where: { $0.containsLineBreak || !$0.contains(":") }) {
+        if let bad = request.headers.first(where: { RequestHeader.problem($0) != nil }) {
             return TransferError(
                 code: .invalidRequest,
                 message: "The request header \"\(bad.prefix(60))\" is not a single \"Name: value\" line; fix the "

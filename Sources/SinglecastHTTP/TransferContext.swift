@@ -480,7 +480,7 @@ final class TransferContext {
             }
         }
         if result == CURLE_OK, let response {
-            if request.options.requireHTTPS && urlScheme(response.finalURL) != "https" {
+            if request.options.requireHTTPS && !URLText.isHTTPS(response.finalURL) {
                 let error = TransferError(
                     code: .insecureRedirect,
                     message: "Downloading \(redactedURL(request.url)) ended at \(redactedURL(response.finalURL)), "

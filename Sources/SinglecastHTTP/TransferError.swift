@@ -211,7 +211,7 @@ extension TransferError {
                 "The server for \(url) sent something that is not an HTTP response where the status line belongs "
                 + "(\(curl)). \(resume)"
         case CURLE_UNSUPPORTED_PROTOCOL:
-            let scheme = failure.redirectLocation.flatMap(urlScheme) ?? urlScheme(failure.url) ?? "?"
+            let scheme = failure.redirectLocation.flatMap(URLText.scheme(of:)) ?? URLText.scheme(of: failure.url) ?? "?"
             if failure.options.requireHTTPS && scheme == "http" && failure.redirectLocation != nil {
                 code = .insecureRedirect
                 message =
@@ -299,16 +299,6 @@ func milliseconds(_ duration: Duration) -> Int {
     let (whole, fraction) = duration.components
     let attosecondsPerMillisecond: Int64 = 1_000_000_000_000_000
     return Int(whole) * 1000 + Int((fraction + attosecondsPerMillisecond - 1) / attosecondsPerMillisecond)
-}
-
-/// The lower-cased scheme of a URL (`https` in `HTTPS://host/`), or `nil` when it has none.
-func urlScheme(_ url: String) -> String? {
-    guard let colon = url.firstIndex(of: ":") else { return nil }
-    let scheme = url[..<colon]
-    guard let first = scheme.first, first.isASCII, first.isLetter,
-        scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == ".") })
-    else { return nil }
-    return scheme.lowercased()
 }
 
 /// The URL with any `user:password@` replaced by `***@`, so that messages and logs never carry credentials.

@@ -1,3 +1,5 @@
+import SinglecastSupport
+
 /// Params of `search`.
 package struct SearchParams: Codable, Hashable, Sendable {
     /// What to look for; leading, trailing and repeated spaces do not count.
@@ -234,7 +236,7 @@ extension RPCError {
     /// The directory answered with an HTTP error status.
     package static func directoryHTTPError(status: Int, url: String) -> RPCError {
         let hint =
-            status == 429 || status >= 500
+            HTTPStatus.isTransient(status)
             ? "it is overloaded or down; try again later" : "check search_endpoint and chart_endpoint"
         return RPCError(
             code: directoryHTTPErrorCode,

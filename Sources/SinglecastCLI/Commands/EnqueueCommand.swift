@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SinglecastProtocol
+import SinglecastSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -106,8 +107,8 @@ package struct EnqueueCommand: CLICommand {
             throw UsageError.validation("--name needs exactly one URL, not \(urls.count)")
         }
         for header in headers {
-            if let reason = Self.headerProblem(header) {
-                throw UsageError.invalidValue(header, for: arguments.spec("header", kind: .option), reason: reason)
+            if let reason = RequestHeader.problem(header) {
+                throw UsageError.invalidValue(header, for: arguments.spec("header", kind: .option), reason: "\(reason)")
             }
         }
         if (user == nil) != (passwordFile == nil) {
@@ -135,16 +136,6 @@ package struct EnqueueCommand: CLICommand {
             if !episodes.contains(id) { episodes.append(id) }
         }
         return (urls, episodes)
-    }
-
-    /// Why `header` is not a `Name: value` line, or `nil` when it is one.
-    package static func headerProblem(_ header: String) -> String? {
-        guard let colon = header.firstIndex(of: ":") else { return "expected 'Name: value'" }
-        let name = header[..<colon]
-        if name.isEmpty { return "the header name is empty" }
-        if name.contains(where: { $0.isWhitespace || $0.isNewline }) { return "the header name contains a space" }
-        if header.contains(where: \.isNewline) { return "a header must be a single line" }
-        return nil
     }
 
     package func run(_ context: CommandContext) async throws {

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SinglecastProtocol
+import SinglecastSupport
 
 /// `singlecastctl watch`: prints daemon events until the daemon stops.
 package struct WatchCommand: CLICommand {
@@ -102,7 +103,7 @@ package struct WatchCommand: CLICommand {
         if case .string(let value) = fields.removeValue(forKey: "at") {
             at = value
         } else {
-            at = Date.now.formatted(Date.ISO8601FormatStyle())
+            at = WallClock.timestamp()
         }
         var detail: String?
         if case .string(let message) = fields.removeValue(forKey: "message") {

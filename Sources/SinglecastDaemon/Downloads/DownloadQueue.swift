@@ -143,7 +143,7 @@ package actor DownloadQueue: Service {
         settings: QueueSettings,
         defaultDirectory: String,
         distrustUncheckpointedBytes: Bool,
-        now: @escaping @Sendable () -> Int64 = DownloadQueue.wallClock
+        now: @escaping @Sendable () -> Int64 = WallClock.milliseconds
     ) {
         self.store = store
         self.engine = engine
@@ -578,11 +578,8 @@ package actor DownloadQueue: Service {
             }
         }
         for header in params.headers ?? [] {
-            guard let colon = header.firstIndex(of: ":"),
-                !header[..<colon].trimmingWhitespace().isEmpty,
-                !header.containsLineBreak, !header.utf8.contains(0)
-            else {
-                throw .invalid("header '\(header)' is not of the form 'Name: value'", parameter: "headers")
+            if let problem = RequestHeader.problem(header) {
+                throw .invalid("header '\(header)' is not of the form 'Name: value': \(problem)", parameter: "headers")
             }
         }
         let requests = params.urls.map { url in
@@ -706,7 +703,7 @@ package actor DownloadQueue: Service {
                 throw .invalid("'\(shown)' names no host", parameter: "urls")
             }
         }
-        if settings.transfer.requireHTTPS && !url.string.hasPrefix("https:") {
+        if settings.transfer.requireHTTPS && !HTTPURL.isHTTPS(url.string) {
             throw .invalid("'\(shown)' is plain http, and require_https is on; use an https URL", parameter: "urls")
         }
         return url
@@ -1050,7 +1047,6 @@ package actor DownloadQueue: Service {
     }
 
     /// The system's wall clock in Unix milliseconds.
-    package static let wallClock: @Sendable () -> Int64 = { Int64(Date.now.timeIntervalSince1970 * 1000) }
 
     /// Below this (bytes per second) a transfer's speed is 0 and it has no ETA.
     private static let slowestRate = DownloadQueueStateMachine.slowestRate

@@ -109,5 +109,5 @@ package struct DownloadTable {
         record.state != .completed
     }
 
-    private static func host(of url: String) -> String { URL(string: url)?.host?.lowercased() ?? "" }
+    private static func host(of url: String) -> String { HTTPURL.host(of: url) ?? "" }
 }

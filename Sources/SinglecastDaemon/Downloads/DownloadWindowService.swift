@@ -19,7 +19,7 @@ package actor DownloadWindowService: Service {
         queue: DownloadQueue,
         windows: DownloadWindows,
         zone: LocalTimeZone = .system,
-        now: @escaping @Sendable () -> Int64 = DownloadQueue.wallClock
+        now: @escaping @Sendable () -> Int64 = WallClock.milliseconds
     ) {
         self.queue = queue
         self.windows = windows

@@ -129,10 +129,8 @@ package struct RetryPolicy: Sendable, Hashable {
             .saturatingAdd(duration.components.attoseconds / 1_000_000_000_000_000)
     }
 
-    /// Whether an HTTP status is worth retrying: 408, 429 and 5xx are; other 4xx mean the request is wrong.
-    package static func isRetryable(httpStatus status: Int) -> Bool {
-        status == 408 || status == 429 || (500...599).contains(status)
-    }
+    /// Whether an HTTP status is worth retrying: what ``HTTPStatus/isTransient(_:)`` says.
+    package static func isRetryable(httpStatus status: Int) -> Bool { HTTPStatus.isTransient(status) }
 }
 
 /// Picks which queued downloads start now.

@@ -91,7 +91,7 @@ package actor Subscriptions: Service {
         settings: PodcastSettings,
         downloadDirectory: String,
         artworkDirectory: String,
-        now: @escaping @Sendable () -> Int64 = DownloadQueue.wallClock,
+        now: @escaping @Sendable () -> Int64 = WallClock.milliseconds,
         jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...1) },
         lookup: @escaping @Sendable (Int64) async throws -> String
     ) {
