@@ -441,11 +441,7 @@ func waitForListener(_ path: String, timeout: Double = 20) throws {
 
 /// Whether /proc/net/unix lists a socket bound to `path` with `__SO_ACCEPTCON` (0x10000): one that listens.
 private func isListening(_ path: String) -> Bool {
-    // /proc files report a size of 0, so read to the end rather than by the size.
-    guard let handle = FileHandle(forReadingAtPath: "/proc/net/unix"),
-        let bytes = try? handle.readToEnd()
-    else { return false }
-    let table = String(decoding: bytes, as: UTF8.self)
+    guard let table = kernelTable("/proc/net/unix") else { return false }
     for line in table.split(separator: "\n").dropFirst() {
         let fields = line.split(separator: " ", omittingEmptySubsequences: true)
         guard fields.count >= 8, fields[7] == path, let flags = Int(fields[3], radix: 16) else { continue }

@@ -398,3 +398,14 @@ func spawnAndWait(_ executable: String, _ arguments: [String], output: String) t
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     return (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
 }
+
+/// A table the kernel writes under /proc/net, read to its end.
+///
+/// These files report a size of 0 and hand out about a page per `read`, so a reader that trusts the size or stops at
+/// a short read can see only the first rows: with a few hundred sockets, the ones a test looks for were missed.
+func kernelTable(_ path: String) -> String? {
+    guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+    defer { try? handle.close() }
+    guard let bytes = try? handle.readToEnd() else { return nil }
+    return String(decoding: bytes, as: UTF8.self)
+}

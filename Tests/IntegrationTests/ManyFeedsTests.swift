@@ -13,7 +13,7 @@ import Glibc
     /// Established TCP connections to `port` on loopback, from /proc/net/tcp (both directions are listed; the
     /// server's side has `port` as its local port).
     private static func connections(to port: Int) -> Int {
-        guard let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else { return 0 }
+        guard let table = kernelTable("/proc/net/tcp") else { return 0 }
         let local = String(format: ":%04X", port)
         return table.split(separator: "\n").dropFirst().count { line in
             let fields = line.split(separator: " ")
@@ -63,8 +63,10 @@ import Glibc
         let failed = refreshed.refreshed.filter { $0.outcome == "failed" }
         #expect(failed.isEmpty, "\(failed.count) failed: \(failed.prefix(3).map { $0.error ?? "" })")
         #expect(most.withLock { $0 } > 0, "the sampler saw no connection at all, so it measured nothing")
-        // Four fetches at a time on one host; connections kept for reuse may outlive a fetch a moment.
-        #expect(most.withLock { $0 } <= 8, "\(most.withLock { $0 }) connections to one host at once")
+        // Four fetches at a time on one host (FetchSlotsTests pin the count itself). libcurl keeps the connections
+        // it opened in its cache (CURLMOPT_MAXCONNECTS is not set), so sockets to the host outnumber fetches: seen up
+        // to 19 here once the whole socket table was read. What this bounds is that they stay far below the 300 feeds.
+        #expect(most.withLock { $0 } <= 32, "\(most.withLock { $0 }) connections to one host at once")
         #expect(daemon.stop() == 0)
     }
 }
