@@ -13,8 +13,17 @@ import Testing
 /// against nginx in the integration tests (PodcastTests, EpisodeRulesTests).
 final class ScriptedFeedFetcher: SmallBodyFetching {
     let documents = Mutex<[String: String]>([:])
+    /// How many fetches of each URL began.
+    let fetches = Mutex<[String: Int]>([:])
+    /// While true, a fetch waits (until its task is cancelled), as one of a slow server would.
+    let held = Mutex(false)
 
     func fetch(_ request: FetchRequest) async throws(TransferError) -> FetchResult {
+        fetches.withLock { $0[request.url, default: 0] += 1 }
+        while held.withLock({ $0 }) {
+            if Task.isCancelled { throw TransferError(code: .cancelled, message: "cancelled while held") }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
         guard let document = documents.withLock({ $0[request.url] }) else {
             return FetchResult(response: TransferResponse(status: 404, finalURL: request.url), body: Data())
         }
@@ -43,7 +52,8 @@ struct PodcastHarness {
     /// - Parameter episodes: Each episode's enclosure URL; the first is the newest.
     init(
         enclosures: [String],
-        configure: (inout PodcastSettings, inout QueueSettings) -> Void = { _, _ in }
+        configure: (inout PodcastSettings, inout QueueSettings) -> Void = { _, _ in },
+        jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }
     ) async throws {
         home = try TemporaryDirectory(prefix: "singlecast-subscriptions")
         store = try Store(path: home.file("singlecast.sqlite3"))
@@ -78,6 +88,7 @@ struct PodcastHarness {
             downloadDirectory: home.file("episodes"),
             artworkDirectory: home.file("artwork"),
             now: clock.now,
+            jitter: jitter,
             lookup: { _ in throw PodcastError.invalid("no directory here", parameter: "itunes_id") }
         )
         try await subscriptions.load()

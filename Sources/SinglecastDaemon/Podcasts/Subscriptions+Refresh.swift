@@ -1,4 +1,3 @@
-import CPosix
 import FoundationEssentials
 import SinglecastFeeds
 import SinglecastHTTP
@@ -6,71 +5,117 @@ import SinglecastProtocol
 import SinglecastStore
 import SinglecastSupport
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// Refreshing a podcast: fetching and parsing its feed within the fetch limits, joining a refresh already running,
-/// storing what it found, and queueing what its auto-download policy asks for.
+/// The catalogue's side of a refresh: which podcasts are due, and storing what ``PodcastRefresher`` fetched —
+/// the feed, what the auto-download policy queues, the event.
 extension Subscriptions {
     // MARK: - Refresh
 
-    /// Fetches and parses feeds with the current settings, within the fetch limits.
-    var feeds: FeedFetcher {
-        FeedFetcher(
-            fetch: limitedFetch,
-            maxFeedBytes: settings.maxFeedBytes,
-            memory: (feedMemory, settings.feedMemoryBudget),
-            deadline: settings.fetchDeadline,
-            transfer: settings.transfer
-        )
+    package func refresh(_ params: RefreshParams) async throws -> RefreshResult {
+        let chosen: [Int64]
+        if let selector = params.podcast {
+            chosen = [try resolve(selector).id]
+        } else {
+            chosen = podcasts.keys.sorted()
+        }
+        let entries = await refresher.refresh(chosen)
+        return RefreshResult(refreshed: entries.sorted { $0.podcast.id < $1.podcast.id })
     }
 
-    /// The engine's fetch, within the limiter's per-host and total limits.
-    var limitedFetch: @Sendable (FetchRequest) async throws(TransferError) -> FetchResult {
-        { [limiter, engine] (request) throws(TransferError) in try await limiter.fetch(request, on: engine) }
+    /// The podcasts due at `now`, the longest overdue first.
+    func duePodcasts(at now: Int64) -> [Int64] { RefreshSchedule.due(podcasts.values, now: now) }
+
+    /// When the next podcast falls due, if any will.
+    func nextRefreshDue() -> Int64? { RefreshSchedule.nextDue(podcasts.values) }
+
+    func podcast(_ id: Int64) -> PodcastRecord? { podcasts[id] }
+
+    /// The podcast, if a refresh of it may start: it is subscribed and not being unsubscribed.
+    func refreshable(_ id: Int64) -> PodcastRecord? { leaving.contains(id) ? nil : podcasts[id] }
+
+    /// What ``applyRefresh(_:to:schedule:jitter:)`` did, for ``finishRefresh(_:)`` once the artwork is fetched.
+    struct AppliedRefresh: Sendable {
+        var id: Int64
+        /// The podcast as the refresh left it.
+        var podcast: PodcastRecord
+        var outcome: RefreshOutcome
+        var failure: String?
+        var inserted: Int
+        var queued: [Int64]
+        /// A feed document of a megabyte or more was stored: the heap is worth trimming afterwards.
+        var bigFeed: Bool
+        /// The feed changed: its artwork may have too.
+        var wantsArtwork: Bool { failure == nil && outcome != .notModified }
     }
 
-    /// A big feed's document and records are freed once its refresh or subscription is over, but glibc keeps the
-    /// memory in its arenas, and SQLite its page cache: give both back then, so that one 100,000-item feed does not
-    /// hold memory for good.
-    func trimHeapAfterBigFeeds() async {
-        guard bigFeedsStored > 0, refreshing.isEmpty else { return }
-        bigFeedsStored = 0
-        await store.releaseMemory()
-        _ = cposix_trim_heap()
-    }
-
-    struct RunningRefresh {
-        let stop = Completion()
-        var waiters: [CheckedContinuation<RefreshResult.Entry, Never>] = []
-    }
-
-    /// Refreshes one podcast and applies its auto-download policy, or joins the refresh of it already running.
+    /// Stores what a refresh fetched and queues what the podcast's policy asks for; `nil` when the podcast was
+    /// unsubscribed (or is being) while its feed was fetched, and nothing is stored.
     ///
-    /// The refresh runs in the caller's task (the refresher's task group, or the connection of a client that
-    /// asked), not a task of its own: it is cancelled with its caller, and ``RunningRefresh/stop`` (unsubscribe, the
-    /// refresher stopping) ends it early.
-    func refreshAndApply(_ id: Int64) async -> RefreshResult.Entry? {
-        if refreshing[id] != nil {
-            return await withCheckedContinuation { refreshing[id]?.waiters.append($0) }
-        }
-        guard podcasts[id] != nil, !leaving.contains(id) else { return nil }
-        let running = RunningRefresh()
-        refreshing[id] = running
-        let entry = await withTaskGroup(of: RefreshResult.Entry?.self) { group in
-            group.addTask { await self.performRefresh(id) }
-            group.addTask {
-                try? await running.stop.wait()
-                return nil
+    /// - Parameters:
+    ///   - schedule: The refresher's schedule, for the podcast's next refresh.
+    func applyRefresh(
+        _ fetched: FeedFetcher.Fetched,
+        to id: Int64,
+        schedule: RefreshSchedule,
+        jitter: Double
+    ) async -> AppliedRefresh? {
+        // Read after the fetch, not before: `set` may have changed the podcast meanwhile.
+        guard let current = podcasts[id], !leaving.contains(id) else { return nil }
+        let now = self.now()
+        let change = FeedUpdate.apply(
+            fetched.update,
+            to: current,
+            now: now,
+            nextRefreshAt: schedule.nextRefresh(of: current, after: now, jitter: jitter),
+            urlTaken: { url in podcasts.values.contains { $0.id != id && $0.feedURL == url } }
+        )
+        for line in change.log { logger.log(line.level, line.message) }
+        podcasts[id] = change.podcast
+        var applied = AppliedRefresh(
+            id: id,
+            podcast: change.podcast,
+            outcome: change.outcome,
+            failure: change.failure,
+            inserted: 0,
+            queued: [],
+            bigFeed: false
+        )
+        var inserted: [Int64] = []
+        if case .updated(let feed, _, _) = fetched {
+            do {
+                inserted = try await storeFeed(id, feed, markNew: true)
+                applied.inserted = inserted.count
+                applied.bigFeed = feed.document.count >= 1 << 20
+            } catch {
+                applied.failure = "cannot save the refresh: \(error)"
+                applied.outcome = .failed
             }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first ?? Self.failedRefresh(id, "stopped before it finished")
+        } else {
+            try? await save(change.podcast)
         }
-        for waiter in refreshing.removeValue(forKey: id)?.waiters ?? [] { waiter.resume(returning: entry) }
-        await trimHeapAfterBigFeeds()
-        return entry
+        if applied.failure == nil {
+            do {
+                applied.queued = try await applyPolicy(id, inserted: inserted, initial: false)
+            } catch {
+                logger.error("auto-download for \(change.podcast.title) failed: \(error)")
+            }
+        }
+        return applied
+    }
+
+    /// The answer to a refresh, announced as the `refreshed` event.
+    func finishRefresh(_ applied: AppliedRefresh) async -> RefreshResult.Entry {
+        // Read again: the artwork may have been stored since. Unsubscribed meanwhile, the answer shows the podcast as
+        // the refresh left it.
+        let final = podcasts[applied.id] ?? applied.podcast
+        let result = (try? await info(final)) ?? info(final, counts: nil)
+        publish(.refreshed, result, newEpisodes: applied.inserted)
+        return RefreshResult.Entry(
+            podcast: result,
+            outcome: applied.outcome.rawValue,
+            newEpisodes: applied.inserted,
+            queued: applied.queued,
+            error: applied.failure
+        )
     }
 
     /// What a refresh that could not run to its end reports: its podcast was unsubscribed, or it was stopped.
@@ -84,68 +129,19 @@ extension Subscriptions {
         )
     }
 
-    func performRefresh(_ id: Int64) async -> RefreshResult.Entry {
-        guard let podcast = podcasts[id] else { return Self.failedRefresh(id, "unsubscribed") }
-        let fetched = await feeds.fetch(podcast, conditional: true)
-        let now = self.now()
-        guard let current = podcasts[id] else { return Self.failedRefresh(id, "unsubscribed during the refresh") }
-        let change = FeedUpdate.apply(
-            fetched.update,
-            to: current,
-            now: now,
-            nextRefreshAt: schedule.nextRefresh(of: current, after: now, jitter: jitter()),
-            urlTaken: { url in podcasts.values.contains { $0.id != id && $0.feedURL == url } }
-        )
-        for line in change.log { logger.log(line.level, line.message) }
-        podcasts[id] = change.podcast
-        var outcome = change.outcome
-        var failure = change.failure
-        var inserted: [Int64] = []
-        if case .updated(let feed, _, _) = fetched {
-            do {
-                inserted = try await storeFeed(id, feed, markNew: true)
-            } catch {
-                failure = "cannot save the refresh: \(error)"
-                outcome = .failed
-            }
-        } else {
-            try? await save(change.podcast)
-        }
-        var queued: [Int64] = []
-        if failure == nil {
-            do {
-                queued = try await applyPolicy(id, inserted: inserted, initial: false)
-            } catch {
-                logger.error("auto-download for \(change.podcast.title) failed: \(error)")
-            }
-            if outcome != .notModified { await refreshArtwork(id) }
-        }
-        let final = podcasts[id] ?? change.podcast
-        let result = (try? await info(final)) ?? info(final, counts: nil)
-        publish(.refreshed, result, newEpisodes: inserted.count)
-        return RefreshResult.Entry(
-            podcast: result,
-            outcome: outcome.rawValue,
-            newEpisodes: inserted.count,
-            queued: queued,
-            error: failure
-        )
-    }
-
     /// Stores the podcast as it is now (``FeedUpdate`` made it) and a parsed feed's episodes, read as they are
     /// stored, in one transaction.
     ///
     /// - Returns: The ids of the episodes inserted.
     func storeFeed(_ id: Int64, _ parsed: FeedFetcher.ParsedFeed, markNew: Bool) async throws -> [Int64] {
+        // Read and handed to the store in one step: no await comes between.
         guard let podcast = podcasts[id] else { return [] }
         let now = self.now()
         episodesWritten()
         defer { episodesWritten() }
-        let inserted = try await store.applyRefresh(podcast) { store in
+        return try await store.applyRefresh(podcast) { store in
             try parsed.episodes(of: id, markNew: markNew, now: now, into: store)
         }
-        if parsed.document.count >= 1 << 20 { bigFeedsStored += 1 }
-        return inserted
     }
 
     /// Queues what the podcast's policy asks for; retention then deletes what its rules let go of.
@@ -153,6 +149,8 @@ extension Subscriptions {
     /// - Parameter initial: The policy was just set (or the podcast subscribed): `latest:N` fills up to N at once,
     ///   while `all-new` only takes episodes that appear from now on.
     func applyPolicy(_ id: Int64, inserted ids: [Int64], initial: Bool) async throws -> [Int64] {
+        // The policy as it is now is used across the reads below: a `set` that changes it meanwhile applies the new
+        // one itself once saved, and the enqueue drops what it would link to a podcast unsubscribed meanwhile.
         guard let podcast = podcasts[id] else { return [] }
         let policy = policy(for: podcast)
         let now = self.now()

@@ -39,7 +39,8 @@ package struct PodcastSettings: Sendable, Hashable {
 ///
 /// The podcasts live in memory and in the store; every change is committed before it is answered or announced.
 /// A refresh never loses what the last good one stored: a failure is recorded next to the old episodes.
-package actor Subscriptions: Service {
+/// ``PodcastRefresher`` fetches the feeds and hands them here to be stored; ``RetentionService`` deletes files.
+package actor Subscriptions {
     let store: Store
     let engine: any SmallBodyFetching
     /// The wall clock in Unix milliseconds; injected so the schedule and the rules can be tested with a moved clock.
@@ -64,21 +65,8 @@ package actor Subscriptions: Service {
     var episodeWrites = 0
     /// Podcasts being unsubscribed: no refresh of them starts, and what an enqueue links to them meanwhile goes.
     var leaving: Set<Int64> = []
-    /// Refreshes running: the signal that stops each, and the callers waiting to share its result.
-    var refreshing: [Int64: RunningRefresh] = [:]
-    let wakeups: AsyncStream<Void>
-    let wakeup: AsyncStream<Void>.Continuation
-    /// When the sleeping child of ``run()`` wakes the loop, if one sleeps.
-    var wake = WakeSchedule()
-    /// Big feeds stored since the heap was last trimmed (``trimHeapAfterBigFeeds()``).
-    var bigFeedsStored = 0
-    /// Bounds the fetches of feeds and artwork; replaced when a reload changes its limits (fetches already
-    /// waiting in the old one finish there).
-    var limiter: FetchLimiter
-    /// What feed documents and their parses may hold at once, shared by every refresh.
-    let feedMemory = FeedMemoryLimiter(limit: PodcastSettings().feedMemoryBudget)
-    /// New subscriptions whose artwork the service loop fetches, as children of its task group.
-    var artworkWanted: Set<Int64> = []
+    /// Fetches the feeds and artwork, when they fall due and when asked; a service of its own.
+    nonisolated let refresher: PodcastRefresher
     /// Deletes what the retention rules let go of; this catalogue hands it the podcasts' rules.
     let retention: RetentionService
 
@@ -115,76 +103,31 @@ package actor Subscriptions: Service {
             maxStorage: settings.maxStorage,
             now: now
         )
-        self.limiter = FetchLimiter(limit: settings.fetchConcurrency, perHostLimit: settings.fetchesPerHost)
-        (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        self.refresher = PodcastRefresher(
+            engine: engine,
+            store: store,
+            logger: logger,
+            settings: settings,
+            artworkDirectory: artworkDirectory,
+            now: now,
+            jitter: jitter
+        )
     }
 
     /// Start-up, before READY: loads the subscriptions.
     package func load() async throws {
         for podcast in try await store.podcasts() { podcasts[podcast.id] = podcast }
+        await refresher.attach(self)
     }
 
     package func update(_ newSettings: PodcastSettings) async {
-        if (newSettings.fetchConcurrency, newSettings.fetchesPerHost)
-            != (settings.fetchConcurrency, settings.fetchesPerHost)
-        {
-            limiter = FetchLimiter(limit: newSettings.fetchConcurrency, perHostLimit: newSettings.fetchesPerHost)
-        }
         // Reloaded rules or a new budget may let go of files now.
         let rulesChanged = newSettings.rules != settings.rules
         settings = newSettings
         await retention.update(maxStorage: newSettings.maxStorage)
         if rulesChanged { await retention.wanted() }
-        wakeup.yield()
+        await refresher.update(newSettings)
     }
-
-    // MARK: - Service: periodic refresh
-
-    /// Refreshes every podcast whose time has come, a few at a time, then sleeps until the next one is due.
-    package func run() async throws {
-        wakeup.yield()
-        // One sleeping child at a time: a wake-up before it ends (a new subscription, a changed interval) only
-        // replaces it when the next refresh moved earlier, and shutdown cancels it.
-        await withDiscardingTaskGroup { group in
-            group.addTask { await self.retention.run(policies: { await self.retentionPolicies() }) }
-            for await _ in wakeups {
-                for id in artworkWanted { group.addTask { await self.refreshArtwork(id) } }
-                artworkWanted = []
-                await refreshDue()
-                if Task.isCancelled { break }
-                let next = RefreshSchedule.nextDue(podcasts.values)
-                let wakeAt = RefreshSchedule.wake(now: now(), due: next)
-                if wake.request(wakeAt) { group.addTask { await self.sleepUntil(wakeAt) } }
-            }
-            group.cancelAll()
-        }
-        // Refreshes asked for by clients run in their connections' tasks (a client's refresh and the timer's may
-        // join one); they end with the service, not after it.
-        for running in refreshing.values { running.stop.succeed() }
-    }
-
-    func refreshDue() async {
-        let due = RefreshSchedule.due(podcasts.values, now: now())
-        await withTaskGroup(of: Void.self) { group in
-            var running = 0
-            for id in due {
-                if running == settings.fetchConcurrency {
-                    await group.next()
-                    running -= 1
-                }
-                group.addTask { _ = await self.refreshAndApply(id) }
-                running += 1
-            }
-        }
-    }
-
-    func sleepUntil(_ at: Int64) async {
-        try? await Task.sleep(for: .milliseconds(max(0, at - now())))
-        wake.woke(at)
-        wakeup.yield()
-    }
-
-    package nonisolated func shutdown() { wakeup.finish() }
 
     /// Asks retention to run at its next turn.
     func retentionWanted() async { await retention.wanted() }
@@ -202,10 +145,10 @@ package actor Subscriptions: Service {
     package func subscribe(_ params: SubscribeParams) async throws -> SubscribeResult {
         do {
             let result = try await subscribeAndStore(params)
-            await trimHeapAfterBigFeeds()
+            await refresher.trimHeapAfterBigFeeds()
             return result
         } catch {
-            await trimHeapAfterBigFeeds()
+            await refresher.trimHeapAfterBigFeeds()
             throw error
         }
     }
@@ -248,7 +191,7 @@ package actor Subscriptions: Service {
         podcast.autoDownload = EpisodePolicy.Fetch(params.autoDownload ?? .off).stored
         podcast.keep = params.keep.flatMap { $0 > 0 ? $0 : nil }
         // Fetched and parsed before anything is stored: a wrong URL leaves no subscription behind.
-        let fetched = await feeds.fetch(podcast, conditional: false)
+        let fetched = await refresher.fetch(podcast)
         guard case .updated(let feed, let response, let movedTo) = fetched else {
             throw Self.feedError(fetched, url: url)
         }
@@ -283,8 +226,7 @@ package actor Subscriptions: Service {
         logger.notice("subscribed to \(current.title) (\(redactedURL(current.feedURL)))")
         let result = try await info(current)
         publish(.subscribed, result)
-        artworkWanted.insert(podcast.id)
-        wakeup.yield()
+        await refresher.subscribed(podcast.id, bigFeed: feed.document.count >= 1 << 20)
         return SubscribeResult(podcast: result, existing: false, queued: queued)
     }
 
@@ -298,10 +240,7 @@ package actor Subscriptions: Service {
         }
         defer { leaving.remove(podcast.id) }
         // A refresh of it ends first, so what it queued is among the episodes read below; none starts meanwhile.
-        if let running = refreshing[podcast.id] {
-            running.stop.succeed()
-            _ = await withCheckedContinuation { refreshing[podcast.id]?.waiters.append($0) }
-        }
+        await refresher.stopAndWait(podcast.id)
         let result = try await info(podcast)
         let episodes = try await episodeRecords(of: podcast.id)
         // A download another podcast's episode shares (one enclosure URL in two feeds) is that podcast's too.
@@ -321,9 +260,11 @@ package actor Subscriptions: Service {
         } catch {
             throw PodcastError.store("the subscription could not be removed: \(error)")
         }
+        // Read again: the artwork may have been fetched since `podcast` was.
+        let artwork = podcasts[podcast.id]?.artworkPath ?? podcast.artworkPath
         podcasts[podcast.id] = nil
-        refreshing[podcast.id]?.stop.succeed()
-        if let path = podcast.artworkPath { unlink(path) }
+        await refresher.stop(podcast.id)
+        if let path = artwork { unlink(path) }
         logger.notice("unsubscribed from \(podcast.title)")
         publish(.unsubscribed, result)
         return UnsubscribeResult(podcast: result, cancelledDownloads: unfinished, deletedFiles: deleted.map(\.path))
@@ -386,21 +327,6 @@ package actor Subscriptions: Service {
         )
     }
 
-    package func refresh(_ params: RefreshParams) async throws -> RefreshResult {
-        let chosen: [PodcastRecord]
-        if let selector = params.podcast {
-            chosen = [try resolve(selector)]
-        } else {
-            chosen = podcasts.values.sorted { $0.id < $1.id }
-        }
-        var entries: [RefreshResult.Entry] = []
-        await withTaskGroup(of: RefreshResult.Entry?.self) { group in
-            for podcast in chosen { group.addTask { await self.refreshAndApply(podcast.id) } }
-            for await entry in group { if let entry { entries.append(entry) } }
-        }
-        return RefreshResult(refreshed: entries.sorted { $0.podcast.id < $1.podcast.id })
-    }
-
     package func set(_ params: SetPodcastParams) async throws -> PodcastResult {
         var podcast = try resolve(params.podcast)
         guard
@@ -418,7 +344,7 @@ package actor Subscriptions: Service {
         if podcast.refreshInterval != interval || params.refreshInterval != nil {
             // The next refresh follows the new interval, not the old one.
             podcast.nextRefreshAt = schedule.rescheduled(podcast, now: now(), jitter: jitter())
-            wakeup.yield()
+            refresher.wake()
         }
         try await save(podcast)
         _ = try await applyPolicy(podcast.id, inserted: [], initial: params.autoDownload != nil)

@@ -1,0 +1,252 @@
+import CPosix
+import SinglecastHTTP
+import SinglecastProtocol
+import SinglecastStore
+import SinglecastSupport
+
+/// Refreshes podcasts: wakes when the next one falls due (``RefreshSchedule``), fetches feeds and artwork within the
+/// fetch and feed-memory limits, and joins the callers asking for one refresh into one (``RefreshJoin``).
+///
+/// It owns when and how feeds are fetched, not the podcasts: it reads them from the catalogue (``Subscriptions``) and
+/// hands what it fetched back to it (``Subscriptions/applyRefresh(_:to:schedule:jitter:)``), which stores the feed,
+/// runs the auto-download policy and publishes the event. A refresh runs in its caller's task (this service's task
+/// group, or the connection of a client that asked): it is cancelled with its caller.
+package actor PodcastRefresher: Service {
+    /// What a refresh came to, for its caller and the callers that joined it.
+    enum Ended: Sendable {
+        /// The podcast is gone or being unsubscribed: no refresh ran.
+        case skipped
+        case answered(RefreshResult.Entry)
+        /// Stopped before it stored anything.
+        case stopped
+    }
+
+    let engine: any SmallBodyFetching
+    let store: Store
+    let logger: Logger
+    let artworkDirectory: String
+    /// The wall clock in Unix milliseconds, and a number from 0 to 1 for the schedule's jitter; injected for tests.
+    let now: @Sendable () -> Int64
+    let jitter: @Sendable () -> Double
+    private(set) var settings: PodcastSettings
+    /// The podcasts; weak, since the catalogue holds this service.
+    private(set) weak var catalogue: Subscriptions?
+    /// Refreshes running: each one's stop signal, and the callers waiting to share its answer.
+    private var join = RefreshJoin<Completion, CheckedContinuation<Ended, Never>>()
+    private let wakeups: AsyncStream<Void>
+    private let wakeup: AsyncStream<Void>.Continuation
+    /// When the sleeping child of ``run()`` wakes the loop, if one sleeps.
+    private var timer = WakeSchedule()
+    /// Big feeds stored since the heap was last trimmed (``trimHeapAfterBigFeeds()``).
+    private var bigFeedsStored = 0
+    /// Bounds the fetches of feeds and artwork; replaced when a reload changes its limits (fetches already
+    /// waiting in the old one finish there).
+    private var limiter: FetchLimiter
+    /// What feed documents and their parses may hold at once, shared by every refresh and subscription.
+    let feedMemory = FeedMemoryLimiter(limit: PodcastSettings().feedMemoryBudget)
+    /// New subscriptions whose artwork the service loop fetches, as children of its task group.
+    private var artworkWanted: Set<Int64> = []
+
+    init(
+        engine: any SmallBodyFetching,
+        store: Store,
+        logger: Logger,
+        settings: PodcastSettings,
+        artworkDirectory: String,
+        now: @escaping @Sendable () -> Int64,
+        jitter: @escaping @Sendable () -> Double
+    ) {
+        self.engine = engine
+        self.store = store
+        self.logger = logger
+        self.settings = settings
+        self.artworkDirectory = artworkDirectory
+        self.now = now
+        self.jitter = jitter
+        limiter = FetchLimiter(limit: settings.fetchConcurrency, perHostLimit: settings.fetchesPerHost)
+        (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Serves `catalogue`'s podcasts; called once, before ``run()``.
+    func attach(_ catalogue: Subscriptions) { self.catalogue = catalogue }
+
+    func update(_ newSettings: PodcastSettings) {
+        if (newSettings.fetchConcurrency, newSettings.fetchesPerHost)
+            != (settings.fetchConcurrency, settings.fetchesPerHost)
+        {
+            limiter = FetchLimiter(limit: newSettings.fetchConcurrency, perHostLimit: newSettings.fetchesPerHost)
+        }
+        settings = newSettings
+        wakeup.yield()
+    }
+
+    /// When podcasts refresh, with the current settings.
+    var schedule: RefreshSchedule { RefreshSchedule(interval: settings.refreshInterval) }
+
+    // MARK: - Service: periodic refresh
+
+    /// Refreshes every podcast whose time has come, a few at a time, then sleeps until the next one is due.
+    package func run() async throws {
+        wakeup.yield()
+        // One sleeping child at a time: a wake-up before it ends (a new subscription, a changed interval) only
+        // replaces it when the next refresh moved earlier, and shutdown cancels it.
+        await withDiscardingTaskGroup { group in
+            for await _ in wakeups {
+                for id in artworkWanted { group.addTask { await self.refreshArtwork(id) } }
+                artworkWanted = []
+                await refreshDue()
+                if Task.isCancelled { break }
+                let next = await catalogue?.nextRefreshDue()
+                let wakeAt = RefreshSchedule.wake(now: now(), due: next)
+                if timer.request(wakeAt) { group.addTask { await self.sleepUntil(wakeAt) } }
+            }
+            group.cancelAll()
+        }
+        // Refreshes asked for by clients run in their connections' tasks (a client's refresh and the timer's may
+        // join one); they end with the service, not after it.
+        for stop in join.stopAll() { stop.succeed() }
+    }
+
+    func refreshDue() async {
+        guard let catalogue else { return }
+        let due = await catalogue.duePodcasts(at: now())
+        await withTaskGroup(of: Void.self) { group in
+            var running = 0
+            for id in due {
+                if running == settings.fetchConcurrency {
+                    await group.next()
+                    running -= 1
+                }
+                group.addTask { _ = await self.refresh(id) }
+                running += 1
+            }
+        }
+    }
+
+    private func sleepUntil(_ at: Int64) async {
+        try? await Task.sleep(for: .milliseconds(max(0, at - now())))
+        timer.woke(at)
+        wakeup.yield()
+    }
+
+    /// Looks at the schedule again: a podcast was added or its interval changed.
+    package nonisolated func wake() { wakeup.yield() }
+
+    package nonisolated func shutdown() { wakeup.finish() }
+
+    // MARK: - Refreshes
+
+    /// Refreshes the podcasts `ids` at once, within the fetch limits; those gone meanwhile are left out.
+    func refresh(_ ids: [Int64]) async -> [RefreshResult.Entry] {
+        await withTaskGroup(of: RefreshResult.Entry?.self) { group in
+            for id in ids { group.addTask { await self.refresh(id) } }
+            var entries: [RefreshResult.Entry] = []
+            for await entry in group { if let entry { entries.append(entry) } }
+            return entries
+        }
+    }
+
+    /// Refreshes one podcast, or joins the refresh of it already running; `nil` when it is gone or leaving.
+    ///
+    /// ``stop(_:)`` (unsubscribe) and the end of ``run()`` end it early: a refresh stopped while it fetched stores
+    /// nothing and answers that it was stopped.
+    func refresh(_ id: Int64) async -> RefreshResult.Entry? {
+        let stop = Completion()
+        let ended: Ended
+        switch join.start(id, stop: stop) {
+        case .join:
+            ended = await withCheckedContinuation { continuation in
+                if !join.wait(for: id, continuation) { continuation.resume(returning: .skipped) }
+            }
+        case .run:
+            ended = await withTaskGroup(of: Ended.self) { group in
+                group.addTask { await self.perform(id) }
+                group.addTask {
+                    try? await stop.wait()
+                    return .stopped
+                }
+                let first = await group.next() ?? .stopped
+                group.cancelAll()
+                return first
+            }
+            for waiter in join.finish(id) { waiter.resume(returning: ended) }
+            await trimHeapAfterBigFeeds()
+        }
+        switch ended {
+        case .skipped: return nil
+        case .answered(let entry): return entry
+        case .stopped: return Subscriptions.failedRefresh(id, "stopped before it finished")
+        }
+    }
+
+    private func perform(_ id: Int64) async -> Ended {
+        // Registered in the join before this check: an unsubscribe that began before it is seen here, one that
+        // begins after it finds the refresh running and stops it.
+        guard let catalogue, let podcast = await catalogue.refreshable(id) else { return .skipped }
+        let fetched = await feeds.fetch(podcast, conditional: true)
+        // Stopped while fetching: what was fetched is not the catalogue's any more.
+        if Task.isCancelled { return .stopped }
+        guard let applied = await catalogue.applyRefresh(fetched, to: id, schedule: schedule, jitter: jitter())
+        else {
+            return .answered(Subscriptions.failedRefresh(id, "unsubscribed during the refresh"))
+        }
+        if applied.bigFeed { bigFeedsStored += 1 }
+        if applied.wantsArtwork { await refreshArtwork(id) }
+        return .answered(await catalogue.finishRefresh(applied))
+    }
+
+    /// Stops the refresh of `id`, if one runs, and returns once it has ended: what it queued is then stored.
+    func stopAndWait(_ id: Int64) async {
+        join.stop(id)?.succeed()
+        guard join.isRunning(id) else { return }
+        _ = await withCheckedContinuation { continuation in
+            if !join.wait(for: id, continuation) { continuation.resume(returning: .skipped) }
+        }
+    }
+
+    /// Stops the refresh of `id`, if one runs, without waiting for it.
+    func stop(_ id: Int64) { join.stop(id)?.succeed() }
+
+    /// How many callers wait for the running refresh of `id`.
+    func waiters(of id: Int64) -> Int { join.waiters(of: id) }
+
+    // MARK: - Fetching
+
+    /// Fetches and parses feeds with the current settings, within the fetch limits.
+    var feeds: FeedFetcher {
+        FeedFetcher(
+            fetch: limitedFetch,
+            maxFeedBytes: settings.maxFeedBytes,
+            memory: (feedMemory, settings.feedMemoryBudget),
+            deadline: settings.fetchDeadline,
+            transfer: settings.transfer
+        )
+    }
+
+    /// The engine's fetch, within the limiter's per-host and total limits.
+    var limitedFetch: @Sendable (FetchRequest) async throws(TransferError) -> FetchResult {
+        { [limiter, engine] (request) throws(TransferError) in try await limiter.fetch(request, on: engine) }
+    }
+
+    /// A new subscription's first fetch, within the same limits as every refresh.
+    func fetch(_ podcast: PodcastRecord) async -> FeedFetcher.Fetched {
+        await feeds.fetch(podcast, conditional: false)
+    }
+
+    /// A subscription was stored: its artwork is fetched, and the schedule looked at again.
+    func subscribed(_ id: Int64, bigFeed: Bool) {
+        if bigFeed { bigFeedsStored += 1 }
+        artworkWanted.insert(id)
+        wakeup.yield()
+    }
+
+    /// A big feed's document and records are freed once its refresh or subscription is over, but glibc keeps the
+    /// memory in its arenas, and SQLite its page cache: give both back then, so that one 100,000-item feed does not
+    /// hold memory for good.
+    func trimHeapAfterBigFeeds() async {
+        guard bigFeedsStored > 0, join.isIdle else { return }
+        bigFeedsStored = 0
+        await store.releaseMemory()
+        _ = cposix_trim_heap()
+    }
+}
