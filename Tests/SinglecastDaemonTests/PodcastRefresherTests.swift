@@ -125,6 +125,46 @@ import Testing
     }
 }
 
+/// Artwork fetched by the refresher while its podcast is being unsubscribed.
+@Suite struct RefresherArtworkTests {
+    static let artworkURL = "https://feeds.example/art.gif"
+
+    /// An image finishing at every step of an unsubscribe: whatever the order, no image of the podcast stays.
+    @Test(arguments: 0..<12) func anImageFetchedWhileUnsubscribingDoesNotStay(round: Int) async throws {
+        let harness = try await PodcastHarness(enclosures: ["http://cdn.example/e1.mp3"])
+        let feed = PodcastHarness.feed(["http://cdn.example/e1.mp3"])
+            .replacingOccurrences(
+                of: "<rss version=\"2.0\">",
+                with: "<rss version=\"2.0\" xmlns:itunes=\"http://www.itunes.com/dtds/podcast-1.0.dtd\">"
+            )
+            .replacingOccurrences(
+                of: "<title>Show</title>",
+                with: "<title>Show</title><itunes:image href=\"\(Self.artworkURL)\"/>"
+            )
+        harness.feeds.documents.withLock {
+            $0[PodcastHarness.feedURL] = feed
+            $0[Self.artworkURL] = "GIF89a\u{1}\u{0}\u{1}\u{0}\u{0}\u{0}\u{0};"
+        }
+        let id = try await harness.subscriptions.subscribe(SubscribeParams(url: PodcastHarness.feedURL)).podcast.id
+        #expect(try await harness.store.podcasts().first?.artworkURL == Self.artworkURL)
+        harness.feeds.held.withLock { $0 = true }
+        let refresher = harness.subscriptions.refresher
+        async let fetched: Void = refresher.refreshArtwork(id)
+        #expect(
+            try await eventually(every: .milliseconds(1)) {
+                harness.feeds.fetches.withLock { $0[Self.artworkURL] ?? 0 } == 1
+            }
+        )
+        async let gone = harness.subscriptions.unsubscribe(UnsubscribeParams(podcast: "Show"))
+        try await Task.sleep(for: .microseconds(250 * round))
+        harness.feeds.held.withLock { $0 = false }
+        _ = try await gone
+        await fetched
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: harness.home.file("artwork"))) ?? []
+        #expect(left.isEmpty, "images of an unsubscribed podcast: \(left)")
+    }
+}
+
 /// The joining rule alone.
 @Suite struct RefreshJoinTests {
     @Test func theFirstCallerRunsAndLaterOnesWaitForItsAnswer() {
