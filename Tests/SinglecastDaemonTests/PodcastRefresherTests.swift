@@ -83,7 +83,7 @@ import Testing
         harness.feeds.held.withLock { $0 = true }
         async let refreshed = harness.subscriptions.refresh(RefreshParams(podcast: "Show"))
         #expect(try await eventually(every: .milliseconds(1)) { fetches(harness) == 2 })
-        await harness.subscriptions.refresher.stop(id)
+        await harness.subscriptions.refresher.stopAndWait(id)
         let entry = try #require(try await refreshed.refreshed.first)
         #expect(entry.outcome == "failed")
         #expect(entry.error == "stopped before it finished")

@@ -204,9 +204,6 @@ package actor PodcastRefresher: Service {
         }
     }
 
-    /// Stops the refresh of `id`, if one runs, without waiting for it.
-    func stop(_ id: Int64) { join.stop(id)?.succeed() }
-
     /// How many callers wait for the running refresh of `id`.
     func waiters(of id: Int64) -> Int { join.waiters(of: id) }
 

@@ -42,7 +42,6 @@ package struct PodcastSettings: Sendable, Hashable {
 /// ``PodcastRefresher`` fetches the feeds and hands them here to be stored; ``RetentionService`` deletes files.
 package actor Subscriptions {
     let store: Store
-    let engine: any SmallBodyFetching
     /// The wall clock in Unix milliseconds; injected so the schedule and the rules can be tested with a moved clock.
     let now: @Sendable () -> Int64
     /// A number from 0 to 1 for the refresh schedule's jitter (``RefreshSchedule``); injected with the clock.
@@ -86,7 +85,6 @@ package actor Subscriptions {
         self.now = now
         self.jitter = jitter
         self.store = store
-        self.engine = engine
         self.queue = queue
         self.events = events
         self.logger = logger
@@ -241,6 +239,8 @@ package actor Subscriptions {
         defer { leaving.remove(podcast.id) }
         // A refresh of it ends first, so what it queued is among the episodes read below; none starts meanwhile.
         await refresher.stopAndWait(podcast.id)
+        // `podcast` is still current: a refresh puts its record in `podcasts` before its first await, and stores
+        // nothing (artwork included) for a podcast that is leaving.
         let result = try await info(podcast)
         let episodes = try await episodeRecords(of: podcast.id)
         // A download another podcast's episode shares (one enclosure URL in two feeds) is that podcast's too.
@@ -260,10 +260,10 @@ package actor Subscriptions {
         } catch {
             throw PodcastError.store("the subscription could not be removed: \(error)")
         }
-        // Read again: the artwork may have been fetched since `podcast` was.
+        // Read again: the artwork may have been fetched since `podcast` was. No refresh of it runs now: the one
+        // running was awaited above, and one asked for since found it leaving.
         let artwork = podcasts[podcast.id]?.artworkPath ?? podcast.artworkPath
         podcasts[podcast.id] = nil
-        await refresher.stop(podcast.id)
         if let path = artwork { unlink(path) }
         logger.notice("unsubscribed from \(podcast.title)")
         publish(.unsubscribed, result)
@@ -296,6 +296,7 @@ package actor Subscriptions {
             throw PodcastError.store("cannot read the episodes: \(error)")
         }
         let downloads = await queue.infos(records.compactMap(\.downloadID))
+        // `podcast` as resolved before the reads: a `set` meanwhile shows from the next listing on.
         let policy = policy(for: podcast)
         let now = self.now()
         // Why the rules pass over an episode, for one they would otherwise have a say on.
