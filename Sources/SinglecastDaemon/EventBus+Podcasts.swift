@@ -9,7 +9,11 @@ extension EventBus {
     func podcastUnsubscribed(_ podcast: PodcastSummary) { publish(.unsubscribed, PodcastInfo(podcast)) }
 
     func publish(_ event: PodcastEvent, _ podcast: PodcastInfo, newEpisodes: Int? = nil) {
-        publish(.podcasts, method: event.rawValue, params: PodcastEventParams(podcast: podcast, newEpisodes: newEpisodes))
+        publish(
+            .podcasts,
+            method: event.rawValue,
+            params: PodcastEventParams(podcast: podcast, newEpisodes: newEpisodes)
+        )
     }
 
     /// Whether anyone watches episode events: marking a long back catalogue need not read episodes for no one.
