@@ -101,7 +101,8 @@ package struct Router: Sendable {
         case .enqueue:
             let params = try params(EnqueueParams.self, request)
             if params.episodes?.isEmpty == false {
-                return try WireCoding.encoded(await context.podcasts.enqueue(params))
+                let command = try await EpisodeEnqueueCommand(params, queue: context.queue)
+                return try WireCoding.encoded(await context.podcasts.enqueue(command))
             }
             return try WireCoding.encoded(await context.queue.enqueue(params))
         case .downloads:
@@ -125,25 +126,26 @@ package struct Router: Sendable {
             let params = try request.params == nil ? nil : params(LimitParams.self, request)
             return try WireCoding.encoded(await context.queue.limit(params))
         case .subscribe:
-            return try WireCoding.encoded(await context.podcasts.subscribe(try params(SubscribeParams.self, request)))
+            let command = try SubscribeCommand(try params(SubscribeParams.self, request))
+            return try WireCoding.encoded(SubscribeResult(try await context.podcasts.subscribe(command)))
         case .unsubscribe:
-            return try WireCoding.encoded(
-                await context.podcasts.unsubscribe(try params(UnsubscribeParams.self, request))
-            )
+            let command = UnsubscribeCommand(try params(UnsubscribeParams.self, request))
+            return try WireCoding.encoded(UnsubscribeResult(try await context.podcasts.unsubscribe(command)))
         case .podcasts:
             try expectNoParams(request)
-            return try WireCoding.encoded(await context.podcasts.list())
+            return try WireCoding.encoded(PodcastsResult(try await context.podcasts.list()))
         case .episodes:
-            return try WireCoding.encoded(await context.podcasts.episodes(try params(EpisodesParams.self, request)))
+            let query = EpisodeQuery(try params(EpisodesParams.self, request))
+            return try WireCoding.encoded(EpisodesResult(try await context.podcasts.episodes(query)))
         case .refresh:
             let params = try request.params == nil ? RefreshParams() : params(RefreshParams.self, request)
             return try WireCoding.encoded(await context.podcasts.refresh(params))
         case .set:
-            return try WireCoding.encoded(await context.podcasts.set(try params(SetPodcastParams.self, request)))
+            let change = PodcastChange(try params(SetPodcastParams.self, request))
+            return try WireCoding.encoded(PodcastResult(try await context.podcasts.set(change)))
         case .download:
-            return try WireCoding.encoded(
-                await context.podcasts.downloadLatest(try params(DownloadLatestParams.self, request))
-            )
+            let command = DownloadLatestCommand(try params(DownloadLatestParams.self, request))
+            return try WireCoding.encoded(await context.podcasts.downloadLatest(command))
         case .delete:
             let ids = try params(EpisodeSelectionParams.self, request).episodes
             return try WireCoding.encoded(DeleteResult(try await context.podcasts.delete(episodes: ids)))
@@ -152,7 +154,7 @@ package struct Router: Sendable {
             return try WireCoding.encoded(await context.podcasts.redownload(episodes: ids))
         case .inbox:
             let params = try request.params == nil ? InboxParams() : params(InboxParams.self, request)
-            return try WireCoding.encoded(await context.podcasts.inbox(params))
+            return try WireCoding.encoded(InboxResult(try await context.podcasts.inbox(limit: params.limit)))
         case .played, .unplayed:
             let choice = try EpisodeChoice(try params(EpisodeMarkParams.self, request))
             let outcome = try await context.podcasts.markPlayed(choice, played: method == .played)
@@ -162,12 +164,14 @@ package struct Router: Sendable {
             let outcome = try await context.podcasts.pin(choice, pinned: method == .pin)
             return try WireCoding.encoded(EpisodeMarkResult(outcome))
         case .rules:
-            return try WireCoding.encoded(await context.podcasts.rules(try params(RulesParams.self, request)))
+            let query = PodcastChange(try params(RulesParams.self, request))
+            return try WireCoding.encoded(RulesResult(try await context.podcasts.rules(query)))
         case .import:
-            return try WireCoding.encoded(await context.podcasts.importOPML(try params(ImportParams.self, request)))
+            let document = try params(ImportParams.self, request).opml
+            return try WireCoding.encoded(ImportResult(try await context.podcasts.importOPML(document)))
         case .export:
             try expectNoParams(request)
-            return try WireCoding.encoded(await context.podcasts.exportOPML())
+            return try WireCoding.encoded(ExportResult(await context.podcasts.exportOPML()))
         case .search:
             return try WireCoding.encoded(await context.directory.search(try params(SearchParams.self, request)))
         case .lookup:

@@ -147,7 +147,7 @@ struct PodcastHarness {
         _ harness: PodcastHarness
     ) async throws -> (RetentionService.Evaluation, [EpisodeRecord]) {
         _ = try await harness.subscriptions.subscribe(
-            SubscribeParams(url: PodcastHarness.feedURL, autoDownload: .latest(3))
+            SubscribeCommand(feed: .url(PodcastHarness.feedURL), autoDownload: .latest(3))
         )
         #expect(try await harness.completed(3))
         let episodes = try await harness.episodes()
@@ -197,14 +197,14 @@ struct PodcastHarness {
         }
         try await harness.whileRunning {
             _ = try await harness.subscriptions.subscribe(
-                SubscribeParams(url: PodcastHarness.feedURL, autoDownload: .latest(3))
+                SubscribeCommand(feed: .url(PodcastHarness.feedURL), autoDownload: .latest(3))
             )
             #expect(try await harness.completed(3))
             let episodes = try await harness.episodes()
             // The oldest file deleted by hand, and its episode downloaded again: one old row and one new file.
             let gone = try #require(await harness.queue.infos([episodes[2].downloadID!])[episodes[2].downloadID!])
             #expect(unlink(gone.file) == 0)
-            let again = try await harness.subscriptions.enqueue(EnqueueParams(urls: [], episodes: [episodes[2].id]))
+            let again = try await harness.subscriptions.enqueue(EpisodeEnqueueCommand(episodes: [episodes[2].id]))
             #expect(again.downloads.first?.existing == false)
             #expect(
                 try await eventually {
@@ -228,15 +228,15 @@ struct PodcastHarness {
         }
         try await harness.whileRunning {
             let result = try await harness.subscriptions.subscribe(
-                SubscribeParams(url: PodcastHarness.feedURL, autoDownload: .latest(2))
+                SubscribeCommand(feed: .url(PodcastHarness.feedURL), autoDownload: .latest(2))
             )
             #expect(result.queued.count == 1)
             #expect(try await harness.completed(1))
             let episodes = try await harness.episodes()
             #expect(episodes.first { $0.enclosureURL == https }?.downloadID != nil)
             #expect(episodes.first { $0.enclosureURL == plain }?.downloadID == nil)
-            let shown = try await harness.subscriptions.episodes(EpisodesParams(podcast: "Show"))
-            let skipped = shown.episodes.first { $0.enclosureURL == plain }?.skipped
+            let shown = try await harness.subscriptions.episodes(EpisodeQuery(podcast: "Show"))
+            let skipped = shown.episodes.first { $0.record.enclosureURL == plain }?.skipped
             #expect(skipped?.contains("plain http") == true, "skipped: \(skipped ?? "nil")")
         }
     }
@@ -252,7 +252,7 @@ struct PodcastHarness {
             <outline type="rss" text="Other" xmlUrl="ftp://feeds.example/other.xml"/>
             </body></opml>
             """
-        let result = try await harness.subscriptions.importOPML(ImportParams(opml: opml))
+        let result = ImportResult(try await harness.subscriptions.importOPML(opml))
         #expect(result.feeds.map(\.outcome) == ["subscribed", "failed"])
         #expect(result.feeds.last?.error == "'ftp://feeds.example/other.xml' is not an http or https feed URL")
     }
@@ -268,14 +268,14 @@ struct PodcastHarness {
         harness.feeds.documents.withLock { $0[PodcastHarness.feedURL] = PodcastHarness.feed([older]) }
         try await harness.whileRunning {
             _ = try await harness.subscriptions.subscribe(
-                SubscribeParams(url: PodcastHarness.feedURL, autoDownload: .allNew)
+                SubscribeCommand(feed: .url(PodcastHarness.feedURL), autoDownload: .allNew)
             )
             harness.feeds.documents.withLock { $0[PodcastHarness.feedURL] = PodcastHarness.feed([newer, older]) }
             async let refreshed = harness.subscriptions.refresh(RefreshParams())
             // Started a little later each round, so the unsubscribe meets the refresh at every step of it.
             for _ in 0..<round { await Task.yield() }
             let unsubscribed = try await harness.subscriptions.unsubscribe(
-                UnsubscribeParams(podcast: "Show", deleteFiles: true)
+                UnsubscribeCommand(podcast: "Show", deleteFiles: true)
             )
             _ = try await refreshed
             _ = unsubscribed

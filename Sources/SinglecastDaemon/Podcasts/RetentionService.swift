@@ -188,18 +188,12 @@ actor RetentionService {
                     "deleted \(download.file) of \(titles[record.podcastID] ?? "?") episode \(record.id): "
                         + "\(reason)\(trashed.map { " (to the Trash: \($0))" } ?? "")"
                 )
-                events.publish(
-                    .episodes,
-                    method: EpisodeEvent.deleted.rawValue,
-                    params: EpisodeEventParams(
-                        episode: record.id,
-                        podcast: record.podcastID,
-                        title: record.title,
-                        at: UTCTimestamp.string(milliseconds: clock()),
-                        file: download.file,
-                        trashedTo: trashed,
-                        reason: reason.description
-                    )
+                events.episodeFileDeleted(
+                    record,
+                    file: download.file,
+                    trashedTo: trashed,
+                    reason: reason.description,
+                    at: clock()
                 )
             }
         }

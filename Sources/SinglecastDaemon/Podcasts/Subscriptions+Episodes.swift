@@ -10,6 +10,27 @@ import SinglecastSupport
 import Glibc
 #endif
 
+/// An episode as `episodes` and `inbox` list it, with its download as the queue shows it (the queue answers in the
+/// protocol's ``DownloadInfo``, which is why this file imports SinglecastProtocol).
+package struct ListedEpisode: Sendable, Hashable {
+    package var record: EpisodeRecord
+    package var download: DownloadInfo?
+    /// Why the podcast's rules do not download it, for an episode without a download.
+    package var skipped: String?
+}
+
+/// What `episodes` lists: the podcast, and its episodes newest first.
+package struct EpisodeListing: Sendable, Hashable {
+    package var podcast: PodcastSummary
+    package var episodes: [ListedEpisode]
+}
+
+/// What `inbox` lists: new episodes of every podcast, newest first, and the podcasts they belong to.
+package struct InboxListing: Sendable, Hashable {
+    package var episodes: [ListedEpisode]
+    package var podcasts: [PodcastSummary]
+}
+
 /// Episodes and their downloads: enqueue (placed by ``EpisodeEnqueuePlan``), delete, redownload and inbox, and
 /// letting go of downloads that no other episode shares.
 extension Subscriptions {
@@ -80,23 +101,23 @@ extension Subscriptions {
     }
 
     /// `inbox`: new episodes of every podcast, newest first.
-    package func inbox(_ params: InboxParams) async throws -> InboxResult {
-        if let limit = params.limit, limit < 1 {
+    package func inbox(limit: Int?) async throws -> InboxListing {
+        if let limit, limit < 1 {
             throw PodcastError.invalid("'limit' must be at least 1", parameter: "limit")
         }
         let records: [EpisodeRecord]
         do {
-            records = try await store.newEpisodes(limit: params.limit)
+            records = try await store.newEpisodes(limit: limit)
         } catch {
             throw PodcastError.store("cannot read the episodes: \(error)")
         }
         let downloads = await queue.infos(records.compactMap(\.downloadID))
         let counts = try await counts()
         let shown = Set(records.map(\.podcastID))
-        return InboxResult(
-            episodes: records.map { Self.info($0, download: $0.downloadID.flatMap { downloads[$0] }) },
+        return InboxListing(
+            episodes: records.map { ListedEpisode(record: $0, download: $0.downloadID.flatMap { downloads[$0] }) },
             podcasts: podcasts.values.filter { shown.contains($0.id) }.sorted { $0.id < $1.id }
-                .map { info($0, counts: counts[$0.id]) }
+                .map { summary($0, counts: counts[$0.id]) }
         )
     }
 

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import SinglecastProtocol
 import SinglecastStore
 import SinglecastSupport
 
@@ -32,19 +31,8 @@ extension Subscriptions {
         if !changed.isEmpty {
             episodesWritten()
             // `played --all` of a long back catalogue is one event per episode, so they are read only when watched.
-            let records = events.isWatched(.episodes) ? try await store.episodes(ids: changed, fields: .listing) : []
-            for record in records {
-                events.publish(
-                    .episodes,
-                    method: (played ? EpisodeEvent.played : .unplayed).rawValue,
-                    params: EpisodeEventParams(
-                        episode: record.id,
-                        podcast: record.podcastID,
-                        title: record.title,
-                        at: UTCTimestamp.string(milliseconds: at)
-                    )
-                )
-            }
+            let records = events.episodesWatched ? try await store.episodes(ids: changed, fields: .listing) : []
+            events.episodesMarked(records, played: played, at: at)
             logger.info("marked \(changed.count) episode(s) \(played ? "played" : "unplayed")")
             // A played episode may be due for deletion now or later.
             await retentionWanted()

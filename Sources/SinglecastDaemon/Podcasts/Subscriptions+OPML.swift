@@ -1,20 +1,20 @@
 import FoundationEssentials
 import SinglecastFeeds
-import SinglecastProtocol
 
 /// OPML: subscribing to a list of feeds, and writing the subscriptions as one.
 extension Subscriptions {
-    package func importOPML(_ params: ImportParams) async throws -> ImportResult {
+    /// Subscribes to every feed of an OPML document, four at a time.
+    package func importOPML(_ document: String) async throws -> [ImportedFeed] {
         let outlines: [OPMLOutline]
         do {
-            outlines = try OPML.parse(Data(params.opml.utf8))
+            outlines = try OPML.parse(Data(document.utf8))
         } catch {
             let detail = error.message.hasSuffix(".") ? String(error.message.dropLast()) : error.message
             throw PodcastError.invalid("the OPML document cannot be read: \(detail)", parameter: "opml")
         }
         // Four feeds at a time: a long list should not take one feed's time per entry.
-        var results = [ImportResult.Entry?](repeating: nil, count: outlines.count)
-        await withTaskGroup(of: (Int, ImportResult.Entry).self) { group in
+        var results = [ImportedFeed?](repeating: nil, count: outlines.count)
+        await withTaskGroup(of: (Int, ImportedFeed).self) { group in
             var next = 0
             func addNext() {
                 guard next < outlines.count else { return }
@@ -28,30 +28,23 @@ extension Subscriptions {
                 addNext()
             }
         }
-        return ImportResult(feeds: results.compactMap { $0 })
+        return results.compactMap { $0 }
     }
 
-    private func importOne(_ outline: OPMLOutline) async -> ImportResult.Entry {
+    private func importOne(_ outline: OPMLOutline) async -> ImportedFeed {
         // The answer names the feed without credentials an OPML file may carry (`https://user:pass@host/…`); the
         // subscription keeps them apart from the URL, as subscribe does.
         let shown = (try? HTTPURL(outline.feedURL).string) ?? HTTPURL.shown(outline.feedURL)
         do {
-            let result = try await subscribe(SubscribeParams(url: outline.feedURL))
-            return ImportResult.Entry(
+            let result = try await subscribe(SubscribeCommand(feed: .url(outline.feedURL)))
+            let id = result.podcast.record.id
+            return ImportedFeed(
                 url: shown,
-                title: outline.title ?? result.podcast.title,
-                outcome: result.existing ? "already" : "subscribed",
-                podcastID: result.podcast.id,
-                error: nil
+                title: outline.title ?? result.podcast.record.title,
+                outcome: result.existing ? .already(podcast: id) : .subscribed(podcast: id)
             )
         } catch {
-            return ImportResult.Entry(
-                url: shown,
-                title: outline.title,
-                outcome: "failed",
-                podcastID: nil,
-                error: Self.message(of: error)
-            )
+            return ImportedFeed(url: shown, title: outline.title, outcome: .failed(Self.message(of: error)))
         }
     }
 
@@ -65,11 +58,11 @@ extension Subscriptions {
         }
     }
 
-    package func exportOPML() -> ExportResult {
+    package func exportOPML() -> OPMLExport {
         let outlines = podcasts.values.sorted { $0.id < $1.id }.map {
             OPMLOutline(title: $0.title.isEmpty ? nil : $0.title, feedURL: $0.feedURL, htmlURL: $0.link)
         }
         let document = OPML.document(title: "singlecast subscriptions", outlines: outlines, created: .now)
-        return ExportResult(opml: String(decoding: document, as: UTF8.self), count: outlines.count)
+        return OPMLExport(document: String(decoding: document, as: UTF8.self), count: outlines.count)
     }
 }

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import SinglecastProtocol
 import SinglecastStore
 import SinglecastSupport
 
@@ -15,19 +14,11 @@ extension Subscriptions {
     // MARK: - rules
 
     /// `rules`: the rules that apply to a podcast, what they would download and delete now, and why episodes are
-    /// skipped; with `changes`, for those changes, without storing them.
-    package func rules(_ params: RulesParams) async throws -> RulesResult {
+    /// skipped; with changes (of the rules, `autoDownload` or `keep`), for those changes, without storing them.
+    package func rules(_ params: PodcastChange) async throws -> RulesReport {
         let podcast = try resolve(params.podcast)
-        let dryRun = params.changes != nil || params.autoDownload != nil || params.keep != nil
-        let tried = try changed(
-            podcast,
-            by: SetPodcastParams(
-                podcast: params.podcast,
-                autoDownload: params.autoDownload,
-                keep: params.keep,
-                rules: params.changes
-            )
-        )
+        let dryRun = params.rules != nil || params.autoDownload != nil || params.keep != nil
+        let tried = try changed(podcast, by: params)
         let policy = policy(for: tried)
         let now = self.now()
         let episodes: [EpisodeRecord]
@@ -36,19 +27,14 @@ extension Subscriptions {
         } catch {
             throw PodcastError.store("cannot read the episodes: \(error)")
         }
-        func entry(_ episode: EpisodeRecord, _ reason: String?) -> RulesResult.Episode {
-            RulesResult.Episode(
-                id: episode.id,
-                title: episode.title,
-                published: episode.publishedAt.map { UTCTimestamp.string(milliseconds: $0) },
-                reason: reason
-            )
+        func entry(_ episode: EpisodeRecord, _ reason: String?) -> RulesReport.Entry {
+            RulesReport.Entry(episode: episode, reason: reason)
         }
         // Timed from here to the skipped list: the policy over every episode, not the store or the answer.
         let started = ContinuousClock.now
         let candidates = episodes.map(EpisodePolicy.Candidate.init)
         let wanted = Set(policy.wanted(newest: candidates, inserted: [], initial: true, now: now))
-        let skipped: [RulesResult.Episode] =
+        let skipped: [RulesReport.Entry] =
             if case .off = policy.fetch {
                 []
             } else {
@@ -58,13 +44,13 @@ extension Subscriptions {
                 }
             }
         let evaluated = ContinuousClock.now - started
-        var rules: [RulesResult.Rule] = []
+        var rules: [RulesReport.Setting] = []
         let own = EpisodeRules(stored: tried.rules)
         for key in EpisodeRules.Key.allCases {
             if let value = own.value(of: key) {
-                rules.append(RulesResult.Rule(key: key.rawValue, value: value, source: "podcast"))
+                rules.append(RulesReport.Setting(key: key, value: value, source: .podcast))
             } else if let value = settings.rules.value(of: key) {
-                rules.append(RulesResult.Rule(key: key.rawValue, value: value, source: "configuration"))
+                rules.append(RulesReport.Setting(key: key, value: value, source: .configuration))
             }
         }
         var retentionRules = podcasts.mapValues { self.policy(for: $0).retention }
@@ -79,10 +65,10 @@ extension Subscriptions {
         )
         let byID = Dictionary(uniqueKeysWithValues: episodes.map { ($0.id, $0) })
         let refusals = await self.retention.refusals
-        return RulesResult(
-            podcast: try await info(podcast),
+        return RulesReport(
+            podcast: try await summary(podcast),
             dryRun: dryRun,
-            autoDownload: AutoDownload(policy.fetch),
+            autoDownload: policy.fetch,
             keep: policy.keep,
             rules: rules,
             download: episodes.filter { wanted.contains($0.id) }.map { entry($0, nil) },

@@ -140,9 +140,9 @@ package actor Subscriptions {
 
     // MARK: - Commands
 
-    package func subscribe(_ params: SubscribeParams) async throws -> SubscribeResult {
+    package func subscribe(_ command: SubscribeCommand) async throws -> SubscribeOutcome {
         do {
-            let result = try await subscribeAndStore(params)
+            let result = try await subscribeAndStore(command)
             await refresher.trimHeapAfterBigFeeds()
             return result
         } catch {
@@ -151,42 +151,39 @@ package actor Subscriptions {
         }
     }
 
-    func subscribeAndStore(_ params: SubscribeParams) async throws -> SubscribeResult {
-        guard (params.url == nil) != (params.itunesID == nil) else {
-            throw PodcastError.invalid("'subscribe' takes exactly one of 'url' and 'itunes_id'", parameter: "url")
-        }
-        if (params.user == nil) != (params.password == nil) {
-            throw PodcastError.invalid("'user' and 'password' go together", parameter: "user")
-        }
+    func subscribeAndStore(_ params: SubscribeCommand) async throws -> SubscribeOutcome {
         try Self.checkPolicy(
-            EpisodePolicy(fetch: .init(params.autoDownload ?? .off), keep: params.keep, rules: settings.rules)
+            EpisodePolicy(fetch: params.autoDownload ?? .off, keep: params.keep, rules: settings.rules)
         )
         var text: String
-        if let id = params.itunesID {
+        var itunesID: Int64?
+        switch params.feed {
+        case .itunesID(let id):
+            itunesID = id
             text = try await lookup(id)
-        } else {
-            text = params.url ?? ""
+        case .url(let given):
+            text = given
         }
         var (url, user, password) = try Self.feedURL(text)
-        if params.user != nil {
-            user = params.user
-            password = params.password
+        if let credentials = params.credentials {
+            user = credentials.user
+            password = credentials.password
         }
         text = url
         if let existing = podcasts.values.first(where: { $0.feedURL == text }) {
             var podcast = existing
-            if let auto = params.autoDownload { podcast.autoDownload = EpisodePolicy.Fetch(auto).stored }
+            if let auto = params.autoDownload { podcast.autoDownload = auto.stored }
             if let keep = params.keep { podcast.keep = keep > 0 ? keep : nil }
             if let user { (podcast.authUser, podcast.authPassword) = (user, password) }
             try await save(podcast)
-            return SubscribeResult(podcast: try await info(podcast), existing: true, queued: [])
+            return SubscribeOutcome(podcast: try await summary(podcast), existing: true, queued: [])
         }
 
         var podcast = PodcastRecord(feedURL: url, subscribedAt: now())
-        podcast.itunesID = params.itunesID
+        podcast.itunesID = itunesID
         podcast.authUser = user
         podcast.authPassword = password
-        podcast.autoDownload = EpisodePolicy.Fetch(params.autoDownload ?? .off).stored
+        podcast.autoDownload = (params.autoDownload ?? .off).stored
         podcast.keep = params.keep.flatMap { $0 > 0 ? $0 : nil }
         // Fetched and parsed before anything is stored: a wrong URL leaves no subscription behind.
         let fetched = await refresher.fetch(podcast)
@@ -205,7 +202,7 @@ package actor Subscriptions {
         podcast = inserted.podcast
         if inserted.existing {
             podcasts[podcast.id] = podcast
-            return SubscribeResult(podcast: try await info(podcast), existing: true, queued: [])
+            return SubscribeOutcome(podcast: try await summary(podcast), existing: true, queued: [])
         }
         let now = self.now()
         let change = FeedUpdate.apply(
@@ -222,13 +219,13 @@ package actor Subscriptions {
         let queued = try await applyPolicy(podcast.id, inserted: episodes, initial: true)
         let current = podcasts[podcast.id] ?? podcast
         logger.notice("subscribed to \(current.title) (\(redactedURL(current.feedURL)))")
-        let result = try await info(current)
-        publish(.subscribed, result)
+        let result = try await summary(current)
+        events.podcastSubscribed(result)
         await refresher.subscribed(podcast.id, bigFeed: feed.document.count >= 1 << 20)
-        return SubscribeResult(podcast: result, existing: false, queued: queued)
+        return SubscribeOutcome(podcast: result, existing: false, queued: queued)
     }
 
-    package func unsubscribe(_ params: UnsubscribeParams) async throws -> UnsubscribeResult {
+    package func unsubscribe(_ params: UnsubscribeCommand) async throws -> UnsubscribeOutcome {
         let podcast = try resolve(params.podcast)
         guard leaving.insert(podcast.id).inserted else {
             throw PodcastError(
@@ -241,7 +238,7 @@ package actor Subscriptions {
         await refresher.stopAndWait(podcast.id)
         // `podcast` is still current: a refresh puts its record in `podcasts` before its first await, and stores
         // nothing (artwork included) for a podcast that is leaving.
-        let result = try await info(podcast)
+        let result = try await summary(podcast)
         let episodes = try await episodeRecords(of: podcast.id)
         // A download another podcast's episode shares (one enclosure URL in two feeds) is that podcast's too.
         let downloads = try await ownDownloads(episodes.compactMap(\.downloadID), leaving: episodes.map(\.id))
@@ -249,7 +246,7 @@ package actor Subscriptions {
         let unfinished = before.values.filter { $0.state != .completed }.map(\.id).sorted()
         let deleted = try await queue.discard(
             downloads,
-            deleteFiles: params.deleteFiles ?? false,
+            deleteFiles: params.deleteFiles,
             reason: "unsubscribed"
         )
         .deleted
@@ -266,29 +263,28 @@ package actor Subscriptions {
         podcasts[podcast.id] = nil
         if let path = artwork { unlink(path) }
         logger.notice("unsubscribed from \(podcast.title)")
-        publish(.unsubscribed, result)
-        return UnsubscribeResult(podcast: result, cancelledDownloads: unfinished, deletedFiles: deleted.map(\.path))
+        events.podcastUnsubscribed(result)
+        return UnsubscribeOutcome(podcast: result, cancelledDownloads: unfinished, deletedFiles: deleted.map(\.path))
     }
 
-    package func list() async throws -> PodcastsResult {
+    /// Every subscription, by id.
+    package func list() async throws -> [PodcastSummary] {
         let counts = try await counts()
-        return PodcastsResult(
-            podcasts: podcasts.values.sorted { $0.id < $1.id }.map { info($0, counts: counts[$0.id]) }
-        )
+        return podcasts.values.sorted { $0.id < $1.id }.map { summary($0, counts: counts[$0.id]) }
     }
 
-    package func episodes(_ params: EpisodesParams) async throws -> EpisodesResult {
+    package func episodes(_ params: EpisodeQuery) async throws -> EpisodeListing {
         let podcast = try resolve(params.podcast)
         if let limit = params.limit, limit < 1 {
             throw PodcastError.invalid("'limit' must be at least 1", parameter: "limit")
         }
-        let brief = params.brief ?? false
+        let brief = params.brief
         let records: [EpisodeRecord]
         do {
             records = try await store.episodes(
                 of: podcast.id,
-                onlyNew: params.new ?? false,
-                unplayed: params.unplayed ?? false,
+                onlyNew: params.onlyNew,
+                unplayed: params.unplayed,
                 limit: params.limit,
                 fields: brief ? .listing : .all
             )
@@ -312,23 +308,22 @@ package actor Subscriptions {
                     + "\(RuleTiming.milliseconds(evaluated)) ms (\(skipped.count(where: { $0 != nil })) skipped)"
             )
         }
-        return EpisodesResult(
-            podcast: try await info(podcast),
+        return EpisodeListing(
+            podcast: try await summary(podcast),
             episodes: records.indices.map { index in
-                let record = records[index]
-                var info = Self.info(
-                    record,
+                var record = records[index]
+                // Read for the rules, not shown in a list.
+                if brief { record.enclosureURL = nil }
+                return ListedEpisode(
+                    record: record,
                     download: record.downloadID.flatMap { downloads[$0] },
                     skipped: skipped.isEmpty ? nil : skipped[index]
                 )
-                // Read for the rules, not shown in a list.
-                if brief { info.enclosureURL = nil }
-                return info
             }
         )
     }
 
-    package func set(_ params: SetPodcastParams) async throws -> PodcastResult {
+    package func set(_ params: PodcastChange) async throws -> PodcastSummary {
         var podcast = try resolve(params.podcast)
         guard
             params.autoDownload != nil || params.keep != nil || params.nameTemplate != nil || params.folder != nil
@@ -350,12 +345,12 @@ package actor Subscriptions {
         try await save(podcast)
         _ = try await applyPolicy(podcast.id, inserted: [], initial: params.autoDownload != nil)
         if params.rules != nil || params.keep != nil { await applyRetentionNow() }
-        return PodcastResult(podcast: try await info(podcasts[podcast.id] ?? podcast))
+        return try await summary(podcasts[podcast.id] ?? podcast)
     }
 
     /// `podcast` with `params`' changes, each checked; nothing is stored. `set` stores the result, `rules` shows
     /// what it would do.
-    func changed(_ podcast: PodcastRecord, by params: SetPodcastParams) throws -> PodcastRecord {
+    func changed(_ podcast: PodcastRecord, by params: PodcastChange) throws -> PodcastRecord {
         var podcast = podcast
         if let template = params.nameTemplate {
             if !template.isEmpty, let problem = EpisodeNaming.problem(in: template) {
@@ -388,7 +383,7 @@ package actor Subscriptions {
             }
             podcast.refreshInterval = seconds == 0 ? nil : Int64(seconds) * 1000
         }
-        if let auto = params.autoDownload { podcast.autoDownload = EpisodePolicy.Fetch(auto).stored }
+        if let auto = params.autoDownload { podcast.autoDownload = auto.stored }
         if let keep = params.keep {
             try Self.checkPolicy(EpisodePolicy(fetch: .off, keep: keep))
             podcast.keep = keep > 0 ? keep : nil
@@ -412,34 +407,25 @@ package actor Subscriptions {
         return podcast
     }
 
-    package func downloadLatest(_ params: DownloadLatestParams) async throws -> EnqueueResult {
+    package func downloadLatest(_ params: DownloadLatestCommand) async throws -> EnqueueResult {
         let podcast = try resolve(params.podcast)
         guard params.latest >= 1 else {
             throw PodcastError.invalid("'latest' must be at least 1", parameter: "latest")
         }
         let latest = try await store.episodes(of: podcast.id, limit: params.latest)
-        return try await enqueueEpisodes(latest.map(\.id), priority: nil, requested: true, now: params.now == true)
+        return try await enqueueEpisodes(latest.map(\.id), priority: nil, requested: true, now: params.now)
     }
 
     /// `enqueue` with episode ids (and possibly URLs too, which go to the queue as they are).
-    package func enqueue(_ params: EnqueueParams) async throws -> EnqueueResult {
-        if params.name != nil || params.directory != nil {
-            throw PodcastError.invalid(
-                "episodes are named by the name template; 'name' and 'directory' apply to URLs only",
-                parameter: params.name != nil ? "name" : "directory"
-            )
-        }
+    package func enqueue(_ params: EpisodeEnqueueCommand) async throws -> EnqueueResult {
         // Every URL and every episode is checked before anything is queued, and all of them go in one transaction:
         // a refused request queues nothing.
-        var plain = params
-        plain.episodes = nil
-        let urls = params.urls.isEmpty ? [] : try await queue.requests(for: plain)
-        return try await enqueueEpisodes(
-            params.episodes ?? [],
+        try await enqueueEpisodes(
+            params.episodes,
             priority: params.priority,
             requested: true,
-            now: params.now == true,
-            with: urls
+            now: params.now,
+            with: params.urls
         )
     }
 

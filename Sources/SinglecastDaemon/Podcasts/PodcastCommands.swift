@@ -1,0 +1,73 @@
+// The catalogue's commands in the domain's terms. The router builds them from requests (`Router+Podcasts.swift`),
+// checking there which field combinations a request may have; their memberwise initializers serve it and the tests.
+
+/// `subscribe`: one feed, by its URL or by its iTunes id, and how its episodes download.
+package struct SubscribeCommand: Sendable, Hashable {
+    package enum Feed: Sendable, Hashable {
+        case url(String)
+        /// Looked up in the directory.
+        case itunesID(Int64)
+    }
+
+    package struct Credentials: Sendable, Hashable {
+        package var user: String
+        package var password: String
+    }
+
+    package var feed: Feed
+    /// Given apart from the URL; they take the place of any written into it.
+    package var credentials: Credentials?
+    package var autoDownload: EpisodePolicy.Fetch?
+    /// 0 keeps every episode.
+    package var keep: Int?
+}
+
+/// `unsubscribe`.
+package struct UnsubscribeCommand: Sendable, Hashable {
+    /// An id or a title (``Subscriptions/resolve(_:)``).
+    package var podcast: String
+    package var deleteFiles = false
+}
+
+/// `episodes`: which episodes of a podcast to list.
+package struct EpisodeQuery: Sendable, Hashable {
+    package var podcast: String
+    package var onlyNew = false
+    package var unplayed = false
+    package var limit: Int?
+    /// Without descriptions and enclosure URLs.
+    package var brief = false
+}
+
+/// A podcast's settings to change (`set`), or to try without storing them (`rules`); `nil` leaves one as it is.
+package struct PodcastChange: Sendable, Hashable {
+    package var podcast: String
+    package var autoDownload: EpisodePolicy.Fetch?
+    /// 0 keeps every episode.
+    package var keep: Int?
+    /// Empty goes back to the configured template.
+    package var nameTemplate: String?
+    /// Empty removes the podcast's own.
+    package var folder: String?
+    /// Seconds; 0 goes back to the configured interval.
+    package var refreshInterval: Int?
+    /// Rules by name, each as ``EpisodeRules/set(_:to:)`` reads its value.
+    package var rules: [String: String]?
+}
+
+/// `download`: a podcast's newest episodes.
+package struct DownloadLatestCommand: Sendable, Hashable {
+    package var podcast: String
+    package var latest: Int
+    /// Pass the download gate.
+    package var now = false
+}
+
+/// `enqueue` with episodes: the episodes, and plain URL requests the queue already validated, queued together.
+package struct EpisodeEnqueueCommand: Sendable, Hashable {
+    package var episodes: [Int64]
+    package var priority: Int?
+    /// Pass the download gate.
+    package var now = false
+    package var urls: [DownloadRequest] = []
+}
