@@ -95,14 +95,10 @@ extension Trash {
             let infoName = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
                 String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
             }
-            guard infoName.hasSuffix(".trashinfo"), let text = readInfo(infoName, in: infos) else { continue }
-            let lines = text.split(separator: "\n")
-            guard lines.contains(where: { $0 == marker }),
-                let recorded = lines.first(where: { $0.hasPrefix("Path=") })?.dropFirst("Path=".count),
-                let decoded = percentDecoded(String(recorded))
+            guard infoName.hasSuffix(".trashinfo"), let text = readInfo(infoName, in: infos),
+                let original = ownOriginal(info: text, top: top),
+                DownloadDirectory.isInside(parent(of: original), root: directory)
             else { continue }
-            let original = decoded.hasPrefix("/") ? decoded : (top == "/" ? "" : top) + "/" + decoded
-            guard DownloadDirectory.isInside(parent(of: original), root: directory) else { continue }
             let name = String(infoName.dropLast(".trashinfo".count))
             var file = stat()
             var written = stat()
@@ -119,6 +115,21 @@ extension Trash {
             )
         }
         return found
+    }
+
+    /// Where the file an info file describes came from, when singlecast wrote the info file; `nil` for another
+    /// trasher's, or one whose `Path` cannot be read. A relative `Path` is relative to `top`, the file system's top
+    /// (the specification's rule for a file system's own trash).
+    static func ownOriginal(info text: String, top: String) -> String? {
+        let lines = text.split(separator: "\n")
+        guard lines.contains(where: { $0 == marker }),
+            let recorded = lines.first(where: { $0.hasPrefix("Path=") })?.dropFirst("Path=".count),
+            let decoded = percentDecoded(String(recorded)), !decoded.isEmpty
+        else { return nil }
+        let original = decoded.hasPrefix("/") ? decoded : (top == "/" ? "" : top) + "/" + decoded
+        // `..` would let an info file name a file outside the directory it claims to be inside.
+        guard !original.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }) else { return nil }
+        return original
     }
 
     private static func readInfo(_ name: String, in infos: Int32) -> String? {
