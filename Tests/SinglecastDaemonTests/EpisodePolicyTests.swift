@@ -21,6 +21,35 @@ import Testing
         #expect(policy.wanted(newest: newest, inserted: [episode(9)], initial: false, now: 0) == [9, 7])
     }
 
+    /// `latest:N` means the N newest: an episode played, or whose file was deleted, keeps its place among them, so
+    /// playing the newest never reaches back for an older one.
+    @Test func latestDoesNotWalkBackPastPlayedOrDeletedEpisodes() {
+        let policy = EpisodePolicy(fetch: .latest(2), keep: nil)
+        var played = episode(9)
+        played.played = true
+        var deleted = episode(8)
+        deleted.fileDeletedReason = "played"
+        let newest = [played, deleted, episode(7), episode(6)]
+        #expect(policy.wanted(newest: newest, inserted: [], initial: false, now: 0).isEmpty)
+        #expect(policy.hasEnough(Array(newest.prefix(2)), readAll: false, now: 0))
+    }
+
+    /// An episode the rules now exclude, downloaded or not, is not one of the N newest.
+    @Test func latestDoesNotCountWhatTheRulesExclude() {
+        var rules = EpisodeRules()
+        rules.titleExclude = try! TitlePattern("trailer")
+        let policy = EpisodePolicy(fetch: .latest(2), keep: nil, rules: rules)
+        let trailer = EpisodePolicy.Candidate(
+            id: 9,
+            title: "Trailer",
+            enclosureURL: "https://cdn.example/t.mp3",
+            hasDownload: true
+        )
+        let newest = [trailer, episode(8, downloaded: true), episode(7), episode(6)]
+        #expect(policy.wanted(newest: newest, inserted: [], initial: false, now: 0) == [7])
+        #expect(!policy.hasEnough(Array(newest.prefix(2)), readAll: false, now: 0))
+    }
+
     @Test func allNewTakesOnlyWhatAppearsFromNowOn() {
         let policy = EpisodePolicy(fetch: .allNew, keep: nil)
         #expect(policy.wanted(newest: [episode(1)], inserted: [], initial: true, now: 0).isEmpty)

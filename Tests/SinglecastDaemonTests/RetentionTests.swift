@@ -89,7 +89,7 @@ import Testing
         #expect(Set(plan.deletions.map(\.file.episodeID)) == [1, 2])
     }
 
-    @Test func whatTheListenerAskedForIsNotUndoneByKeepOrAgeButByPlayedOrBudget() {
+    @Test func whatTheListenerAskedForIsNotUndoneByKeepOrAgeButByPlayed() {
         var asked = file(9, age: 200)
         asked.requested = true
         let files = [file(1, age: 1), file(2, age: 2), asked]
@@ -103,6 +103,38 @@ import Testing
             now: now
         )
         #expect(deleted(played) == [9: "played more than 7d ago"])
+    }
+
+    /// The budget makes room among what the rules downloaded: an episode the listener asked for goes only once
+    /// played, however old it is.
+    @Test func anUnplayedEpisodeTheListenerAskedForIsNeverEvictedForRoom() {
+        var asked = file(9, age: 200)
+        asked.requested = true
+        let plan = Retention.plan(files: [asked, file(2, age: 1)], rules: [:], maxStorage: 150 * megabyte, now: now)
+        #expect(deleted(plan) == [2: "over max_storage 150M"])
+        let alone = Retention.plan(files: [asked], rules: [:], maxStorage: 50 * megabyte, now: now)
+        #expect(alone.deletions.isEmpty)
+        asked.playedAt = now - day
+        let played = Retention.plan(files: [asked, file(2, age: 1)], rules: [:], maxStorage: 150 * megabyte, now: now)
+        #expect(deleted(played) == [9: "over max_storage 150M"])
+    }
+
+    /// What singlecast moved to the Trash still takes room: it counts, and the oldest of it is emptied before any
+    /// episode is deleted for the budget.
+    @Test func singlecastsOwnTrashCountsAndIsEmptiedFirst() {
+        let trashed = [
+            Trash.OwnFile(path: "/t/files/new.mp3", size: 50 * megabyte, trashedAt: now - day),
+            Trash.OwnFile(path: "/t/files/old.mp3", size: 50 * megabyte, trashedAt: now - 9 * day),
+        ]
+        let files = [file(1, age: 30, playedDaysAgo: 1), file(2, age: 1)]
+        let one = Retention.plan(files: files, rules: [:], maxStorage: 250 * megabyte, trashed: trashed, now: now)
+        #expect(one.purges.map(\.path) == ["/t/files/old.mp3"])
+        #expect(one.deletions.isEmpty)
+        let all = Retention.plan(files: files, rules: [:], maxStorage: 150 * megabyte, trashed: trashed, now: now)
+        #expect(all.purges.map(\.path) == ["/t/files/old.mp3", "/t/files/new.mp3"])
+        #expect(deleted(all) == [1: "over max_storage 150M"])
+        let none = Retention.plan(files: files, rules: [:], maxStorage: nil, trashed: trashed, now: now)
+        #expect(none.purges.isEmpty)
     }
 
     @Test func nothingIsDueWithoutRules() {

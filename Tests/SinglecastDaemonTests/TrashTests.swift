@@ -36,6 +36,34 @@ import Glibc
         #expect(info == "[Trash Info]\nPath=\(encoded)\nDeletionDate=\(Trash.localDate(now))\n\(Trash.marker)\n")
     }
 
+    /// `max_storage` counts and empties only what singlecast trashed from the download directory: the listener's own
+    /// deletions and files from elsewhere are never read as its own, and an emptied file takes its info file along.
+    @Test func onlySinglecastsOwnFilesFromTheDownloadDirectoryAreCountedAndEmptied() throws {
+        let root = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: root + "/elsewhere", withIntermediateDirectories: true)
+        let trash = Trash(home: root + "/data/Trash")
+        try Data("12345".utf8).write(to: URL(fileURLWithPath: root + "/episodes/ours ü.mp3"))
+        try Data("123".utf8).write(to: URL(fileURLWithPath: root + "/elsewhere/other.mp3"))
+        let ours = try trash.trash(root + "/episodes/ours ü.mp3", now: now)
+        try trash.trash(root + "/elsewhere/other.mp3", now: now)
+        // The listener's own deletion from the download directory, by another trasher: no marker.
+        try Data("1".utf8).write(to: URL(fileURLWithPath: root + "/data/Trash/files/theirs.mp3"))
+        try Data("[Trash Info]\nPath=\(root)/episodes/theirs.mp3\nDeletionDate=2026-01-01T00:00:00\n".utf8)
+            .write(to: URL(fileURLWithPath: root + "/data/Trash/info/theirs.mp3.trashinfo"))
+
+        let found = trash.ownFiles(from: root + "/episodes")
+        #expect(found.map(\.path) == [ours])
+        #expect(found.first?.size == 5)
+        let first = try #require(found.first)
+        #expect(trash.purge(first) == nil)
+        #expect(!FileManager.default.fileExists(atPath: ours))
+        #expect(!FileManager.default.fileExists(atPath: root + "/data/Trash/info/ours ü.mp3.trashinfo"))
+        #expect(FileManager.default.fileExists(atPath: root + "/data/Trash/files/theirs.mp3"))
+        #expect(FileManager.default.fileExists(atPath: root + "/data/Trash/files/other.mp3"))
+        #expect(trash.ownFiles(from: root + "/episodes").isEmpty)
+    }
+
     @Test func aSecondFileOfTheSameNameGetsANumberBeforeItsExtension() throws {
         let root = try scratch()
         defer { try? FileManager.default.removeItem(atPath: root) }

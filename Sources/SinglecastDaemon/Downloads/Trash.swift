@@ -221,7 +221,7 @@ package struct Trash: Sendable, Hashable {
     }
 
     /// The highest directory above `path` still on `device`: where its file system is mounted.
-    private static func topDirectory(of path: String, device: dev_t) -> String {
+    static func topDirectory(of path: String, device: dev_t) -> String {
         var top = parent(of: path)
         while top != "/" {
             let above = parent(of: top)
@@ -231,7 +231,7 @@ package struct Trash: Sendable, Hashable {
         return top
     }
 
-    private static func parent(of path: String) -> String {
+    static func parent(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
         return String(path[..<slash])
     }

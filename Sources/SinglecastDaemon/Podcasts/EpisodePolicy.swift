@@ -159,15 +159,22 @@ package struct EpisodePolicy: Sendable {
         case .allNew:
             return initial ? [] : inserted.filter { !$0.hasDownload && skip($0, now: now) == nil }.map(\.id)
         case .latest(let count):
-            return newest.filter { $0.hasDownload || skip($0, now: now) == nil }.prefix(count)
-                .filter { !$0.hasDownload }.map(\.id)
+            return newestCounted(newest, count: count, now: now)
+                .filter { !$0.hasDownload && skip($0, now: now) == nil }.map(\.id)
         }
+    }
+
+    /// `latest:N`'s N: the newest episodes the rules let through. One played, or whose file was deleted, keeps its
+    /// place (it is not fetched again, and nothing older is fetched in its stead); one the rules exclude has none,
+    /// downloaded or not.
+    private func newestCounted(_ newest: [Candidate], count: Int, now: Int64) -> ArraySlice<Candidate> {
+        newest.filter { ruleSkip($0, now: now) == nil }.prefix(count)
     }
 
     /// Whether `newest` (newest first, all that were read) holds `latest:N`'s choice, or more must be read.
     package func hasEnough(_ newest: [Candidate], readAll: Bool, now: Int64) -> Bool {
         guard case .latest(let count) = fetch, !readAll else { return true }
-        return newest.lazy.filter { $0.hasDownload || skip($0, now: now) == nil }.prefix(count).count >= count
+        return newestCounted(newest, count: count, now: now).count >= count
     }
 
     /// Why the rules do not let `episode` be downloaded automatically, or `nil` when they do. The first rule that
@@ -175,6 +182,11 @@ package struct EpisodePolicy: Sendable {
     package func skip(_ episode: Candidate, now: Int64) -> Skip? {
         if let reason = episode.fileDeletedReason { return .fileDeleted(reason) }
         if episode.played { return .played }
+        return ruleSkip(episode, now: now)
+    }
+
+    /// What the rules say of the episode itself, whatever the listener did with it.
+    private func ruleSkip(_ episode: Candidate, now: Int64) -> Skip? {
         guard let enclosure = episode.enclosureURL, HTTPURL.isValid(enclosure) else { return .noEnclosure }
         if requireHTTPS && !HTTPURL.isHTTPS(enclosure) { return .plainHTTP }
         if let pattern = rules.titleExclude {

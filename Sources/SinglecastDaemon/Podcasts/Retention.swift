@@ -17,7 +17,8 @@ package enum Retention {
         package var pinned: Bool
         package var size: Int64
         /// The listener asked for it: `keep` and `delete_older_than`, which choose among what the rules
-        /// downloaded, neither count nor delete it; played and over budget, it goes like any other.
+        /// downloaded, neither count nor delete it, and `max_storage` never makes room with it while it is unplayed.
+        /// Once played, it goes like any other.
         package var requested: Bool
 
         package init(
@@ -90,6 +91,8 @@ package enum Retention {
     }
 
     package struct Plan: Sendable, Hashable {
+        /// Files of singlecast's to empty from the Trash for `max_storage`, oldest first; they go before any episode.
+        package var purges: [Trash.OwnFile] = []
         package var deletions: [Deletion]
         /// When a rule next lets go of a file that stays now, if one will.
         package var nextDue: Int64?
@@ -101,13 +104,17 @@ package enum Retention {
     ///   - maxStorage: The budget for every file singlecast downloaded, or `nil` for none.
     ///   - otherUsage: Bytes of downloaded files that are no episode's (a plain `enqueue`): they count towards the
     ///     budget, but retention never deletes them.
+    ///   - trashed: What singlecast moved to the Trash and is still there: it counts towards the budget, and the
+    ///     oldest of it is emptied first.
     package static func plan(
         files: [File],
         rules: [Int64: Rules],
         maxStorage: Int64?,
         otherUsage: Int64 = 0,
+        trashed: [Trash.OwnFile] = [],
         now: Int64
     ) -> Plan {
+        var purges: [Trash.OwnFile] = []
         var deletions: [Deletion] = []
         var chosen: Set<Int64> = []
         var nextDue: Int64?
@@ -146,9 +153,18 @@ package enum Retention {
                 holders[file.downloadID, default: 0] += 1
             }
             for deletion in deletions { holders[deletion.file.downloadID, default: 1] -= 1 }
-            var used = otherUsage + sizes.filter { holders[$0.key, default: 0] > 0 }.values.reduce(0, +)
+            let held = sizes.filter { holders[$0.key, default: 0] > 0 }.values
+            var used = (Array(held) + trashed.map(\.size)).reduce(otherUsage) { $0.saturatingAdd($1) }
+            for file in trashed.sorted(by: { ($0.trashedAt, $0.path) < ($1.trashedAt, $1.path) })
+            where used > maxStorage {
+                purges.append(file)
+                used -= file.size
+            }
             if used > maxStorage {
-                let remaining = files.filter { !$0.pinned && !chosen.contains($0.episodeID) }
+                // An unplayed episode the listener asked for is never the room made for another.
+                let remaining = files.filter {
+                    !$0.pinned && !chosen.contains($0.episodeID) && !($0.requested && $0.playedAt == nil)
+                }
                 let played = remaining.filter { $0.playedAt != nil }.sorted(by: older)
                 let unplayed = remaining.filter { $0.playedAt == nil }.sorted(by: older)
                 for file in played + unplayed where used > maxStorage {
@@ -158,7 +174,7 @@ package enum Retention {
                 }
             }
         }
-        return Plan(deletions: deletions, nextDue: nextDue)
+        return Plan(purges: purges, deletions: deletions, nextDue: nextDue)
     }
 
     private static func newer(_ left: File, _ right: File) -> Bool {

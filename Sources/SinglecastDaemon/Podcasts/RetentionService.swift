@@ -130,11 +130,23 @@ actor RetentionService {
     /// retention plans again at its next turn.
     func carryOut(_ evaluation: Evaluation, titles: [Int64: String]) async {
         let (plan, files) = (evaluation.plan, evaluation.files)
-        guard !plan.deletions.isEmpty else { return }
-        let disposal = await queue.fileDisposal
+        guard !plan.deletions.isEmpty || !plan.purges.isEmpty else { return }
+        let configured = await queue.fileDisposal
+        if let trash = configured.trash {
+            for file in plan.purges {
+                if let problem = trash.purge(file) {
+                    logger.warning("could not empty \(file.path) from the Trash (over max_storage): \(problem)")
+                } else {
+                    logger.notice("emptied \(file.path) from the Trash: over max_storage")
+                }
+            }
+        }
         let (directory, clock, logger) = (downloadDirectory, now, logger)
         let byReason = Dictionary(grouping: plan.deletions, by: \.reason)
         for (reason, deletions) in byReason.sorted(by: { $0.key.description < $1.key.description }) {
+            // A file moved to the Trash still takes its room: what goes for the budget is deleted for good.
+            let disposal: FileDisposal
+            if case .overBudget = reason { disposal = FileDisposal(trash: nil) } else { disposal = configured }
             let chosen = deletions.compactMap { files[$0.file.episodeID] }
             let downloads = Dictionary(chosen.map { ($0.download.id, $0.download) }) { first, _ in first }
             let retired: Store.Retired<Disposals>
@@ -221,13 +233,19 @@ actor RetentionService {
         let started = ContinuousClock.now
         let episodes = try await store.downloadedEpisodes()
         let downloads = await queue.completedDownloads()
+        let trash = maxStorage == nil ? nil : await queue.fileDisposal.trash
+        let trashed = trash?.ownFiles(from: downloadDirectory) ?? []
         let read = ContinuousClock.now
         var files: [Int64: (record: EpisodeRecord, download: DownloadInfo)] = [:]
         var linked: Set<Int64> = []
         var retained: [Retention.File] = []
         // A file deleted by hand takes no room: neither its episode's nor a forgotten row's counts toward
-        // max_storage, or real episodes would go to meet a budget the disk already meets.
-        let completed = downloads.filter { FileManager.default.fileExists(atPath: $0.value.file) }
+        // max_storage, or real episodes would go to meet a budget the disk already meets. Nor does one saved
+        // outside the download directory (`enqueue --to`): the budget is the download directory's.
+        let completed = downloads.filter {
+            DownloadDirectory.isInside(DownloadDirectory.parent(of: $0.value.file), root: downloadDirectory)
+                && FileManager.default.fileExists(atPath: $0.value.file)
+        }
         for episode in episodes {
             guard let id = episode.downloadID, let download = completed[id] else { continue }
             linked.insert(id)
@@ -251,6 +269,7 @@ actor RetentionService {
             rules: rules,
             maxStorage: maxStorage,
             otherUsage: other,
+            trashed: trashed,
             now: now()
         )
         return Evaluation(plan: plan, files: files, reading: read - started, planning: .now - read)
