@@ -14,9 +14,9 @@ import Testing
     private func subscribed() async throws -> (PodcastHarness, id: Int64, at: Int64) {
         let harness = try await PodcastHarness(enclosures: ["http://cdn.example/e1.mp3"], jitter: { 0.5 })
         let at = harness.clock.now()
-        let result = try await harness.subscriptions.subscribe(SubscribeParams(url: PodcastHarness.feedURL))
+        let result = try await harness.subscriptions.subscribe(SubscribeCommand(feed: .url(PodcastHarness.feedURL)))
         #expect(fetches(harness) == 1, "subscribing fetches the feed once")
-        return (harness, result.podcast.id, at)
+        return (harness, result.podcast.record.id, at)
     }
 
     private func fetches(_ harness: PodcastHarness) -> Int {
@@ -98,8 +98,8 @@ import Testing
         async let refreshed = harness.subscriptions.refresh(RefreshParams(podcast: "Show"))
         #expect(try await eventually(every: .milliseconds(1)) { fetches(harness) == 2 })
         // Returns while the fetch is still held: the unsubscribe stopped it rather than waiting for the server.
-        let gone = try await harness.subscriptions.unsubscribe(UnsubscribeParams(podcast: "Show"))
-        #expect(gone.podcast.id == id)
+        let gone = try await harness.subscriptions.unsubscribe(UnsubscribeCommand(podcast: "Show"))
+        #expect(gone.podcast.record.id == id)
         let entry = try #require(try await refreshed.refreshed.first)
         #expect(entry.error == "stopped before it finished")
         #expect(try await harness.store.podcasts().isEmpty)
@@ -145,7 +145,8 @@ import Testing
             $0[PodcastHarness.feedURL] = feed
             $0[Self.artworkURL] = "GIF89a\u{1}\u{0}\u{1}\u{0}\u{0}\u{0}\u{0};"
         }
-        let id = try await harness.subscriptions.subscribe(SubscribeParams(url: PodcastHarness.feedURL)).podcast.id
+        let id = try await harness.subscriptions.subscribe(SubscribeCommand(feed: .url(PodcastHarness.feedURL))).podcast
+            .record.id
         #expect(try await harness.store.podcasts().first?.artworkURL == Self.artworkURL)
         harness.feeds.held.withLock { $0 = true }
         let refresher = harness.subscriptions.refresher
@@ -155,7 +156,7 @@ import Testing
                 harness.feeds.fetches.withLock { $0[Self.artworkURL] ?? 0 } == 1
             }
         )
-        async let gone = harness.subscriptions.unsubscribe(UnsubscribeParams(podcast: "Show"))
+        async let gone = harness.subscriptions.unsubscribe(UnsubscribeCommand(podcast: "Show"))
         try await Task.sleep(for: .microseconds(250 * round))
         harness.feeds.held.withLock { $0 = false }
         _ = try await gone
