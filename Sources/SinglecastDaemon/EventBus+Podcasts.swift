@@ -8,7 +8,11 @@ extension EventBus {
 
     func podcastUnsubscribed(_ podcast: PodcastSummary) { publish(.unsubscribed, PodcastInfo(podcast)) }
 
-    func publish(_ event: PodcastEvent, _ podcast: PodcastInfo, newEpisodes: Int? = nil) {
+    func podcastRefreshed(_ podcast: PodcastSummary, newEpisodes: Int) {
+        publish(.refreshed, PodcastInfo(podcast), newEpisodes: newEpisodes)
+    }
+
+    private func publish(_ event: PodcastEvent, _ podcast: PodcastInfo, newEpisodes: Int? = nil) {
         publish(
             .podcasts,
             method: event.rawValue,

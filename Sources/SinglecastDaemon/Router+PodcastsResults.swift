@@ -115,6 +115,22 @@ extension PodcastsResult {
     init(_ podcasts: [PodcastSummary]) { self.init(podcasts: podcasts.map(PodcastInfo.init)) }
 }
 
+extension RefreshResult {
+    init(_ reports: [RefreshReport]) {
+        self.init(
+            refreshed: reports.map {
+                Entry(
+                    podcast: $0.podcast.map(PodcastInfo.init) ?? .placeholder($0.id),
+                    outcome: $0.outcome.rawValue,
+                    newEpisodes: $0.newEpisodes,
+                    queued: $0.queued,
+                    error: $0.error
+                )
+            }
+        )
+    }
+}
+
 extension PodcastResult {
     init(_ podcast: PodcastSummary) { self.init(podcast: PodcastInfo(podcast)) }
 }

@@ -59,17 +59,17 @@ import Testing
     @Test func aSecondRefreshJoinsTheOneRunning() async throws {
         let (harness, id, _) = try await subscribed()
         harness.feeds.held.withLock { $0 = true }
-        async let first = harness.subscriptions.refresh(RefreshParams(podcast: "Show"))
+        async let first = harness.subscriptions.refresh("Show")
         #expect(try await eventually(every: .milliseconds(1)) { fetches(harness) == 2 })
-        async let second = harness.subscriptions.refresh(RefreshParams(podcast: "Show"))
+        async let second = harness.subscriptions.refresh("Show")
         #expect(
             try await eventually(every: .milliseconds(1)) { await harness.subscriptions.refresher.waiters(of: id) == 1 }
         )
         harness.feeds.held.withLock { $0 = false }
         let (one, two) = try await (first, second)
         #expect(one == two)
-        #expect(one.refreshed.map(\.podcast.id) == [id])
-        #expect(one.refreshed.first?.error == nil)
+        #expect(one.map(\.id) == [id])
+        #expect(one.first?.error == nil)
         #expect(fetches(harness) == 2, "the joined refresh fetched again")
     }
 
@@ -81,11 +81,11 @@ import Testing
         }
         setClock(harness, at + 60_000)
         harness.feeds.held.withLock { $0 = true }
-        async let refreshed = harness.subscriptions.refresh(RefreshParams(podcast: "Show"))
+        async let refreshed = harness.subscriptions.refresh("Show")
         #expect(try await eventually(every: .milliseconds(1)) { fetches(harness) == 2 })
         await harness.subscriptions.refresher.stopAndWait(id)
-        let entry = try #require(try await refreshed.refreshed.first)
-        #expect(entry.outcome == "failed")
+        let entry = try #require(try await refreshed.first)
+        #expect(entry.outcome == .failed)
         #expect(entry.error == "stopped before it finished")
         harness.feeds.held.withLock { $0 = false }
         #expect(try await harness.store.podcasts() == before, "the stopped refresh changed the podcast")
@@ -95,12 +95,12 @@ import Testing
     @Test func anUnsubscribeStopsTheRunningRefresh() async throws {
         let (harness, id, _) = try await subscribed()
         harness.feeds.held.withLock { $0 = true }
-        async let refreshed = harness.subscriptions.refresh(RefreshParams(podcast: "Show"))
+        async let refreshed = harness.subscriptions.refresh("Show")
         #expect(try await eventually(every: .milliseconds(1)) { fetches(harness) == 2 })
         // Returns while the fetch is still held: the unsubscribe stopped it rather than waiting for the server.
         let gone = try await harness.subscriptions.unsubscribe(UnsubscribeCommand(podcast: "Show"))
         #expect(gone.podcast.record.id == id)
-        let entry = try #require(try await refreshed.refreshed.first)
+        let entry = try #require(try await refreshed.first)
         #expect(entry.error == "stopped before it finished")
         #expect(try await harness.store.podcasts().isEmpty)
         #expect(try await harness.store.episodes(of: id).isEmpty)

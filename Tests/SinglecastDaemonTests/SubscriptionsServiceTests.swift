@@ -271,7 +271,7 @@ struct PodcastHarness {
                 SubscribeCommand(feed: .url(PodcastHarness.feedURL), autoDownload: .allNew)
             )
             harness.feeds.documents.withLock { $0[PodcastHarness.feedURL] = PodcastHarness.feed([newer, older]) }
-            async let refreshed = harness.subscriptions.refresh(RefreshParams())
+            async let refreshed = harness.subscriptions.refresh(nil)
             // Started a little later each round, so the unsubscribe meets the refresh at every step of it.
             for _ in 0..<round { await Task.yield() }
             let unsubscribed = try await harness.subscriptions.unsubscribe(

@@ -79,3 +79,14 @@ package struct OPMLExport: Sendable, Hashable {
     package var document: String
     package var count: Int
 }
+
+/// What one podcast's refresh did.
+package struct RefreshReport: Sendable, Hashable {
+    package var id: Int64
+    /// `nil` when only the id is known: the podcast was unsubscribed, or the refresh was stopped.
+    package var podcast: PodcastSummary?
+    package var outcome: RefreshOutcome
+    package var newEpisodes: Int
+    package var queued: [Int64]
+    package var error: String?
+}

@@ -1,6 +1,5 @@
 import CPosix
 import SinglecastHTTP
-import SinglecastProtocol
 import SinglecastStore
 import SinglecastSupport
 
@@ -16,7 +15,7 @@ package actor PodcastRefresher: Service {
     enum Ended: Sendable {
         /// The podcast is gone or being unsubscribed: no refresh ran.
         case skipped
-        case answered(RefreshResult.Entry)
+        case answered(RefreshReport)
         /// Stopped before it stored anything.
         case stopped
     }
@@ -137,10 +136,10 @@ package actor PodcastRefresher: Service {
     // MARK: - Refreshes
 
     /// Refreshes the podcasts `ids` at once, within the fetch limits; those gone meanwhile are left out.
-    func refresh(_ ids: [Int64]) async -> [RefreshResult.Entry] {
-        await withTaskGroup(of: RefreshResult.Entry?.self) { group in
+    func refresh(_ ids: [Int64]) async -> [RefreshReport] {
+        await withTaskGroup(of: RefreshReport?.self) { group in
             for id in ids { group.addTask { await self.refresh(id) } }
-            var entries: [RefreshResult.Entry] = []
+            var entries: [RefreshReport] = []
             for await entry in group { if let entry { entries.append(entry) } }
             return entries
         }
@@ -150,7 +149,7 @@ package actor PodcastRefresher: Service {
     ///
     /// ``stop(_:)`` (unsubscribe) and the end of ``run()`` end it early: a refresh stopped while it fetched stores
     /// nothing and answers that it was stopped.
-    func refresh(_ id: Int64) async -> RefreshResult.Entry? {
+    func refresh(_ id: Int64) async -> RefreshReport? {
         let stop = Completion()
         let ended: Ended
         switch join.start(id, stop: stop) {

@@ -1,7 +1,6 @@
 import FoundationEssentials
 import SinglecastFeeds
 import SinglecastHTTP
-import SinglecastProtocol
 import SinglecastStore
 import SinglecastSupport
 
@@ -10,15 +9,15 @@ import SinglecastSupport
 extension Subscriptions {
     // MARK: - Refresh
 
-    package func refresh(_ params: RefreshParams) async throws -> RefreshResult {
+    /// Refreshes one podcast (by id or title), or every one, and answers in the order of their ids.
+    package func refresh(_ selector: String?) async throws -> [RefreshReport] {
         let chosen: [Int64]
-        if let selector = params.podcast {
+        if let selector {
             chosen = [try resolve(selector).id]
         } else {
             chosen = podcasts.keys.sorted()
         }
-        let entries = await refresher.refresh(chosen)
-        return RefreshResult(refreshed: entries.sorted { $0.podcast.id < $1.podcast.id })
+        return await refresher.refresh(chosen).sorted { $0.id < $1.id }
     }
 
     /// The podcasts due at `now`, the longest overdue first.
@@ -103,15 +102,16 @@ extension Subscriptions {
     }
 
     /// The answer to a refresh, announced as the `refreshed` event.
-    func finishRefresh(_ applied: AppliedRefresh) async -> RefreshResult.Entry {
+    func finishRefresh(_ applied: AppliedRefresh) async -> RefreshReport {
         // Read again: the artwork may have been stored since. Unsubscribed meanwhile, the answer shows the podcast as
         // the refresh left it.
         let final = podcasts[applied.id] ?? applied.podcast
-        let result = (try? await info(final)) ?? info(final, counts: nil)
-        publish(.refreshed, result, newEpisodes: applied.inserted)
-        return RefreshResult.Entry(
+        let result = (try? await summary(final)) ?? summary(final, counts: nil)
+        events.podcastRefreshed(result, newEpisodes: applied.inserted)
+        return RefreshReport(
+            id: applied.id,
             podcast: result,
-            outcome: applied.outcome.rawValue,
+            outcome: applied.outcome,
             newEpisodes: applied.inserted,
             queued: applied.queued,
             error: applied.failure
@@ -119,14 +119,8 @@ extension Subscriptions {
     }
 
     /// What a refresh that could not run to its end reports: its podcast was unsubscribed, or it was stopped.
-    static func failedRefresh(_ id: Int64, _ error: String) -> RefreshResult.Entry {
-        RefreshResult.Entry(
-            podcast: placeholderInfo(id),
-            outcome: RefreshOutcome.failed.rawValue,
-            newEpisodes: 0,
-            queued: [],
-            error: error
-        )
+    static func failedRefresh(_ id: Int64, _ error: String) -> RefreshReport {
+        RefreshReport(id: id, podcast: nil, outcome: .failed, newEpisodes: 0, queued: [], error: error)
     }
 
     /// Stores the podcast as it is now (``FeedUpdate`` made it) and a parsed feed's episodes, read as they are
