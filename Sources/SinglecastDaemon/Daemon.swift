@@ -242,7 +242,8 @@ package enum Daemon {
                     kinds: configuration.notify,
                     events: context.events,
                     environment: environment,
-                    logger: logger
+                    logger: logger,
+                    downloadDirectory: paths.downloadDirectory
                 ).run()
                 return .notifications
             }
