@@ -425,11 +425,26 @@ package struct DaemonConfiguration: Hashable, Sendable {
         return configuration
     }
 
-    /// Reads and parses the file at `path`; a missing file means the embedded defaults.
+    /// Reads and parses the file at `path`; a missing file means the embedded defaults, unless it is `required`.
     ///
+    /// - Parameter required: the file was named with `--config`, so whoever named it meant it to be read: running on
+    ///   the defaults instead went unnoticed behind one info line.
     /// - Returns: the configuration and whether a file was read.
-    package static func load(path: String, home: String) throws(ConfigurationError) -> (DaemonConfiguration, Bool) {
-        guard FileManager.default.fileExists(atPath: path) else { return (DaemonConfiguration(), false) }
+    package static func load(
+        path: String,
+        home: String,
+        required: Bool
+    ) throws(ConfigurationError) -> (DaemonConfiguration, Bool) {
+        guard FileManager.default.fileExists(atPath: path) else {
+            if required {
+                throw ConfigurationError(
+                    path: path,
+                    line: nil,
+                    message: "the file does not exist (named with --config)"
+                )
+            }
+            return (DaemonConfiguration(), false)
+        }
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))

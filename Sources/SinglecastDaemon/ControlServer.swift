@@ -368,7 +368,7 @@ final class ClientConnection: ConnectionControl {
     let subscriptionID: UInt64
     private let reactor: Reactor
     private let events: EventBus
-    private let eventStream: AsyncStream<Data>
+    private let eventStream: EventBus.Subscription
     private let writeLock = AsyncLock()
 
     init(fd: Int32, reactor: Reactor, events: EventBus) {

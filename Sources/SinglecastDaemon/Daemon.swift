@@ -65,7 +65,11 @@ package enum Daemon {
 
         let home = DaemonPaths.home(environment: environment)
         let configPath = DaemonPaths.configFile(options: options, environment: environment)
-        let (configuration, configLoaded) = try DaemonConfiguration.load(path: configPath, home: home)
+        let (configuration, configLoaded) = try DaemonConfiguration.load(
+            path: configPath,
+            home: home,
+            required: options.configPath != nil
+        )
         logger.level = options.logLevel ?? configuration.logLevel
         let paths = DaemonPaths.resolve(
             options: options,
@@ -244,7 +248,8 @@ package enum Daemon {
                     kinds: configuration.notify,
                     events: context.events,
                     environment: environment,
-                    logger: logger
+                    logger: logger,
+                    downloadDirectory: paths.downloadDirectory
                 ).run()
                 return .notifications
             }
@@ -312,7 +317,8 @@ package enum Daemon {
         do {
             let (configuration, loaded) = try DaemonConfiguration.load(
                 path: context.paths.configFile,
-                home: DaemonPaths.home(environment: environment)
+                home: DaemonPaths.home(environment: environment),
+                required: options.configPath != nil
             )
             let newPaths = DaemonPaths.resolve(
                 options: options,

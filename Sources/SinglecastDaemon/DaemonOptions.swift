@@ -35,7 +35,8 @@ package struct DaemonOptions: Hashable, Sendable {
         USAGE: \(usage)
 
         OPTIONS:
-          --config <path>         Configuration file. (default: $XDG_CONFIG_HOME/singlecast/singlecast.conf)
+          --config <path>         Configuration file; a file named here must exist. (default:
+                                  $XDG_CONFIG_HOME/singlecast/singlecast.conf, which may be absent)
           --state-dir <dir>       Directory for the database and the lock file. (default:
                                   $XDG_STATE_HOME/singlecast)
           --socket <path>         Control socket to listen on. (default:

@@ -1,15 +1,18 @@
 import FoundationEssentials
 import SinglecastProtocol
+import SinglecastSupport
 import Synchronization
 
 /// Fans events out to the connections that asked for them with `watch`.
 ///
 /// Each subscriber has a bounded buffer: a watcher that stops reading loses its oldest unsent events instead
-/// of making the daemon's memory grow.
+/// of making the daemon's memory grow, and is told how many with `events.dropped` before the next event it reads.
 package final class EventBus: Sendable {
     private struct Subscriber {
         var topics: Set<EventTopic>
         var continuation: AsyncStream<Data>.Continuation
+        /// Events lost since the subscriber last read one.
+        var dropped = 0
     }
 
     private struct State {
@@ -28,7 +31,7 @@ package final class EventBus: Sendable {
     }
 
     /// A subscription with no topics yet; its stream ends when ``remove(_:)`` is called.
-    package func subscribe() -> (id: UInt64, events: AsyncStream<Data>) {
+    package func subscribe() -> (id: UInt64, events: Subscription) {
         let (stream, continuation) = AsyncStream.makeStream(
             of: Data.self,
             bufferingPolicy: .bufferingNewest(Self.bufferLimit)
@@ -38,7 +41,7 @@ package final class EventBus: Sendable {
             state.subscribers[state.nextID] = Subscriber(topics: [], continuation: continuation)
             return state.nextID
         }
-        return (id, stream)
+        return (id, Subscription(id: id, bus: self, stream: stream))
     }
 
     /// Replaces the topics subscriber `id` receives.
@@ -74,13 +77,75 @@ package final class EventBus: Sendable {
             logger.error("cannot encode event \(method): \(error)")
             return
         }
-        let continuations = state.withLock { state in
-            state.subscribers.values.filter { $0.topics.contains(topic) }.map(\.continuation)
-        }
-        for continuation in continuations {
-            if case .dropped = continuation.yield(line) {
-                logger.debug("a watcher is not reading; dropped its oldest event")
+        // Queued under the lock, so that a drop is counted before the watcher can read past it.
+        let dropping = state.withLock { state in
+            var dropping = 0
+            for (id, subscriber) in state.subscribers where subscriber.topics.contains(topic) {
+                if case .dropped = subscriber.continuation.yield(line) {
+                    state.subscribers[id]?.dropped += 1
+                    dropping += 1
+                }
             }
+            return dropping
+        }
+        if dropping > 0 {
+            logger.debug("\(dropping) watcher(s) not reading; dropped their oldest event")
+        }
+    }
+
+    /// The events subscriber `id` lost since it last asked, now counted as told.
+    private func takeDropped(_ id: UInt64) -> Int {
+        state.withLock { state in
+            defer { state.subscribers[id]?.dropped = 0 }
+            return state.subscribers[id]?.dropped ?? 0
+        }
+    }
+
+    /// One subscriber's event lines, with an `events.dropped` line where it lost some.
+    package struct Subscription: AsyncSequence, Sendable {
+        package typealias Element = Data
+        package typealias Failure = Never
+
+        let id: UInt64
+        let bus: EventBus
+        let stream: AsyncStream<Data>
+
+        package func makeAsyncIterator() -> AsyncIterator {
+            AsyncIterator(id: id, bus: bus, lines: stream.makeAsyncIterator())
+        }
+
+        package struct AsyncIterator: AsyncIteratorProtocol {
+            package typealias Element = Data
+            package typealias Failure = Never
+
+            let id: UInt64
+            let bus: EventBus
+            var lines: AsyncStream<Data>.AsyncIterator
+            /// The line read after a loss, handed out after the notice.
+            var held: Data?
+
+            package mutating func next() async -> Data? {
+                if let line = held {
+                    held = nil
+                    return line
+                }
+                guard let line = await lines.next() else { return nil }
+                // Only the oldest lines are dropped, so every lost one came before this one.
+                let count = bus.takeDropped(id)
+                guard count > 0, let notice = bus.droppedNotice(count) else { return line }
+                held = line
+                return notice
+            }
+        }
+    }
+
+    private func droppedNotice(_ count: Int) -> Data? {
+        let params = DroppedEvents.Params(at: WallClock.timestamp(), count: count)
+        do {
+            return try WireCoding.notificationLine(method: DroppedEvents.method, params: params)
+        } catch {
+            logger.error("cannot encode event \(DroppedEvents.method): \(error)")
+            return nil
         }
     }
 }

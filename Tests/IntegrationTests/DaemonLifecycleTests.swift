@@ -139,6 +139,17 @@ import Glibc
         #expect(badValue.log.contains("\(badValue.configPath):1: log_level must be one of"))
     }
 
+    /// A file named with `--config` is meant to be read: a missing one stops start-up (exit 78) naming it,
+    /// where it used to run on the defaults with one info line. The default path may still be absent.
+    @Test func aMissingConfigFileGivenExplicitlyStopsStartup() throws {
+        let daemon = DaemonProcess()
+        let missing = daemon.root.file("nowhere/singlecast.conf")
+        try daemon.start(arguments: ["--config", missing])
+        #expect(daemon.waitForExit() == 78)
+        #expect(daemon.log.contains("configuration error: \(missing): the file does not exist (named with --config)"))
+        #expect(!daemon.log.contains("embedded defaults"))
+    }
+
     @Test func corruptDatabaseIsReportedAndLeftUntouched() throws {
         let daemon = DaemonProcess()
         try FileManager.default.createDirectory(atPath: daemon.stateDirectory, withIntermediateDirectories: true)

@@ -340,7 +340,7 @@ import Glibc
         #expect(decoded.cached && decoded.podcasts.count == 3)
         #expect(short.status == 1)
         #expect(
-            short.stderr == "Error: Invalid params: the search term 'x' is too short; give at least 2 characters.\n"
+            short.stderr == "Error: the search term 'x' is too short; give at least 2 characters.\n"
         )
         #expect(limited.status == 1)
         #expect(limited.stderr.hasPrefix("Error: Rate limited: the directory is asked at most 4 requests an hour"))

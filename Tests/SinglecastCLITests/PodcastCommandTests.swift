@@ -186,7 +186,7 @@ import Testing
             let (run, _) = try await exchange(arguments, reply: [line])
             #expect(run.status == 1)
             #expect(run.stdout == "")
-            #expect(run.stderr == "Error: Invalid params: no podcast matches 'nope'; see singlecastctl podcasts.\n")
+            #expect(run.stderr == "Error: no podcast matches 'nope'; see singlecastctl podcasts.\n")
         }
     }
 

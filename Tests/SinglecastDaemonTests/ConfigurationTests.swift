@@ -89,6 +89,23 @@ import Testing
         #expect(error("on_complete = \(notAProgram)")?.contains("cannot be run: Permission denied") == true)
     }
 
+    /// The default file may be absent (the defaults apply); a file named explicitly must exist.
+    @Test func onlyAnExplicitlyNamedFileMustExist() throws {
+        let home = try TemporaryDirectory(prefix: "singlecast-config-test")
+        let missing = home.file("absent.conf")
+        let (defaults, loaded) = try DaemonConfiguration.load(path: missing, home: home.path, required: false)
+        #expect(defaults == DaemonConfiguration())
+        #expect(!loaded)
+        let refusal = #expect(throws: ConfigurationError.self) {
+            try DaemonConfiguration.load(path: missing, home: home.path, required: true)
+        }
+        #expect(refusal?.description == "\(missing): the file does not exist (named with --config)")
+        try Data("max_clients = 7\n".utf8).write(to: URL(fileURLWithPath: missing))
+        let (read, present) = try DaemonConfiguration.load(path: missing, home: home.path, required: true)
+        #expect(read.maxClients == 7)
+        #expect(present)
+    }
+
     /// An endless response must not fill the disk: without the key, downloads stop at 4 GiB.
     @Test func maxDownloadSizeIsFourGigabytesByDefault() throws {
         #expect(DaemonConfiguration().maxDownloadSize == 4 << 30)

@@ -122,23 +122,8 @@ import Testing
     @Test(.enabled(if: canRunBus), .timeLimit(.minutes(1)))
     func eventsOnTheBusReachTheNotificationServer() async throws {
         do {
-            let bus = try await PrivateBus(
-                template: "notification_daemon",
-                name: "org.freedesktop.Notifications",
-                system: false,
-                logCalls: true
-            )
-            let events = EventBus(logger: Logger(level: .error, environment: [:]))
-            let service = DesktopNotifications(
-                kinds: [.downloads, .episodes],
-                events: events,
-                environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address],
-                logger: Logger(level: .error, environment: [:])
-            )
-            let task = Task { try await service.run() }
+            let (bus, events, task) = try await Self.notificationServer(kinds: [.downloads, .episodes])
             defer { task.cancel() }
-            // The service subscribes as it starts; publish once it watches.
-            while !events.isWatched(.podcasts) { try await Task.sleep(for: .milliseconds(10)) }
             events.publish(
                 .downloads,
                 method: DownloadEvent.completed.rawValue,
@@ -163,6 +148,33 @@ import Testing
             #expect(calls.first?.contains("2026-11-29 Low tide.mp3") == true, "\(calls)")
             #expect(calls.last?.contains("\"Harbour Lights\" \"2 new episodes\"") == true, "\(calls)")
         }
+    }
+
+    /// A bulk operation's twelve completions and three failures are two notifications, not fifteen.
+    @Test(.enabled(if: canRunBus), .timeLimit(.minutes(1)))
+    func downloadsEndingTogetherAreGroupedOnTheBus() async throws {
+        let (bus, events, task) = try await Self.notificationServer(kinds: [.downloads, .failures])
+        defer { task.cancel() }
+        for _ in 0..<12 {
+            events.publish(
+                .downloads,
+                method: DownloadEvent.completed.rawValue,
+                params: DownloadEventParams(download: Self.download(.completed))
+            )
+        }
+        let refused = DownloadErrorInfo(code: "http_status", message: "the server answered HTTP 404", httpStatus: 404)
+        for _ in 0..<3 {
+            events.publish(
+                .downloads,
+                method: DownloadEvent.failed.rawValue,
+                params: DownloadEventParams(download: Self.download(.failed, error: refused))
+            )
+        }
+        let calls = try await Self.waitForNotifyCalls(2, in: bus.log ?? "")
+        #expect(calls.count == 2, "\(calls)")
+        #expect(calls.first?.contains("\"12 downloads completed\"") == true, "\(calls)")
+        #expect(calls.last?.contains("\"3 downloads failed\"") == true, "\(calls)")
+        #expect(calls.last?.contains("2026-11-29 Low tide.mp3: the server answered HTTP 404") == true, "\(calls)")
     }
 
     @Test(.timeLimit(.minutes(1))) func withoutABusTheProblemIsReportedOnce() async throws {
@@ -200,8 +212,33 @@ private struct RawParams: Encodable {
     }
 }
 
-/// The mock's log lines for `Notify` once there are `count`, giving them a moment to exceed it.
 extension DesktopNotificationTests {
+    /// python-dbusmock's notification server on a private bus, and the service for `kinds` showing `events` on it,
+    /// once it watches them.
+    static func notificationServer(
+        kinds: NotificationKinds
+    ) async throws -> (bus: PrivateBus, events: EventBus, task: Task<Void, any Error>) {
+        let bus = try await PrivateBus(
+            template: "notification_daemon",
+            name: "org.freedesktop.Notifications",
+            system: false,
+            logCalls: true
+        )
+        let events = EventBus(logger: Logger(level: .error, environment: [:]))
+        let service = DesktopNotifications(
+            kinds: kinds,
+            events: events,
+            environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address],
+            logger: Logger(level: .error, environment: [:])
+        )
+        let task = Task { try await service.run() }
+        // The service subscribes as it starts; publish once it watches.
+        let topics = NotificationPolicy.topics(for: kinds)
+        while !topics.allSatisfy(events.isWatched) { try await Task.sleep(for: .milliseconds(10)) }
+        return (bus, events, task)
+    }
+
+    /// The mock's log lines for `Notify` once there are `count`, giving them a moment to exceed it.
     static func waitForNotifyCalls(_ count: Int, in log: String) async throws -> [String] {
         let deadline = ContinuousClock.now + .seconds(20)
         func calls() -> [String] {

@@ -115,9 +115,12 @@ package struct ClientError: Error, Hashable, Sendable, LocalizedError, CLIExitSt
         )
     }
 
-    /// The daemon's own message, printed as is: it already says what failed and how to fix it.
+    /// The daemon's own message: it already says what failed and how to fix it. Only JSON-RPC's "Invalid params: "
+    /// goes, which names the protocol's notion and not the user's mistake; `--json` prints `rpcError` as it came.
     package static func daemon(_ error: RPCError) -> ClientError {
-        ClientError(code: .daemonError, message: error.message, rpcError: error)
+        let prefix = "Invalid params: "
+        let message = error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : error.message
+        return ClientError(code: .daemonError, message: message, rpcError: error)
     }
 
     /// `30 s`, or `0.3 s` for the short timeouts of tests.

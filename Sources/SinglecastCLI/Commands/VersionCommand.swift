@@ -14,27 +14,41 @@ package struct VersionCommand: CLICommand {
     }
 
     package func run(_ context: CommandContext) async throws {
-        let (result, _) = try await context.call(.version, options: options)
+        let result: JSONValue
+        do {
+            (result, _) = try await context.call(.version, options: options)
+        } catch let error as ClientError where error.exitStatus == .unavailable {
+            // Which client is installed matters most when the daemon does not answer; the error says why.
+            if options.json {
+                try context.printJSON(JSONValue.object(["client": Self.clientJSON, "daemon": .null]))
+            } else {
+                context.stdout.write(Self.render(nil, style: context.style))
+            }
+            throw error
+        }
         let daemon = try context.decode(VersionResult.self, from: result, method: .version)
         if daemon.protocolVersion != ProtocolVersion.current {
             context.stderr.write(Self.protocolMismatchWarning(daemon: daemon.protocolVersion))
         }
         if options.json {
-            let client: JSONValue = .object([
-                "version": .string(SinglecastVersion.current),
-                "protocol": .integer(Int64(ProtocolVersion.current)),
-            ])
-            try context.printJSON(JSONValue.object(["client": client, "daemon": result]))
+            try context.printJSON(JSONValue.object(["client": Self.clientJSON, "daemon": result]))
         } else {
             context.stdout.write(Self.render(daemon, style: context.style))
         }
     }
 
-    /// The human-readable table.
-    package static func render(_ daemon: VersionResult, style: TextStyle = .plain) -> String {
-        Formatting.table(
+    private static let clientJSON: JSONValue = .object([
+        "version": .string(SinglecastVersion.current),
+        "protocol": .integer(Int64(ProtocolVersion.current)),
+    ])
+
+    /// The human-readable table; `nil` when the daemon could not be reached.
+    package static func render(_ daemon: VersionResult?, style: TextStyle = .plain) -> String {
+        let client = ("Client", "singlecastctl \(SinglecastVersion.current) (protocol \(ProtocolVersion.current))")
+        guard let daemon else { return Formatting.table([client, ("Daemon", "unreachable")], style: style) }
+        return Formatting.table(
             [
-                ("Client", "singlecastctl \(SinglecastVersion.current) (protocol \(ProtocolVersion.current))"),
+                client,
                 ("Daemon", "singlecastd \(daemon.daemon) (protocol \(daemon.protocolVersion))"),
                 ("SQLite", daemon.sqlite),
                 ("libcurl", daemon.libcurl),

@@ -92,7 +92,8 @@ package struct WatchCommand: CLICommand {
         }
     }
 
-    /// `2026-11-29T12:00:00Z daemon.reloaded  <message>` plus a newline.
+    /// `2026-11-29T12:00:00Z daemon.reloaded  <message>` plus a newline; `events.dropped` as
+    /// `2026-11-29T12:00:00Z … 12 events dropped (…)`.
     ///
     /// Events without a `message` show their other params as JSON instead, so new event kinds print usefully
     /// before this client learns about them.
@@ -104,6 +105,14 @@ package struct WatchCommand: CLICommand {
             at = value
         } else {
             at = WallClock.timestamp()
+        }
+        // The daemon lost events this watcher did not read in time (a bulk operation, a paused terminal).
+        if method == DroppedEvents.method, case .integer(let count) = fields["count"] {
+            let what =
+                count == 1
+                ? "1 event dropped (singlecastd could not send it"
+                : "\(count) events dropped (singlecastd could not send them"
+            return "\(at) … \(what) in time)\n"
         }
         var detail: String?
         if case .string(let message) = fields.removeValue(forKey: "message") {

@@ -15,8 +15,8 @@ package struct DesktopNotification: Hashable, Sendable {
     }
 }
 
-/// Which daemon events become notifications, and their text. Pure: an event line in, a notification or
-/// nothing out.
+/// Which daemon events become notifications, and what they say. Pure: an event line in, a
+/// ``NotificationGrouping/Event`` or nothing out; ``NotificationGrouping`` makes the notifications.
 package enum NotificationPolicy {
     /// The event topics the policy needs for `kinds`; none when it is off.
     package static func topics(for kinds: NotificationKinds) -> Set<EventTopic> {
@@ -26,39 +26,44 @@ package enum NotificationPolicy {
         return topics
     }
 
-    /// The notification for one event line as the ``EventBus`` sends it, or `nil` when `kinds` does not ask
-    /// for one.
-    package static func notification(forEventLine line: Data, kinds: NotificationKinds) -> DesktopNotification? {
+    /// What one event line, as the ``EventBus`` sends it, has to show, or `nil` when `kinds` does not ask for it.
+    ///
+    /// - Parameter downloadDirectory: the configured download directory, so that a download in a podcast's folder
+    ///   is shown with the podcast's name.
+    package static func event(
+        forEventLine line: Data,
+        kinds: NotificationKinds,
+        downloadDirectory: String?
+    ) -> NotificationGrouping.Event? {
         guard let method = try? JSONDecoder().decode(Method.self, from: line).method else { return nil }
         switch method {
         case DownloadEvent.completed.rawValue where kinds.contains(.downloads):
             guard let download = decode(DownloadEventParams.self, line)?.download else { return nil }
-            return DesktopNotification(
-                summary: "Download complete",
-                body: name(of: download),
-                icon: "document-save"
-            )
+            return .completed(.init(file: download.file, downloadDirectory: downloadDirectory))
         case DownloadEvent.failed.rawValue where kinds.contains(.failures):
             guard let download = decode(DownloadEventParams.self, line)?.download else { return nil }
-            let reason = download.lastError.map { ": \($0.message)" } ?? ""
-            return DesktopNotification(
-                summary: "Download failed",
-                body: name(of: download) + reason,
-                icon: "dialog-error"
+            // The message is the text written for people; the error value itself never reaches the popup.
+            return .failed(
+                .init(file: download.file, downloadDirectory: downloadDirectory),
+                reason: download.lastError?.message
             )
         case PodcastEvent.refreshed.rawValue where kinds.contains(.episodes):
-            // One notification per refresh of a podcast, however many episodes it found.
+            // One event per refresh of a podcast, however many episodes it found.
             guard let event = decode(Refreshed.self, line), let count = event.newEpisodes, count > 0 else {
                 return nil
             }
-            return DesktopNotification(
-                summary: event.podcast.title,
-                body: count == 1 ? "1 new episode" : "\(count) new episodes",
-                icon: "audio-x-generic"
-            )
+            return .newEpisodes(podcast: event.podcast.title, count: count)
         default:
             return nil
         }
+    }
+
+    /// The notification one event line makes on its own, or `nil` when `kinds` does not ask for one.
+    package static func notification(forEventLine line: Data, kinds: NotificationKinds) -> DesktopNotification? {
+        guard let event = event(forEventLine: line, kinds: kinds, downloadDirectory: nil) else { return nil }
+        var grouping = NotificationGrouping()
+        grouping.receive(event, at: .now)
+        return grouping.flush().first
     }
 
     private struct Method: Decodable { var method: String }
@@ -78,10 +83,5 @@ package enum NotificationPolicy {
 
     private static func decode<Params: Decodable>(_ type: Params.Type, _ line: Data) -> Params? {
         try? JSONDecoder().decode(Notification<Params>.self, from: line).params
-    }
-
-    /// The file's name without its directories.
-    private static func name(of download: DownloadInfo) -> String {
-        download.file.split(separator: "/").last.map(String.init) ?? download.file
     }
 }

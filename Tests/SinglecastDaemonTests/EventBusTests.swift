@@ -1,0 +1,58 @@
+import Foundation
+import SinglecastDaemon
+import Testing
+
+/// A watcher too slow for a bulk operation loses its oldest events, and is told how many.
+@Suite struct EventBusTests {
+    struct Numbered: Codable { var n: Int }
+    struct Dropped: Codable { var count: Int }
+    struct Line<Params: Codable>: Codable {
+        var method: String
+        var params: Params
+    }
+
+    static func decode<Params>(_ line: Data?, as: Params.Type) throws -> Line<Params> {
+        try JSONDecoder().decode(Line<Params>.self, from: try #require(line))
+    }
+
+    @Test func aWatcherThatFellBehindIsToldHowManyEventsItLost() async throws {
+        let bus = EventBus(logger: Logger(level: .error, environment: [:]))
+        let (id, events) = bus.subscribe()
+        bus.setTopics([.downloads], for: id)
+        let lost = 500
+        for n in 0..<(EventBus.bufferLimit + lost) {
+            bus.publish(.downloads, method: "download.progress", params: Numbered(n: n))
+        }
+        var iterator = events.makeAsyncIterator()
+        // The notice comes where the gap is: before the oldest event kept.
+        let notice = try Self.decode(await iterator.next(), as: Dropped.self)
+        #expect(notice.method == "events.dropped")
+        #expect(notice.params.count == lost)
+        for n in lost..<(EventBus.bufferLimit + lost) {
+            let event = try Self.decode(await iterator.next(), as: Numbered.self)
+            #expect(event.method == "download.progress")
+            if event.params.n != n {
+                Issue.record("expected event \(n), got \(event.params.n)")
+                break
+            }
+        }
+        // Counted once: the next event comes without a notice.
+        bus.publish(.downloads, method: "download.progress", params: Numbered(n: -1))
+        #expect(try Self.decode(await iterator.next(), as: Numbered.self).params.n == -1)
+        bus.remove(id)
+        #expect(await iterator.next() == nil)
+    }
+
+    @Test func aWatcherThatKeepsUpIsToldNothing() async throws {
+        let bus = EventBus(logger: Logger(level: .error, environment: [:]))
+        let (id, events) = bus.subscribe()
+        bus.setTopics([.downloads], for: id)
+        var iterator = events.makeAsyncIterator()
+        for n in 0..<(3 * EventBus.bufferLimit) {
+            bus.publish(.downloads, method: "download.progress", params: Numbered(n: n))
+            #expect(try Self.decode(await iterator.next(), as: Numbered.self).params.n == n)
+        }
+        bus.remove(id)
+        #expect(await iterator.next() == nil)
+    }
+}
