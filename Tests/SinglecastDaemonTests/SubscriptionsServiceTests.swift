@@ -53,7 +53,8 @@ struct PodcastHarness {
     init(
         enclosures: [String],
         configure: (inout PodcastSettings, inout QueueSettings) -> Void = { _, _ in },
-        jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }
+        jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...1) },
+        stored: (Store) async throws -> Void = { _ in }
     ) async throws {
         home = try TemporaryDirectory(prefix: "singlecast-subscriptions")
         store = try Store(path: home.file("singlecast.sqlite3"))
@@ -77,6 +78,7 @@ struct PodcastHarness {
             distrustUncheckpointedBytes: false,
             now: clock.now
         )
+        try await stored(store)
         try await queue.recover()
         subscriptions = Subscriptions(
             store: store,
@@ -244,6 +246,34 @@ struct PodcastHarness {
 
 @Suite struct OPMLImportTests {
     /// An entry that fails says why in the domain's words: the JSON-RPC decoration is for whole requests.
+    /// A crash (or `kill -9`) after `subscribe` stored the podcast and before it stored the feed leaves a podcast
+    /// that never stored one. Its first refresh finishes the subscription: the back catalogue is not new, and
+    /// `all-new` queues none of it.
+    @Test func aSubscriptionACrashInterruptedIsFinishedWithoutQueueingTheArchive() async throws {
+        let enclosures = ["http://cdn.example/e3.mp3", "http://cdn.example/e2.mp3", "http://cdn.example/e1.mp3"]
+        let harness = try await PodcastHarness(
+            enclosures: enclosures,
+            stored: { store in
+                var podcast = PodcastRecord(feedURL: PodcastHarness.feedURL, subscribedAt: 1)
+                podcast.autoDownload = EpisodePolicy.Fetch.allNew.stored
+                _ = try await store.insertPodcast(podcast)
+            }
+        )
+        let reports = try await harness.subscriptions.refresh(nil)
+        #expect(reports.map(\.outcome) == [.updated])
+        #expect(reports.first?.queued == [], "the back catalogue was queued as new")
+        let episodes = try await harness.episodes()
+        #expect(episodes.count == 3)
+        #expect(episodes.allSatisfy { !$0.isNew })
+        #expect(await harness.queue.counts().queued == 0)
+        // Finished: what appears from now on is new, and all-new takes it.
+        harness.feeds.documents.withLock {
+            $0[PodcastHarness.feedURL] = PodcastHarness.feed(["http://cdn.example/e4.mp3"] + enclosures)
+        }
+        let next = try await harness.subscriptions.refresh(nil)
+        #expect(next.first?.newEpisodes == 1 && next.first?.queued.count == 1)
+    }
+
     @Test func aFailedEntrySaysWhyWithoutTheWiresDecoration() async throws {
         let harness = try await PodcastHarness(enclosures: [])
         let opml = """

@@ -59,6 +59,9 @@ extension Subscriptions {
     ) async -> AppliedRefresh? {
         // Read after the fetch, not before: `set` may have changed the podcast meanwhile.
         guard let current = podcasts[id], !leaving.contains(id) else { return nil }
+        // A podcast that never stored its feed is a subscription a crash interrupted between storing the podcast and
+        // its feed: this refresh finishes it as `subscribe` would have, so its back catalogue is not new.
+        let finishing = current.succeededAt == nil
         let now = self.now()
         let change = FeedUpdate.apply(
             fetched.update,
@@ -81,7 +84,14 @@ extension Subscriptions {
         var inserted: [Int64] = []
         if case .updated(let feed, _, _) = fetched {
             do {
-                inserted = try await storeFeed(id, feed, markNew: true)
+                inserted = try await storeFeed(id, feed, markNew: !finishing)
+                if finishing {
+                    logger.notice(
+                        "finished the subscription to \(change.podcast.title), interrupted before its feed was stored: "
+                            + "its \(inserted.count) episode(s) are its back catalogue, not new"
+                    )
+                    inserted = []
+                }
                 applied.inserted = inserted.count
                 applied.bigFeed = feed.document.count >= 1 << 20
             } catch {
@@ -93,7 +103,7 @@ extension Subscriptions {
         }
         if applied.failure == nil {
             do {
-                applied.queued = try await applyPolicy(id, inserted: inserted, initial: false)
+                applied.queued = try await applyPolicy(id, inserted: inserted, initial: finishing)
             } catch {
                 logger.error("auto-download for \(change.podcast.title) failed: \(error)")
             }
@@ -178,6 +188,9 @@ extension Subscriptions {
             )
         }
         let queued = try await enqueueEpisodes(wanted, priority: nil, requested: false).downloads.map(\.id)
+        if !queued.isEmpty {
+            logger.info("auto-download (\(policy.fetch.stored)) queued \(queued.count) episode(s) of \(podcast.title)")
+        }
         let retention = policy.retention
         if retention.keep != nil || retention.deletePlayedAfter != nil || retention.deleteOlderThan != nil
             || settings.maxStorage != nil
