@@ -73,7 +73,8 @@ extension PodcastChange {
             nameTemplate: params.nameTemplate,
             folder: params.folder,
             refreshInterval: params.refreshInterval,
-            rules: params.rules
+            rules: params.rules,
+            feedURL: params.feedURL
         )
     }
 

@@ -23,7 +23,7 @@ extension PodcastInfo {
             keep: podcast.keep,
             refreshedAt: podcast.refreshedAt.map(iso8601),
             succeededAt: podcast.succeededAt.map(iso8601),
-            nextRefreshAt: podcast.gone ? nil : podcast.nextRefreshAt.map(iso8601),
+            nextRefreshAt: podcast.nextRefreshAt.map(iso8601),
             lastError: podcast.lastError,
             gone: podcast.gone,
             hasCredentials: podcast.authUser != nil,

@@ -74,7 +74,7 @@ package struct PodcastInfo: Codable, Hashable, Sendable {
     package var nextRefreshAt: String?
     /// Why the last refresh failed; the episodes from the last good refresh stay.
     package var lastError: String?
-    /// The feed answered `410 Gone`; it is no longer refreshed.
+    /// The feed answered `410 Gone`; it is asked again once a day, and any other answer clears this.
     package var gone: Bool
     package var hasCredentials: Bool
     /// Items of the last good refresh left out because an earlier item had the same guid (or identity).
@@ -501,6 +501,8 @@ package struct SetPodcastParams: Codable, Hashable, Sendable {
     /// Episode rules of its own, by key (`title_exclude`), written as in the configuration; `""` goes back to the
     /// configured rule.
     package var rules: [String: String]?
+    /// A new feed URL (http or https): the feed moved, or answered 410. It is fetched at once.
+    package var feedURL: String?
 
     package init(
         podcast: String,
@@ -509,9 +511,11 @@ package struct SetPodcastParams: Codable, Hashable, Sendable {
         nameTemplate: String? = nil,
         folder: String? = nil,
         refreshInterval: Int? = nil,
-        rules: [String: String]? = nil
+        rules: [String: String]? = nil,
+        feedURL: String? = nil
     ) {
         self.rules = rules
+        self.feedURL = feedURL
         self.podcast = podcast
         self.autoDownload = autoDownload
         self.keep = keep
@@ -527,6 +531,7 @@ package struct SetPodcastParams: Codable, Hashable, Sendable {
         case nameTemplate = "name_template"
         case folder
         case refreshInterval = "refresh_interval"
+        case feedURL = "feed_url"
         case rules
     }
 }

@@ -205,7 +205,8 @@ import Glibc
         let badPolicy = try error(client, "set", #"{"podcast":"Mover","auto_download":"latest:5","keep":2}"#)
         #expect(badPolicy.reason == "invalid_params" && badPolicy.message.contains("keep"))
 
-        // A feed that turns 410 at a refresh is retired: it keeps its episodes and is no longer refreshed.
+        // A feed that turns 410 at a refresh keeps its episodes and is asked again a day later; `set` with a new
+        // feed URL revives it at once, and `refresh` of it reads the new feed.
         let doomedURL = faults.url("/gone-after/1/doomed?url=\(feedURL)")
         let doomed = try call(client, "subscribe", #"{"url":"\#(doomedURL)"}"#, as: SubscribeResult.self)
         #expect(doomed.podcast.feedURL == doomedURL, "a temporary redirect keeps the URL")
@@ -214,8 +215,24 @@ import Glibc
         let kept = try call(client, "podcasts", nil, as: PodcastsResult.self).podcasts.first {
             $0.id == doomed.podcast.id
         }
-        #expect(kept?.gone == true && kept?.nextRefreshAt == nil, "\(String(describing: kept))")
+        #expect(kept?.gone == true && kept?.nextRefreshAt != nil, "\(String(describing: kept))")
         #expect(kept?.episodes == doomed.podcast.episodes && kept?.lastError?.contains("410") == true)
+        let taken = try error(client, "set", "{\"podcast\":\"\(doomed.podcast.id)\",\"feed_url\":\"\(feedURL)\"}")
+        #expect(taken.reason == "invalid_params" && taken.message.contains("subscribed"), "\(taken.message)")
+        let newURL = try site.serve(
+            Self.feed(title: "Reborn", episodes: [("a", 1), ("b", 2)], site: site),
+            as: "reborn.xml"
+        )
+        let revived = try call(
+            client,
+            "set",
+            "{\"podcast\":\"\(doomed.podcast.id)\",\"feed_url\":\"\(newURL)\"}",
+            as: PodcastResult.self
+        ).podcast
+        #expect(revived.feedURL == newURL && !revived.gone && revived.lastError == nil, "\(revived)")
+        let reborn = try call(client, "refresh", "{\"podcast\":\"\(doomed.podcast.id)\"}", as: RefreshResult.self)
+        #expect(reborn.refreshed.first?.outcome == "updated", "\(reborn)")
+        #expect(reborn.refreshed.first?.podcast.title == "Reborn")
         _ = try call(client, "unsubscribe", "{\"podcast\":\"\(doomed.podcast.id)\"}", as: UnsubscribeResult.self)
 
         // The podcast survives a restart, and a broken refresh keeps its episodes.

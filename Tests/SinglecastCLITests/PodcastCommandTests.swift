@@ -198,7 +198,7 @@ import Testing
         4   87        0    off       all   2026-11-28 06:00  Old Show [gone]
         5   1         1    all-new   all   never             Flaky Feed [error]
 
-        [gone] 4  Old Show: the feed is gone (HTTP 410); it is no longer refreshed
+        [gone] 4  Old Show: the feed is gone (HTTP 410); it is checked again once a day
         [error] 5  Flaky Feed: the server answered HTTP 500 for https://feeds.example.com/5.xml
 
         """
@@ -213,7 +213,7 @@ import Testing
         gone.lastError = nil
         #expect(
             PodcastsCommand.render([gone], timeZone: Fixtures.utc).hasSuffix(
-                "\n[gone] 4  Old Show: the feed is gone (HTTP 410); it is no longer refreshed\n"
+                "\n[gone] 4  Old Show: the feed is gone (HTTP 410); it is checked again once a day\n"
             )
         )
     }
@@ -333,7 +333,7 @@ import Testing
         ])
         let (run, request) = try await exchange(["refresh"], result: result)
         #expect(run.stderr == "")
-        #expect(run.status == 0)
+        #expect(run.status == 1, "a gone feed ends with status 1, as the help promises")
         #expect(request == Self.request("refresh", "{}"))
         #expect(
             run.stdout == """
@@ -341,7 +341,7 @@ import Testing
                 6  Quiet: updated, no new episodes
                 7  Same: not modified
                 8  Moved: moved to https://feeds.example.com/8.xml, 1 new episode
-                4  Old Show: gone (HTTP 410), no longer refreshed
+                4  Old Show: gone (HTTP 410), asked again once a day
                 9  Future: throttled
 
                 """

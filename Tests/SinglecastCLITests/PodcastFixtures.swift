@@ -44,7 +44,7 @@ enum PodcastFixtures {
     static let gone: PodcastInfo = {
         var podcast = Self.podcast(4, "Old Show", episodes: 87, refreshedAt: "2026-11-28T06:00:00Z")
         podcast.gone = true
-        podcast.lastError = "the feed is gone (HTTP 410); it is no longer refreshed"
+        podcast.lastError = "the feed is gone (HTTP 410); it is checked again once a day"
         return podcast
     }()
 

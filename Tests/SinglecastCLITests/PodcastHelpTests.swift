@@ -77,7 +77,8 @@ import Testing
         NEW counts episodes not downloaded yet that appeared after subscribing.
         REFRESHED is the last time the feed was fetched, in local time. A title marked
         [error] failed its last refresh (the episodes from the last good one stay);
-        [gone] means the feed answered 410 Gone and is no longer refreshed.
+        [gone] means the feed answered 410 Gone; it is asked again once a day (set
+        --feed-url gives it a new URL).
 
         Examples:
           singlecastctl podcasts
@@ -131,7 +132,7 @@ import Testing
 
         Refreshes one podcast, or every one when none is named, and applies each
         podcast's auto-download policy to the new episodes. Ends with status 1 when a
-        feed could not be fetched or read.
+        feed could not be fetched or read, or is gone (HTTP 410).
 
         Examples:
           singlecastctl refresh
@@ -162,7 +163,8 @@ import Testing
         would download and delete, as 'singlecastctl rules' does, and changes nothing.
         --name-template, --folder and --refresh-interval give this podcast settings of
         its own, for downloads queued from now on; 'default' goes back to the
-        configured ones.
+        configured ones. --feed-url moves the podcast to a new feed URL (its feed
+        moved, or answered 410 Gone) and fetches it at once.
 
         Examples:
           singlecastctl set 3 --auto latest:3 --keep 5
@@ -172,6 +174,7 @@ import Testing
         '{podcast}/{date}.{ext}' --refresh-interval 15m
           singlecastctl set daily --title-exclude trailer --dry-run
           singlecastctl set daily --delete-played-after 7d
+          singlecastctl set daily --feed-url https://example.com/new-feed.xml
 
         USAGE: singlecastctl set [<options>] <podcast>
 
@@ -195,6 +198,8 @@ import Testing
           --refresh-interval <duration>
                                   Time between this podcast's refreshes (90s, 15m, 6h,
                                   1d; 1m to 7d), or 'default'.
+          --feed-url <url>        A new http or https feed URL for this podcast; it is
+                                  fetched at once.
           --title-include <text>  Download only episodes whose title contains this (any
                                   case), or matches it as /regex/. 'default' goes back
                                   to the configured rule, 'none' turns it off for this

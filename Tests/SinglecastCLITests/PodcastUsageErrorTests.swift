@@ -166,8 +166,8 @@ import Testing
         // set
         Case(
             arguments: ["set", "3"],
-            stderr: "Error: Give --auto, --keep, a rule option (such as --title-exclude), --name-template, --folder or "
-                + "--refresh-interval\n" + set
+            stderr: "Error: Give --auto, --keep, a rule option (such as --title-exclude), --name-template, --folder, "
+                + "--refresh-interval or --feed-url\n" + set
         ),
         Case(
             arguments: ["set", "--keep", "3"],

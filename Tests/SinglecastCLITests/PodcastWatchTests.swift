@@ -39,7 +39,7 @@ import Testing
                 podcast 3  refreshed The Daily  2 new episodes
                 podcast 6  refreshed Quiet  no new episodes
                 podcast 5  refreshed Flaky Feed  failed: the server answered HTTP 500
-                podcast 4  refreshed Old Show  gone: the feed is gone (HTTP 410); it is no longer refreshed
+                podcast 4  refreshed Old Show  gone: the feed is gone (HTTP 410); it is checked again once a day
                 podcast 3  unsubscribed The Daily
                 podcast 3  artwork The Daily
                 2026-11-29T12:04:00Z podcast.subscribed  {"odd":1}

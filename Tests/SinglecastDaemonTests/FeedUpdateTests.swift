@@ -83,11 +83,25 @@ import Testing
         #expect(!change.log.contains { $0.message.contains("secret") })
     }
 
+    /// A 410 may be a mistake the server mends: the feed is asked again a day later, not retired for good, and any
+    /// answer that is not 410 (a new version, or 304) makes it a feed like any other again.
+    @Test func aGoneFeedIsAskedAgainADayLaterAndAnyGoodAnswerRevivesIt() {
+        let gone = apply(.gone)
+        #expect(gone.podcast.nextRefreshAt == Int64(1_000 + 86_400_000))
+        for answer: FeedUpdate.Fetch in [
+            .notModified(movedTo: nil), .updated(feed(), etag: nil, lastModified: nil, movedTo: nil),
+        ] {
+            let revived = FeedUpdate.apply(answer, to: gone.podcast, now: 2_000, nextRefreshAt: 6_000) { _ in false }
+            #expect(!revived.podcast.gone && revived.podcast.lastError == nil)
+            #expect(revived.podcast.nextRefreshAt == 6_000)
+        }
+    }
+
     @Test func goneAndFailedAreRecordedNextToTheLastGoodChannel() {
         let gone = apply(.gone)
         #expect(gone.outcome == .gone)
         #expect(gone.podcast.gone)
-        #expect(gone.failure == "the feed is gone (HTTP 410); it is no longer refreshed")
+        #expect(gone.failure == "the feed is gone (HTTP 410); it is checked again once a day")
         let failed = apply(.failed("the server answered HTTP 500"))
         #expect(failed.outcome == .failed)
         #expect(failed.podcast.lastError == "the server answered HTTP 500")

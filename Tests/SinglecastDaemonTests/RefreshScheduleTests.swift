@@ -33,14 +33,14 @@ import Testing
         #expect(schedule.rescheduled(show, now: 5000, jitter: 0.5) == 5000 + 60_000)
     }
 
-    @Test func theLongestOverdueComeFirstAndGoneOnesNever() {
+    @Test func theLongestOverdueComeFirstAndGoneOnesWhenTheirDayIsUp() {
         let podcasts = [
-            podcast(1, next: 50), podcast(2, next: nil), podcast(3, next: 10), podcast(4, next: 0, gone: true),
+            podcast(1, next: 50), podcast(2, next: nil), podcast(3, next: 10), podcast(4, next: 90, gone: true),
             podcast(5, next: 101),
         ]
-        #expect(RefreshSchedule.due(podcasts, now: 100) == [2, 3, 1])
+        #expect(RefreshSchedule.due(podcasts, now: 100) == [2, 3, 1, 4])
         #expect(RefreshSchedule.nextDue(podcasts) == 10)
-        #expect(RefreshSchedule.nextDue([podcast(4, next: 0, gone: true)]) == nil)
+        #expect(RefreshSchedule.nextDue([podcast(4, next: 90, gone: true)]) == 90)
     }
 
     @Test func theRefresherSleepsFromASecondToAMinute() {

@@ -10,7 +10,7 @@ package struct PodcastsCommand: CLICommand {
         discussion: """
             NEW counts episodes not downloaded yet that appeared after subscribing. REFRESHED is the last time \
             the feed was fetched, in local time. A title marked [error] failed its last refresh (the episodes \
-            from the last good one stay); [gone] means the feed answered 410 Gone and is no longer refreshed.
+            from the last good one stay); [gone] means the feed answered 410 Gone; it is asked again once a day (set --feed-url gives it a new URL).
 
             Examples:
               singlecastctl podcasts
@@ -156,7 +156,7 @@ package struct RefreshCommand: CLICommand {
         abstract: "Fetch podcast feeds now.",
         discussion: """
             Refreshes one podcast, or every one when none is named, and applies each podcast's auto-download \
-            policy to the new episodes. Ends with status 1 when a feed could not be fetched or read.
+            policy to the new episodes. Ends with status 1 when a feed could not be fetched or read, or is gone (HTTP 410).
 
             Examples:
               singlecastctl refresh
@@ -188,7 +188,9 @@ package struct RefreshCommand: CLICommand {
         } else {
             context.stdout.write(Self.render(refreshed))
         }
-        if refreshed.refreshed.contains(where: { $0.outcome == "failed" }) { throw ExitCode.failure }
+        if refreshed.refreshed.contains(where: { $0.outcome == "failed" || $0.outcome == "gone" }) {
+            throw ExitCode.failure
+        }
     }
 
     /// One line per podcast: `3  The Daily: updated, 2 new episodes; queued 41, 42`.
@@ -207,7 +209,7 @@ package struct RefreshCommand: CLICommand {
         case "updated": text = "updated, " + PodcastText.newEpisodes(entry.newEpisodes)
         case "not_modified": text = "not modified"
         case "moved": text = "moved to \(entry.podcast.feedURL), " + PodcastText.newEpisodes(entry.newEpisodes)
-        case "gone": text = "gone (HTTP 410), no longer refreshed"
+        case "gone": text = "gone (HTTP 410), asked again once a day"
         case "failed": text = "failed: " + (entry.error ?? "unknown error")
         default: text = DownloadText.humanize(entry.outcome) + (entry.error.map { ": \($0)" } ?? "")
         }

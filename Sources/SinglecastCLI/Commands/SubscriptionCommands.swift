@@ -283,7 +283,8 @@ package struct SetCommand: CLICommand {
             the configured ones rule by rule; the daemon checks them and says what is wrong. --dry-run shows what \
             the changes would download and delete, as 'singlecastctl rules' does, and changes nothing. \
             --name-template, --folder and --refresh-interval give this podcast settings of its own, for \
-            downloads queued from now on; 'default' goes back to the configured ones.
+            downloads queued from now on; 'default' goes back to the configured ones. --feed-url moves the \
+            podcast to a new feed URL (its feed moved, or answered 410 Gone) and fetches it at once.
 
             Examples:
               singlecastctl set 3 --auto latest:3 --keep 5
@@ -292,6 +293,7 @@ package struct SetCommand: CLICommand {
               singlecastctl set daily --folder News --name-template '{podcast}/{date}.{ext}' --refresh-interval 15m
               singlecastctl set daily --title-exclude trailer --dry-run
               singlecastctl set daily --delete-played-after 7d
+              singlecastctl set daily --feed-url https://example.com/new-feed.xml
             """,
         arguments: [
             PodcastArguments.podcast(), PodcastArguments.auto(), PodcastArguments.keep(),
@@ -309,6 +311,11 @@ package struct SetCommand: CLICommand {
                 "refresh-interval",
                 valueName: "duration",
                 help: "Time between this podcast's refreshes (90s, 15m, 6h, 1d; 1m to 7d), or 'default'."
+            ),
+            .option(
+                "feed-url",
+                valueName: "url",
+                help: "A new http or https feed URL for this podcast; it is fetched at once."
             ),
         ] + RuleOptions.arguments + [
             .flag("dry-run", help: "Show what the changes would download and delete; change nothing.")
@@ -339,18 +346,22 @@ package struct SetCommand: CLICommand {
                 }
                 return seconds
             },
-            rules: RuleOptions.parse(arguments)
+            rules: RuleOptions.parse(arguments),
+            feedURL: arguments.option("feed-url")
         )
         dryRun = arguments.flag("dry-run")
         if params.autoDownload == nil, params.keep == nil, params.nameTemplate == nil, params.folder == nil,
-            params.refreshInterval == nil, params.rules == nil
+            params.refreshInterval == nil, params.rules == nil, params.feedURL == nil
         {
             throw UsageError.validation(
-                "Give --auto, --keep, a rule option (such as --title-exclude), --name-template, --folder or "
-                    + "--refresh-interval"
+                "Give --auto, --keep, a rule option (such as --title-exclude), --name-template, --folder, "
+                    + "--refresh-interval or --feed-url"
             )
         }
-        if dryRun, params.nameTemplate != nil || params.folder != nil || params.refreshInterval != nil {
+        if dryRun,
+            params.nameTemplate != nil || params.folder != nil || params.refreshInterval != nil
+                || params.feedURL != nil
+        {
             throw UsageError.validation(
                 "--dry-run shows the rules' effect: give it with --auto, --keep or rule options"
             )

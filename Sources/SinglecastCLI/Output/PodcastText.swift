@@ -50,7 +50,7 @@ package enum PodcastText {
     /// What the last refresh said about a podcast with a ``marker(_:)``.
     package static func problem(_ podcast: PodcastInfo) -> String? {
         if let error = podcast.lastError { return error }
-        return podcast.gone ? "the feed is gone (HTTP 410); it is no longer refreshed" : nil
+        return podcast.gone ? "the feed is gone (HTTP 410); it is checked again once a day" : nil
     }
 
     /// `downloaded`, `downloading`, `queued`, `paused`, `failed`; `new` or `-` for an episode never queued.

@@ -1,11 +1,15 @@
 import SinglecastFeeds
 import SinglecastHTTP
 import SinglecastStore
+import SinglecastSupport
 
 /// What one fetch of its feed does to a podcast's record. Pure: the one owner of both URL moves (the end of a
 /// permanent redirect chain, `itunes:new-feed-url`), of `410`, and of how a success or a failure is recorded.
 /// Storing the episodes is the caller's part.
 package enum FeedUpdate {
+    /// How long a feed that answered 410 waits before it is asked again.
+    package static let goneRecheck: Int64 = 86_400_000
+
     /// A fetch of the feed as the refresher saw it.
     package enum Fetch: Sendable {
         /// A new version: its channel, the response's validators, and where a permanent redirect chain ended.
@@ -89,10 +93,14 @@ package enum FeedUpdate {
             move(to: movedTo, "moved permanently")
             podcast.succeededAt = now
             podcast.lastError = nil
+            podcast.gone = false
             return Change(podcast: podcast, outcome: moved ? .moved : .notModified, failure: nil, log: log)
         case .gone:
             podcast.gone = true
-            podcast.lastError = "the feed is gone (HTTP 410); it is no longer refreshed"
+            // A 410 may be a server's mistake: asked again a day later, not retired for good (any other answer
+            // revives it), at the podcast's own pace when that is slower.
+            podcast.nextRefreshAt = max(nextRefreshAt, now.saturatingAdd(goneRecheck))
+            podcast.lastError = "the feed is gone (HTTP 410); it is checked again once a day"
             log.append(LogLine(level: .warning, message: "feed of \(podcast.title) is gone (HTTP 410)"))
             return Change(podcast: podcast, outcome: .gone, failure: podcast.lastError, log: log)
         case .failed(let message):

@@ -53,6 +53,8 @@ package struct PodcastChange: Sendable, Hashable {
     package var refreshInterval: Int?
     /// Rules by name, each as ``EpisodeRules/set(_:to:)`` reads its value.
     package var rules: [String: String]?
+    /// A new feed URL (`set` only).
+    package var feedURL: String? = nil
 }
 
 /// `download`: a podcast's newest episodes.

@@ -6,7 +6,7 @@ package enum RefreshOutcome: String, Sendable, Hashable {
     case notModified = "not_modified"
     /// The feed's URL changed (a 301/308 chain, or `itunes:new-feed-url`); stored under the new URL.
     case moved
-    /// The feed answered 410; it is no longer refreshed.
+    /// The feed answered 410; it is asked again once a day.
     case gone
     /// The feed could not be fetched, read or stored; the last good episodes stay.
     case failed

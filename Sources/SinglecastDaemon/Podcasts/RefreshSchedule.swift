@@ -35,16 +35,16 @@ struct RefreshSchedule: Sendable, Hashable {
         nextRefresh(of: podcast, after: podcast.succeededAt ?? podcast.refreshedAt ?? now, jitter: jitter)
     }
 
-    /// The podcasts due at `now`, the longest overdue first; a gone podcast (HTTP 410) is never due.
+    /// The podcasts due at `now`, the longest overdue first (a gone one, HTTP 410, is due a day after its 410).
     static func due(_ podcasts: some Sequence<PodcastRecord>, now: Int64) -> [Int64] {
-        podcasts.filter { !$0.gone && ($0.nextRefreshAt ?? 0) <= now }
+        podcasts.filter { ($0.nextRefreshAt ?? 0) <= now }
             .sorted { ($0.nextRefreshAt ?? 0, $0.id) < ($1.nextRefreshAt ?? 0, $1.id) }
             .map(\.id)
     }
 
     /// When the next podcast falls due, if any will.
     static func nextDue(_ podcasts: some Sequence<PodcastRecord>) -> Int64? {
-        podcasts.compactMap { $0.gone ? nil : $0.nextRefreshAt }.min()
+        podcasts.compactMap(\.nextRefreshAt).min()
     }
 
     /// When the refresher wakes, for work due at `due` (the next refresh, or retention's next deletion).

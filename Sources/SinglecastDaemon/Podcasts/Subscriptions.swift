@@ -327,16 +327,17 @@ package actor Subscriptions {
         var podcast = try resolve(params.podcast)
         guard
             params.autoDownload != nil || params.keep != nil || params.nameTemplate != nil || params.folder != nil
-                || params.refreshInterval != nil || params.rules != nil
+                || params.refreshInterval != nil || params.rules != nil || params.feedURL != nil
         else {
             throw PodcastError.invalid(
-                "'set' needs at least one of 'auto_download', 'keep', 'name_template', 'folder', 'refresh_interval' "
-                    + "and 'rules'",
+                "'set' needs at least one of 'auto_download', 'keep', 'name_template', 'folder', 'refresh_interval', "
+                    + "'rules' and 'feed_url'",
                 parameter: "auto_download"
             )
         }
         let interval = podcast.refreshInterval
         podcast = try changed(podcast, by: params)
+        if let text = params.feedURL { podcast = try moved(podcast, to: text) }
         if podcast.refreshInterval != interval || params.refreshInterval != nil {
             // The next refresh follows the new interval, not the old one.
             podcast.nextRefreshAt = schedule.rescheduled(podcast, now: now(), jitter: jitter())
@@ -346,6 +347,36 @@ package actor Subscriptions {
         _ = try await applyPolicy(podcast.id, inserted: [], initial: params.autoDownload != nil)
         if params.rules != nil || params.keep != nil { await applyRetentionNow() }
         return try await summary(podcasts[podcast.id] ?? podcast)
+    }
+
+    /// `podcast` at a new feed URL the listener gave: a feed like any other again (not gone, no error, no
+    /// validators of the old URL's), fetched at once. Refused when another subscription has that URL, as `subscribe`
+    /// would answer with it.
+    func moved(_ podcast: PodcastRecord, to text: String) throws -> PodcastRecord {
+        var podcast = podcast
+        let (url, user, password): (String, String?, String?)
+        do {
+            (url, user, password) = try Self.feedURL(text)
+        } catch let error as PodcastError {
+            throw PodcastError.invalid(error.message, parameter: "feed_url")
+        }
+        if let other = podcasts.values.first(where: { $0.id != podcast.id && $0.feedURL == url }) {
+            throw PodcastError.invalid(
+                "'\(redactedURL(url))' is subscribed already, as podcast \(other.id) '\(other.title)'",
+                parameter: "feed_url"
+            )
+        }
+        if url != podcast.feedURL {
+            logger.notice("feed of \(podcast.title) set to \(redactedURL(url)) (was \(redactedURL(podcast.feedURL)))")
+        }
+        podcast.feedURL = url
+        if let user { (podcast.authUser, podcast.authPassword) = (user, password) }
+        podcast.gone = false
+        podcast.lastError = nil
+        (podcast.etag, podcast.lastModified) = (nil, nil)
+        podcast.nextRefreshAt = now()
+        refresher.wake()
+        return podcast
     }
 
     /// `podcast` with `params`' changes, each checked; nothing is stored. `set` stores the result, `rules` shows
