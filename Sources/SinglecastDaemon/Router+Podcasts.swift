@@ -43,7 +43,8 @@ extension SubscribeCommand {
             feed: feed,
             credentials: credentials,
             autoDownload: params.autoDownload.map(EpisodePolicy.Fetch.init),
-            keep: params.keep
+            keep: params.keep,
+            rules: params.rules
         )
     }
 }

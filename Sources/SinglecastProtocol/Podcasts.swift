@@ -316,6 +316,8 @@ package struct SubscribeParams: Codable, Hashable, Sendable {
     package var password: String?
     package var autoDownload: AutoDownload?
     package var keep: Int?
+    /// Episode rules of the podcast's own, by key, as `set` takes them: applied before anything is downloaded.
+    package var rules: [String: String]?
 
     package init(
         url: String? = nil,
@@ -323,8 +325,10 @@ package struct SubscribeParams: Codable, Hashable, Sendable {
         user: String? = nil,
         password: String? = nil,
         autoDownload: AutoDownload? = nil,
-        keep: Int? = nil
+        keep: Int? = nil,
+        rules: [String: String]? = nil
     ) {
+        self.rules = rules
         self.url = url
         self.itunesID = itunesID
         self.user = user
@@ -340,6 +344,7 @@ package struct SubscribeParams: Codable, Hashable, Sendable {
         case password
         case autoDownload = "auto_download"
         case keep
+        case rules
     }
 }
 

@@ -10,17 +10,22 @@ import Testing
         The daemon fetches the feed before it stores anything, so a wrong URL leaves
         nothing behind; subscribing again to the same feed only applies the given
         options. The episodes already in the feed are not new: only those that appear
-        later are, and --auto decides which of them are downloaded. The password is
-        read from the first line of --password-file ('-' reads standard input), so it
-        never appears in the process list or the shell history.
+        later are, and --auto decides which of them are downloaded. The rule options
+        (--title-exclude, --episode-types, ...) are the podcast's own from the start,
+        so nothing they exclude is downloaded first; subscribing again applies new
+        options as 'singlecastctl set' does, and a new --auto queues what it asks for
+        at once. The password is read from the first line of --password-file ('-' reads
+        standard input), so it never appears in the process list or the shell history.
 
         Examples:
           singlecastctl subscribe https://feeds.example.com/daily.xml --auto latest:3
+          singlecastctl subscribe https://example.com/d.xml --auto latest:3 \\
+              --episode-types full
           singlecastctl subscribe --itunes-id 1200361736 --auto all-new --keep 10
           pass show patron | singlecastctl subscribe https://example.com/p.xml \\
               --user ada --password-file -
 
-        USAGE: singlecastctl subscribe [--socket <path>] [--json] [<feed-url>] [--itunes-id <id>] [--user <user>] [--password-file <file>] [--auto <policy>] [--keep <n>]
+        USAGE: singlecastctl subscribe [<options>] [<feed-url>]
 
         ARGUMENTS:
           <feed-url>              The feed's HTTP or HTTPS URL.
@@ -40,6 +45,35 @@ import Testing
                                   (default: off)
           --keep <n>              How many downloaded episodes to keep; older files are
                                   deleted. 0 keeps all. (default: all)
+          --title-include <text>  Download only episodes whose title contains this (any
+                                  case), or matches it as /regex/. 'default' goes back
+                                  to the configured rule, 'none' turns it off for this
+                                  podcast.
+          --title-exclude <text>  Never download episodes whose title contains
+                                  (matches) this. 'default' goes back to the configured
+                                  rule, 'none' turns it off for this podcast.
+          --min-duration <duration>
+                                  Skip episodes shorter than this (90s, 10m, 1h).
+                                  'default' goes back to the configured rule, 'none'
+                                  turns it off for this podcast.
+          --max-duration <duration>
+                                  Skip episodes longer than this. 'default' goes back
+                                  to the configured rule, 'none' turns it off for this
+                                  podcast.
+          --max-age <age>         Skip episodes published longer ago than this (12h,
+                                  30d, 2w). 'default' goes back to the configured rule,
+                                  'none' turns it off for this podcast.
+          --episode-types <types> Download only these types: full, trailer, bonus
+                                  (a,b). 'default' goes back to the configured rule,
+                                  'none' turns it off for this podcast.
+          --delete-played-after <delay>
+                                  Delete a played episode's file this long after.
+                                  'default' goes back to the configured rule, 'none'
+                                  turns it off for this podcast.
+          --delete-older-than <age>
+                                  Delete files of episodes older than this. 'default'
+                                  goes back to the configured rule, 'none' turns it off
+                                  for this podcast.
           --version               Show the version.
           -h, --help              Show help information.
 
@@ -240,10 +274,12 @@ import Testing
         OVERVIEW: Download a podcast's newest episodes.
 
         Episodes go to the podcast's folder under the configured name template. An
-        episode that is already queued or downloaded is not queued again. To pick
-        episodes one by one, pass their IDs to 'singlecastctl enqueue'. Outside the
-        configured download windows and on a metered network the downloads wait,
-        paused, unless --now is given.
+        episode that is already queued or downloaded is not queued again. The episode
+        rules do not apply: these are the newest episodes whatever their title, length
+        or type, as you asked for them ('singlecastctl rules' shows what the rules
+        would take). To pick episodes one by one, pass their IDs to 'singlecastctl
+        enqueue'. Outside the configured download windows and on a metered network the
+        downloads wait, paused, unless --now is given.
 
         Examples:
           singlecastctl download 3 --latest 5

@@ -15,10 +15,11 @@ import Testing
     }
 
     static let usages: [String: String] = [
-        "subscribe": usage(
-            "subscribe",
-            "[<feed-url>] [--itunes-id <id>] [--user <user>] [--password-file <file>] [--auto <policy>] [--keep <n>]"
-        ),
+        "subscribe": """
+        Usage: singlecastctl subscribe [<options>] [<feed-url>]
+          See 'singlecastctl subscribe --help' for more information.
+
+        """,
         "unsubscribe": usage("unsubscribe", "<podcast> [--delete-files]"),
         "podcasts": usage("podcasts", ""),
         "episodes": usage("episodes", "<podcast> [--new] [--unplayed] [--limit <n>]"),

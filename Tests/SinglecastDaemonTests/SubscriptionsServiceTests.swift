@@ -274,6 +274,35 @@ struct PodcastHarness {
         #expect(next.first?.newEpisodes == 1 && next.first?.queued.count == 1)
     }
 
+    /// The README's first flow: rules given with `subscribe` are in force before its first download, and
+    /// subscribing again with a policy queues what the policy asks for, as `set` does.
+    @Test func subscribeTakesRulesAtOnceAndSubscribingAgainQueuesTheNewPolicy() async throws {
+        let enclosures = ["http://cdn.example/e3.mp3", "http://cdn.example/e2.mp3", "http://cdn.example/e1.mp3"]
+        let harness = try await PodcastHarness(enclosures: enclosures)
+        let first = try await harness.subscriptions.subscribe(
+            SubscribeCommand(
+                feed: .url(PodcastHarness.feedURL),
+                autoDownload: .latest(1),
+                rules: ["title_exclude": "Episode 3"]
+            )
+        )
+        let queued = await harness.queue.infos(first.queued)
+        #expect(queued.values.map(\.url) == ["http://cdn.example/e2.mp3"], "the excluded newest was downloaded")
+        let again = try await harness.subscriptions.subscribe(
+            SubscribeCommand(feed: .url(PodcastHarness.feedURL), autoDownload: .latest(2))
+        )
+        #expect(again.existing)
+        #expect(await harness.queue.infos(again.queued).values.map(\.url) == ["http://cdn.example/e1.mp3"])
+        #expect(again.podcast.autoDownload == .latest(2))
+        let refused = await #expect(throws: PodcastError.self) {
+            try await harness.subscriptions.subscribe(
+                SubscribeCommand(feed: .url("https://feeds.example/other.xml"), rules: ["no_such_rule": "1"])
+            )
+        }
+        #expect(refused?.message.contains("no rule 'no_such_rule'") == true)
+        #expect(harness.feeds.fetches.withLock { $0["https://feeds.example/other.xml"] } == nil, "fetched anyway")
+    }
+
     @Test func aFailedEntrySaysWhyWithoutTheWiresDecoration() async throws {
         let harness = try await PodcastHarness(enclosures: [])
         let opml = """

@@ -97,11 +97,16 @@ package struct SubscribeCommand: CLICommand {
             The daemon fetches the feed before it stores anything, so a wrong URL leaves nothing behind; \
             subscribing again to the same feed only applies the given options. The episodes already in the feed \
             are not new: only those that appear later are, and --auto decides which of them are downloaded. The \
+            rule options (--title-exclude, --episode-types, ...) are the podcast's own from the start, so nothing \
+            they exclude is downloaded first; subscribing again applies new options as 'singlecastctl set' does, \
+            and a new --auto queues what it asks for at once. The \
             password is read from the first line of --password-file ('-' reads standard input), so it never \
             appears in the process list or the shell history.
 
             Examples:
               singlecastctl subscribe https://feeds.example.com/daily.xml --auto latest:3
+              singlecastctl subscribe https://example.com/d.xml --auto latest:3 \\
+                  --episode-types full
               singlecastctl subscribe --itunes-id 1200361736 --auto all-new --keep 10
               pass show patron | singlecastctl subscribe https://example.com/p.xml \\
                   --user ada --password-file -
@@ -121,7 +126,7 @@ package struct SubscribeCommand: CLICommand {
             ),
             PodcastArguments.auto(defaultDescription: "off"),
             PodcastArguments.keep(defaultDescription: "all"),
-        ]
+        ] + RuleOptions.arguments
     )
 
     package var options: GlobalOptions
@@ -131,10 +136,12 @@ package struct SubscribeCommand: CLICommand {
     package var passwordFile: String?
     package var autoDownload: AutoDownload?
     package var keep: Int?
+    package var rules: [String: String]?
 
     package init(_ arguments: ParsedArguments) throws {
         options = try GlobalOptions(arguments)
         url = arguments.argument("feed-url")
+        rules = RuleOptions.parse(arguments)
         user = arguments.option("user")
         passwordFile = arguments.option("password-file")
         autoDownload = try PodcastArguments.auto(arguments)
@@ -189,7 +196,8 @@ package struct SubscribeCommand: CLICommand {
             user: user,
             password: password,
             autoDownload: autoDownload,
-            keep: keep
+            keep: keep,
+            rules: rules
         )
     }
 

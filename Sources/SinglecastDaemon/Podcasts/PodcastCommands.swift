@@ -20,6 +20,8 @@ package struct SubscribeCommand: Sendable, Hashable {
     package var autoDownload: EpisodePolicy.Fetch?
     /// 0 keeps every episode.
     package var keep: Int?
+    /// The podcast's own rules, as ``PodcastChange/rules``: in force before its first download.
+    package var rules: [String: String]? = nil
 }
 
 /// `unsubscribe`.

@@ -152,9 +152,14 @@ package actor Subscriptions {
     }
 
     func subscribeAndStore(_ params: SubscribeCommand) async throws -> SubscribeOutcome {
-        try Self.checkPolicy(
-            EpisodePolicy(fetch: params.autoDownload ?? .off, keep: params.keep, rules: settings.rules)
+        // The options as `set` checks them, on a podcast of no settings yet: refused before anything is fetched.
+        let options = PodcastChange(
+            podcast: "",
+            autoDownload: params.autoDownload,
+            keep: params.keep,
+            rules: params.rules
         )
+        let configured = try changed(PodcastRecord(feedURL: "", subscribedAt: 0), by: options)
         var text: String
         var itunesID: Int64?
         switch params.feed {
@@ -171,12 +176,20 @@ package actor Subscriptions {
         }
         text = url
         if let existing = podcasts.values.first(where: { $0.feedURL == text }) {
-            var podcast = existing
-            if let auto = params.autoDownload { podcast.autoDownload = auto.stored }
-            if let keep = params.keep { podcast.keep = keep > 0 ? keep : nil }
+            // Subscribing again applies the options as `set` would, and a new policy queues what it asks for now.
+            var podcast = try changed(existing, by: options)
             if let user { (podcast.authUser, podcast.authPassword) = (user, password) }
             try await save(podcast)
-            return SubscribeOutcome(podcast: try await summary(podcast), existing: true, queued: [])
+            var queued: [Int64] = []
+            if params.autoDownload != nil || params.rules != nil {
+                queued = try await applyPolicy(podcast.id, inserted: [], initial: params.autoDownload != nil)
+            }
+            if params.rules != nil || params.keep != nil { await applyRetentionNow() }
+            return SubscribeOutcome(
+                podcast: try await summary(podcasts[podcast.id] ?? podcast),
+                existing: true,
+                queued: queued
+            )
         }
 
         var podcast = PodcastRecord(feedURL: url, subscribedAt: now())
@@ -184,7 +197,8 @@ package actor Subscriptions {
         podcast.authUser = user
         podcast.authPassword = password
         podcast.autoDownload = (params.autoDownload ?? .off).stored
-        podcast.keep = params.keep.flatMap { $0 > 0 ? $0 : nil }
+        podcast.keep = configured.keep
+        podcast.rules = configured.rules
         // Fetched and parsed before anything is stored: a wrong URL leaves no subscription behind.
         let fetched = await refresher.fetch(podcast)
         guard case .updated(let feed, let response, let movedTo) = fetched else {
