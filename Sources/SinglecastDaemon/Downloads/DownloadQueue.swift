@@ -143,6 +143,7 @@ package actor DownloadQueue: Service {
         settings: QueueSettings,
         defaultDirectory: String,
         distrustUncheckpointedBytes: Bool,
+        hookStopTimeout: Duration = .seconds(10),
         now: @escaping @Sendable () -> Int64 = WallClock.milliseconds
     ) {
         self.store = store
@@ -153,7 +154,7 @@ package actor DownloadQueue: Service {
         self.defaultDirectory = defaultDirectory
         self.distrustUncheckpointedBytes = distrustUncheckpointedBytes
         self.now = now
-        self.hooks = HookRunner(store: store, logger: logger)
+        self.hooks = HookRunner(store: store, logger: logger, stopTimeout: hookStopTimeout)
         (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         (changes, changed) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         (completions, completed) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
