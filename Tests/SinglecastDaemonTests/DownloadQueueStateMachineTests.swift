@@ -423,6 +423,35 @@ import Testing
         )
     }
 
+    /// The gate turned while an enqueue was being committed: the new downloads follow the gate as it is after the
+    /// commit, neither left paused behind a gate that opened nor started past one that closed.
+    @Test func aGateTurningDuringAnEnqueuesCommitIsFollowedByTheNewDownloads() {
+        var machine = Machine()
+        _ = machine.gateChanged(closedBecause: nil)
+        let queued = machine.admitted(record(1))
+        #expect(queued.state == .queued)
+        // The gate closes while the enqueue's transaction runs: the table does not know download 1 yet.
+        _ = machine.gateChanged(closedBecause: .metered)
+        let closed = machine.enqueued([queued], reserved: [queued.path])
+        #expect(machine.records[1]?.state == .paused)
+        #expect(machine.records[1]?.pauseReason == GateReason.metered.rawValue)
+        #expect(saved(closed).map(\.id) == [1], "the stored row follows the gate too")
+        #expect(published(closed) == ["added 1"])
+        #expect(machine.startDue(QueueScheduler(), now: 0).isEmpty)
+        // The other way: admitted behind the closed gate, which opens before the commit ends.
+        let held = machine.admitted(record(2, "b.bin"))
+        #expect(held.state == .paused)
+        _ = machine.gateChanged(closedBecause: nil)
+        let opened = machine.enqueued([held], reserved: [held.path])
+        #expect(machine.records[2]?.state == .queued)
+        #expect(saved(opened).map(\.state) == [.queued])
+        #expect(machine.startDue(QueueScheduler(), now: 0).contains(.startTransfer(2)))
+        // A gate that did not turn costs no second write.
+        var still = Machine()
+        _ = still.gateChanged(closedBecause: nil)
+        #expect(saved(still.enqueued([still.admitted(record(3, "c.bin"))], reserved: [])).isEmpty)
+    }
+
     @Test func completionsArrivingDuringACommitGoTogetherInTheNextBatch() throws {
         var machine = machine(
             [record(1), record(2, "b.bin"), record(3, "c.bin", host: "c.example")],
