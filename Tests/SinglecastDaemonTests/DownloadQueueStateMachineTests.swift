@@ -63,28 +63,31 @@ import Testing
     @Test func startingADownloadMakesItActiveAndHoldsItsSlot() {
         var machine = machine([record(1)])
         #expect(machine.records[1]?.state == .active)
-        #expect(machine.phases[1] == .opening)
+        #expect(machine.lives[1] == .opening)
         var started = record(1, state: .active)
         started.attempts = 1
         #expect(machine.began(1) == [.publish(.started, started)])
-        #expect(machine.phases[1] == .transferring)
+        #expect(machine.pace(of: 1) != nil)
         #expect(machine.holdsSlot(1))
     }
 
     @Test func aFinishingDownloadGivesItsSlotAwayButCannotStartAgain() {
         var machine = machine([record(1, host: "h"), record(2, "b.bin", host: "h"), record(3, "c.bin", host: "h")])
         // Two per host by default: 1 and 2 run, 3 waits.
-        #expect(machine.phases[3] == nil)
+        #expect(machine.lives[3] == .idle(.queued))
         _ = machine.began(1)
         #expect(machine.transferEnded(1) == [.reschedule])
-        #expect(machine.phases[1] == .finishing)
+        #expect(machine.lives[1] == .finishing(collisions: []))
         // Paused and resumed while it finishes: it is queued again, yet must not run a second transfer.
         _ = try? machine.pause(.ids([1]))
         _ = try? machine.resume(.ids([1]))
         #expect(machine.records[1]?.state == .queued)
         let actions = machine.startDue(QueueScheduler(), now: 0)
         #expect(actions == [.startTransfer(3)])
-        #expect(machine.phases[1] == .finishing)
+        #expect(machine.lives[1] == .windingDown(.queued, holdsSlot: false))
+        // Once the attempt ends it may start again.
+        _ = machine.attemptEnded(1)
+        #expect(machine.lives[1] == .idle(.queued))
     }
 
     @Test func aPauseWhileOpeningStopsTheTransferAndSendsNothing() throws {
@@ -94,7 +97,7 @@ import Testing
         #expect(machine.resumePlan(1, fileSize: 100, distrustUncheckpointedBytes: false) == .stopped)
         #expect(machine.stopped(1) == [.persist([record(1, state: .paused)], .powerLoss)])
         #expect(machine.attemptEnded(1) == [.reschedule])
-        #expect(machine.phases[1] == nil)
+        #expect(machine.lives[1] == .idle(.paused))
     }
 
     @Test func aCancelWhileTransferringRemovesTheDownloadWhenTheTransferStops() throws {
@@ -357,7 +360,7 @@ import Testing
         _ = machine.began(1)
         // `clear --failed` takes its downloads off the list before its rows are cleared: a retry meanwhile finds
         // nothing to retry, rather than a download that the clear then deletes under its transfer.
-        let cleared = machine.clear([.failed])
+        let cleared = machine.clear([.failed]).records
         #expect(cleared.map(\.id) == [2])
         #expect(throws: DownloadQueueError.self) { try machine.retry(.ids([2])) }
         #expect(machine.startDue(QueueScheduler(), now: 0).isEmpty)
@@ -367,7 +370,7 @@ import Testing
         #expect(machine.finished(1, .completed(response(5), bytesInFile: 5), fileSize: 5) == .complete(bytes: 5))
         // A clear the store did not save lists its downloads again.
         var again = self.machine([record(3, "c.bin", state: .failed)])
-        let notSaved = again.clear([.failed])
+        let notSaved = again.clear([.failed]).records
         again.clearNotSaved(notSaved)
         #expect(again.isVisible(3))
     }
@@ -498,13 +501,13 @@ import Testing
         }
         // The size is new: saved at once, after a sync; then the progress.
         #expect(report(1_100, at: 250) == .checkpoint(bytes: 1_100))
-        #expect(machine.paces[1]?.rate == 4_000)
+        #expect(machine.pace(of: 1)?.rate == 4_000)
         let synced = machine.progressSynced(1, bytes: 1_100, synced: true, now: 250)
         #expect(saved(synced).map(\.bytesDone) == [1_100])
         #expect(published(synced) == ["progress 1"])
         // Nothing new arrived: no event, and the speed decays.
         #expect(report(1_100, at: 500) == .perform([]))
-        #expect(machine.paces[1]?.rate == 2_800)
+        #expect(machine.pace(of: 1)?.rate == 2_800)
         #expect(machine.stalledSince(1, now: 5_000) == nil)
         // Bytes past the checkpoint distance: a checkpoint; a failed sync records nothing.
         #expect(report(5_200, at: 750) == .checkpoint(bytes: 5_200))
@@ -519,12 +522,13 @@ import Testing
             return
         }
         #expect(published(actions) == ["progress 1"])
-        #expect((machine.paces[1]?.rate ?? 0) < 10, "the speed fell")
+        #expect((machine.pace(of: 1)?.rate ?? 0) < 10, "the speed fell")
         // After a pause, nothing is published or saved.
         _ = try machine.pause(.ids([1]))
         #expect(report(6_000, at: 6_000) == .perform([]))
         #expect(machine.stalledSince(1, now: 20_000) == nil)
+        #expect(machine.pace(of: 1) == nil, "a pace exists only while bytes arrive")
         _ = machine.transferEnded(1)
-        #expect(machine.paces[1] == nil)
+        #expect(machine.lives[1] == .windingDown(.paused, holdsSlot: false))
     }
 }

@@ -6,18 +6,70 @@ import SinglecastStore
 /// ``DownloadQueue`` feeds it events (a command, a transfer that opened, ended or was stopped, a name chosen, a
 /// completion committed) and performs the ``Action``s it returns, in their order: commits before announcements,
 /// transfers started or stopped, partial files discarded. What is true of a download lives here in one place: its
-/// record in the ``DownloadTable`` and, while a transfer of it exists, the ``Phase`` of that transfer. Time and
-/// chance come in as arguments, so the races between a transfer and a client's command are unit tests.
+/// ``Live`` state, and its record in the ``DownloadTable``, whose `state` is derived from it. Time and chance come in
+/// as arguments, so the races between a transfer and a client's command are unit tests.
 package struct DownloadQueueStateMachine {
-    /// Where a download's transfer is. A download without a phase has no transfer: its record says everything.
-    package enum Phase: Hashable, Sendable {
-        /// Holds a transfer slot while its partial file is opened.
+    /// A download's state in the machine, carrying what exists only in that state: a pace only while bytes arrive,
+    /// the names a rename found taken only while finishing. Its record's stored state is ``stored``.
+    package enum Live: Equatable, Sendable {
+        /// No attempt of it exists; it is stored as this (never `active`).
+        case idle(Settled)
+        /// Active: holds a transfer slot while its partial file is opened.
         case opening
-        /// Holds a transfer slot; bytes arrive.
-        case transferring
-        /// Gave its slot back and is syncing, naming, renaming or committing. It must not start again until this
-        /// ends: a pause and a resume meanwhile would run a second transfer that renames the same partial file.
-        case finishing
+        /// Active: holds a slot; bytes arrive at this pace.
+        case transferring(Pace)
+        /// Active: gave its slot back and is syncing, naming, renaming or committing. Holds the paths a rename found
+        /// taken meanwhile, so that a second try never picks one again.
+        case finishing(collisions: Set<String>)
+        /// A command or an outcome settled it while its attempt still winds down (`holdsSlot` while the transfer is
+        /// still stopping). It must not start again until the attempt ends: a pause and a resume meanwhile would run
+        /// a second transfer that renames the same partial file.
+        case windingDown(Settled, holdsSlot: Bool)
+
+        /// How the record stores it.
+        package var stored: DownloadRecord.State {
+            switch self {
+            case .idle(let state), .windingDown(let state, _): state.stored
+            case .opening, .transferring, .finishing: .active
+            }
+        }
+
+        /// Whether it holds a transfer slot (opening or transferring, or its stopped transfer still winding down).
+        package var holdsSlot: Bool {
+            switch self {
+            case .opening, .transferring, .windingDown(_, holdsSlot: true): true
+            case .idle, .finishing, .windingDown(_, holdsSlot: false): false
+            }
+        }
+
+        /// Whether it is `active`: an attempt of it runs and no command or outcome settled it.
+        package var isActive: Bool { stored == .active }
+    }
+
+    /// Every stored state but `active`, which only an attempt is.
+    package enum Settled: Equatable, Sendable {
+        case queued, paused, failed, completed, cancelled
+
+        init?(_ state: DownloadRecord.State) {
+            switch state {
+            case .queued: self = .queued
+            case .paused: self = .paused
+            case .failed: self = .failed
+            case .completed: self = .completed
+            case .cancelled: self = .cancelled
+            case .active: return nil
+            }
+        }
+
+        var stored: DownloadRecord.State {
+            switch self {
+            case .queued: .queued
+            case .paused: .paused
+            case .failed: .failed
+            case .completed: .completed
+            case .cancelled: .cancelled
+            }
+        }
     }
 
     /// What happened to a download, for watchers; the queue names it on the wire (`download.added`, …).
@@ -53,11 +105,10 @@ package struct DownloadQueueStateMachine {
         case wake(at: Int64)
     }
 
+    /// The stored shape of each download; its `state` is always its ``Live/stored`` (``put(_:)``).
     package private(set) var records = DownloadTable()
-    package private(set) var phases: [Int64: Phase] = [:]
-    /// The pace of each transferring download: its speed, its last progress, and when it last checkpointed and
-    /// published.
-    package private(set) var paces: [Int64: Pace] = [:]
+    /// Each download's state; the one truth of it.
+    package private(set) var lives: [Int64: Live] = [:]
     /// Why downloads are held back now (outside every window, a metered network); `nil` while they may run.
     package private(set) var gate: GateReason?
     /// Whether ``gateChanged(closedBecause:)`` was called since start-up.
@@ -70,6 +121,51 @@ package struct DownloadQueueStateMachine {
     private var waitingCommits: [DownloadRecord] = []
 
     package init() {}
+
+    // MARK: - The one setter of each download's state
+
+    /// Writes a record's stored fields; its state stays what its ``Live`` says, whatever the copy held.
+    private mutating func put(_ record: DownloadRecord) {
+        var record = record
+        if let live = lives[record.id] { record.state = live.stored }
+        records[record.id] = record
+    }
+
+    /// Makes a download `live`, and its record's state with it.
+    private mutating func set(_ id: Int64, _ live: Live) {
+        lives[id] = live
+        if records[id]?.state != live.stored { records[id]?.state = live.stored }
+    }
+
+    /// A command or an outcome makes a download `state`; an attempt of it winds down first.
+    private mutating func settle(_ id: Int64, _ state: Settled) {
+        switch lives[id] {
+        case .idle?, nil: set(id, .idle(state))
+        case .opening?, .transferring?: set(id, .windingDown(state, holdsSlot: true))
+        case .finishing?: set(id, .windingDown(state, holdsSlot: false))
+        case .windingDown(_, let holdsSlot)?: set(id, .windingDown(state, holdsSlot: holdsSlot))
+        }
+    }
+
+    /// The download leaves the table.
+    private mutating func remove(_ id: Int64) {
+        records[id] = nil
+        lives[id] = nil
+    }
+
+    /// The pace of a transferring download.
+    package func pace(of id: Int64) -> Pace? {
+        guard case .transferring(let pace)? = lives[id] else { return nil }
+        return pace
+    }
+
+    /// Bytes per second of every transfer together.
+    package var totalRate: Double {
+        lives.values.reduce(0) { sum, live in
+            guard case .transferring(let pace) = live else { return sum }
+            return sum + pace.rate
+        }
+    }
 
     // MARK: - Start-up
 
@@ -119,7 +215,14 @@ package struct DownloadQueueStateMachine {
 
     /// Takes the recovered downloads into the table.
     package mutating func load(_ recovered: [DownloadRecord]) {
-        for record in recovered { records[record.id] = record }
+        for record in recovered { join(record) }
+    }
+
+    /// A download joins the table, with no attempt; ``recover(_:partialExists:finalSize:now:)`` made an active one
+    /// queued already, and a new one is never active.
+    private mutating func join(_ record: DownloadRecord) {
+        lives[record.id] = .idle(Settled(record.state) ?? .queued)
+        put(record)
     }
 
     // MARK: - Scheduling
@@ -130,18 +233,16 @@ package struct DownloadQueueStateMachine {
         // While the gate is closed only `--now` downloads are queued (``admit(_:)``); the check is the last guard.
         let gated = gate != nil
         let candidates = records.queued().compactMap { entry in
-            phases[entry.id] == nil && !(gated && records[entry.id]?.bypassesGate != true)
+            lives[entry.id] == .idle(.queued) && !(gated && records[entry.id]?.bypassesGate != true)
                 ? QueueScheduler.Candidate(id: entry.id, host: entry.host, notBefore: entry.notBefore) : nil
         }
-        let activeHosts = phases.compactMap { id, phase in phase == .finishing ? nil : records.host(of: id) }
+        let activeHosts = lives.compactMap { id, live in live.holdsSlot ? records.host(of: id) : nil }
         let (start, wakeAt) = scheduler.select(candidates: candidates, activeHosts: activeHosts, now: now)
         var actions: [Action] = []
         for id in start {
-            guard var record = records[id], record.state == .queued, phases[id] == nil else { continue }
-            record.state = .active
-            record.nextAttemptAt = nil
-            records[id] = record
-            phases[id] = .opening
+            guard lives[id] == .idle(.queued) else { continue }
+            records[id]?.nextAttemptAt = nil
+            set(id, .opening)
             actions.append(.startTransfer(id))
         }
         if let wakeAt { actions.append(.wake(at: wakeAt)) }
@@ -150,7 +251,7 @@ package struct DownloadQueueStateMachine {
 
     /// Whether a download holds a transfer slot (opening or transferring).
     package func holdsSlot(_ id: Int64) -> Bool {
-        phases[id] == .opening || phases[id] == .transferring
+        lives[id]?.holdsSlot == true
     }
 
     // MARK: - One transfer
@@ -168,7 +269,7 @@ package struct DownloadQueueStateMachine {
     /// - Parameter distrustUncheckpointedBytes: The previous run died on another boot, so bytes past the last
     ///   checkpoint may be zeros a power cut left.
     package func resumePlan(_ id: Int64, fileSize: Int64, distrustUncheckpointedBytes: Bool) -> ResumePlan {
-        guard let record = records[id], record.state == .active else { return .stopped }
+        guard let record = records[id], lives[id] == .opening else { return .stopped }
         var offset = fileSize
         var truncate = false
         if distrustUncheckpointedBytes && offset > record.bytesDone {
@@ -192,13 +293,12 @@ package struct DownloadQueueStateMachine {
     ///   - offset: The bytes already in the partial file.
     ///   - now: Unix milliseconds.
     package mutating func began(_ id: Int64, offset: Int64 = 0, now: Int64 = 0) -> [Action] {
-        guard var record = records[id], phases[id] == .opening else {
+        guard lives[id] == .opening, var record = records[id] else {
             preconditionFailure("download \(id) began a transfer it had not opened")
         }
         record.attempts += 1
-        records[id] = record
-        phases[id] = .transferring
-        paces[id] = Pace(bytes: offset, now: now)
+        put(record)
+        set(id, .transferring(Pace(bytes: offset, now: now)))
         return [.publish(.started, record)]
     }
 
@@ -207,7 +307,7 @@ package struct DownloadQueueStateMachine {
     /// - Returns: Whether anything is new; then it is saved at once, since without it a resume after `kill -9`
     ///   could not be validated and would start over.
     package mutating func learned(_ id: Int64, total: Int64?, etag: String?, lastModified: String?) -> Bool {
-        guard var record = records[id], record.state == .active else { return false }
+        guard var record = records[id], lives[id]?.isActive == true else { return false }
         var learned = false
         if let total, record.bytesTotal != total {
             record.bytesTotal = total
@@ -218,7 +318,7 @@ package struct DownloadQueueStateMachine {
             record.lastModified = lastModified
             learned = true
         }
-        records[id] = record
+        put(record)
         return learned
     }
 
@@ -227,7 +327,7 @@ package struct DownloadQueueStateMachine {
     package mutating func checkpointed(_ id: Int64, bytes: Int64) -> [Action] {
         guard var record = records[id] else { return [] }
         record.bytesDone = bytes
-        records[id] = record
+        put(record)
         return [.persist([record], .processCrash)]
     }
 
@@ -284,7 +384,7 @@ package struct DownloadQueueStateMachine {
         checkpointBytes: Int64,
         checkpointInterval: Int64
     ) -> ProgressStep {
-        guard var pace = paces[id] else { return .perform([]) }
+        guard var pace = pace(of: id) else { return .perform([]) }
         let seconds =
             Double(Self.progressInterval.components.attoseconds) / 1e18
             + Double(Self.progressInterval.components.seconds)
@@ -294,8 +394,7 @@ package struct DownloadQueueStateMachine {
         pace.rate = smoothed < Self.slowestRate ? 0 : smoothed
         if bytes != pace.bytes { pace.lastProgressAt = now }
         pace.bytes = bytes
-        paces[id] = pace
-        guard stillActive(id) else { return .perform([]) }
+        set(id, .transferring(pace))
         let learned = learned(id, total: total, etag: etag, lastModified: lastModified)
         if learned || bytes - pace.checkpointBytes >= checkpointBytes || now - pace.checkpointAt >= checkpointInterval {
             return .checkpoint(bytes: bytes)
@@ -307,9 +406,13 @@ package struct DownloadQueueStateMachine {
     /// published when due.
     package mutating func progressSynced(_ id: Int64, bytes: Int64, synced: Bool, now: Int64) -> [Action] {
         var actions: [Action] = []
-        if synced, paces[id] != nil {
-            paces[id]?.checkpointBytes = bytes
-            paces[id]?.checkpointAt = now
+        if synced, var pace = pace(of: id) {
+            pace.checkpointBytes = bytes
+            pace.checkpointAt = now
+            set(id, .transferring(pace))
+            actions = checkpointed(id, bytes: bytes)
+        } else if synced, case .windingDown(_, holdsSlot: true)? = lives[id] {
+            // A pause or cancel came during the sync: the bytes are on disk all the same.
             actions = checkpointed(id, bytes: bytes)
         }
         return actions + progressDue(id, now: now)
@@ -318,27 +421,29 @@ package struct DownloadQueueStateMachine {
     /// A progress event, when bytes arrived since the last one or the transfer is stalled; none once a pause or
     /// cancel came.
     private mutating func progressDue(_ id: Int64, now: Int64) -> [Action] {
-        guard let record = records[id], record.state == .active, var pace = paces[id] else { return [] }
+        guard let record = records[id], var pace = pace(of: id) else { return [] }
         guard pace.bytes != pace.publishedBytes || now - pace.publishedAt >= Self.stalledAfter else { return [] }
         pace.publishedBytes = pace.bytes
         pace.publishedAt = now
-        paces[id] = pace
+        set(id, .transferring(pace))
         return [.publish(.progress, record)]
     }
 
     /// Since when an active transfer received nothing (Unix milliseconds), once that is ``stalledAfter`` or longer.
     package func stalledSince(_ id: Int64, now: Int64) -> Int64? {
-        guard records[id]?.state == .active, let since = paces[id]?.lastProgressAt, now - since >= Self.stalledAfter
-        else { return nil }
+        guard let since = pace(of: id)?.lastProgressAt, now - since >= Self.stalledAfter else { return nil }
         return since
     }
 
     /// The network part is over: the slot goes to the next download while this one syncs and commits, so that
     /// durability costs latency per file, not throughput.
     package mutating func transferEnded(_ id: Int64) -> [Action] {
-        guard holdsSlot(id) else { preconditionFailure("download \(id) ended a transfer it was not running") }
-        phases[id] = .finishing
-        paces[id] = nil
+        switch lives[id] {
+        case .opening?, .transferring?: set(id, .finishing(collisions: []))
+        case .windingDown(let state, holdsSlot: true)?: set(id, .windingDown(state, holdsSlot: false))
+        case .idle?, .finishing?, .windingDown(_, holdsSlot: false)?, nil:
+            preconditionFailure("download \(id) ended a transfer it was not running")
+        }
         return [.reschedule]
     }
 
@@ -372,7 +477,7 @@ package struct DownloadQueueStateMachine {
                 record.lastModified = nil
             }
         }
-        defer { records[id] = record }
+        defer { put(record) }
         switch outcome {
         case .completed(let response, let bytes):
             absorb(response)
@@ -401,7 +506,9 @@ package struct DownloadQueueStateMachine {
 
     /// The partial file was synced after a failed or stopped transfer: `bytes` are done.
     package mutating func kept(_ id: Int64, bytes: Int64) {
-        records[id]?.bytesDone = bytes
+        guard var record = records[id] else { return }
+        record.bytesDone = bytes
+        put(record)
     }
 
     /// The partial file was removed (its bytes were not the media announced): the next attempt starts from nothing,
@@ -412,7 +519,7 @@ package struct DownloadQueueStateMachine {
         record.bytesTotal = nil
         record.etag = nil
         record.lastModified = nil
-        records[id] = record
+        put(record)
     }
 
     /// A transfer failed: records what ``RetryPolicy/decide(_:attempts:now:random:)`` makes of it (a retry time,
@@ -425,58 +532,65 @@ package struct DownloadQueueStateMachine {
         random: Double
     ) -> [Action] {
         guard var record = records[id] else { return [] }
-        guard record.state == .active else { return stopped(id) }
+        guard lives[id]?.isActive == true else { return stopped(id) }
         let error = failure.info
         record.errorCode = error.code
         record.errorMessage = error.message
         record.errorHTTPStatus = error.httpStatus
         let event: Announcement
         let log: Action
+        let state: Settled
         switch policy.decide(failure, attempts: record.attempts, now: now, random: random) {
         case .retry(let at):
             record.nextAttemptAt = at
-            admit(&record)
+            state = admission(&record)
             (event, log) = (.retrying, .log(.info, "download \(id) failed (\(error.message)); retrying"))
         case .fail:
-            record.state = .failed
+            state = .failed
             (event, log) = (.failed, .log(.warning, "download \(id) failed: \(error.message)"))
         case .pause(let reason):
-            record.state = .paused
+            state = .paused
             record.pauseReason = reason
             (event, log) = (.paused, .log(.warning, "download \(id) paused: \(error.message)"))
         }
-        records[id] = record
-        return [log, .persist([record], .powerLoss), .publish(event, record)]
+        put(record)
+        settle(id, state)
+        guard let settled = records[id] else { return [] }
+        return [log, .persist([settled], .powerLoss), .publish(event, settled)]
     }
 
     /// A transfer stopped by a pause, a cancel or the shutdown: records the checkpoint. A cancelled download leaves
     /// the table (its partial file removed when the cancel asked); one still active (shutdown) resumes at the next
     /// start.
     package mutating func stopped(_ id: Int64) -> [Action] {
-        guard var record = records[id] else { return [] }
-        if record.state == .cancelled {
-            records[id] = nil
+        guard let live = lives[id], records[id] != nil else { return [] }
+        if live.stored == .cancelled, let record = records[id] {
+            remove(id)
             return [.discardPartial(record), .delete([id]), .publish(.removed, record)]
         }
-        if record.state == .active { record.state = .queued }
-        records[id] = record
+        if live.isActive { settle(id, .queued) }
+        guard let record = records[id] else { return [] }
         return [.persist([record], .powerLoss)]
     }
 
     /// The attempt is over, whatever became of it: the download may start again. A cancel that came during the
     /// last commit left the removal to this moment.
     package mutating func attemptEnded(_ id: Int64) -> [Action] {
-        phases[id] = nil
-        paces[id] = nil
         var actions: [Action] = []
-        if records[id]?.state == .cancelled { actions = stopped(id) }
+        switch lives[id] {
+        case .windingDown(.cancelled, _)?: actions = stopped(id)
+        case .windingDown(let state, _)?: set(id, .idle(state))
+        // Every way out of an attempt settles it first; one that did not is stored as queued, as a restart would.
+        case .opening?, .transferring?, .finishing?: set(id, .idle(.queued))
+        case .idle?, nil: break
+        }
         return actions + [.reschedule]
     }
 
     // MARK: - Completion
 
     /// Whether the download is still to be completed after its file was synced (a pause or cancel may have come).
-    package func stillActive(_ id: Int64) -> Bool { records[id]?.state == .active }
+    package func stillActive(_ id: Int64) -> Bool { lives[id]?.isActive == true }
 
     /// Chooses the final name of a complete download and records it, with the size and the partial file's own name,
     /// before the rename: a crash right after the rename then finds the file under the row's name, one right before
@@ -498,17 +612,82 @@ package struct DownloadQueueStateMachine {
         // Counted from the name the download had (its partial file's), so that a second try after a file appeared
         // at the last moment gives "a (3).bin", not "a (2) (2).bin".
         let wanted = partialName.hasSuffix(".part") ? String(partialName.dropLast(".part".count)) : record.fileName
+        var collisions: Set<String> = []
+        if case .finishing(let taken)? = lives[id] { collisions = taken }
         let name = FileNaming.unique(wanted) { candidate in
             let path = record.directory + "/" + candidate
-            return records.isClaimed(path, byOtherThan: id) || exists(path)
+            return collisions.contains(path) || records.isClaimed(path, byOtherThan: id) || exists(path)
                 || (path + ".part" != partialPath && exists(path + ".part"))
         }
         if name + ".part" != partialName { record.partialName = partialName }
         record.fileName = name
         record.bytesDone = bytes
         record.bytesTotal = bytes
-        records[id] = record
+        put(record)
         return record
+    }
+
+    /// What the queue does next to put a complete download's file in place.
+    package enum RenameStep: Equatable, Sendable {
+        /// Perform the actions (the record with its chosen name is saved first), then rename the partial file to
+        /// `path`, never over an existing file, and report with ``renamed(_:_:bytes:partialPath:now:exists:)``.
+        case rename(to: String, [Action])
+        /// The file is in place: commit this record (``commitRequested(_:)``).
+        case commit(DownloadRecord)
+        case fail(DownloadFailure)
+    }
+
+    /// How a rename without replacing went.
+    package enum RenameResult: Equatable, Sendable {
+        case renamed
+        /// A file appeared under the name after it was chosen.
+        case nameTaken
+        case failed(errno: Int32)
+    }
+
+    /// The body of a download is complete and synced: its final name is chosen (``chooseName(_:bytes:partialPath:exists:)``)
+    /// and saved before the rename.
+    package mutating func nameFile(
+        _ id: Int64,
+        bytes: Int64,
+        partialPath: String,
+        exists: (String) -> Bool
+    ) -> RenameStep {
+        let record = chooseName(id, bytes: bytes, partialPath: partialPath, exists: exists)
+        return .rename(to: record.path, [.persist([record], .processCrash)])
+    }
+
+    /// The rename to the chosen name ended. A file that appeared there meanwhile stays (it is someone else's), and
+    /// another name is chosen: the taken one is remembered while the download finishes, so that the next try never
+    /// picks it again even if it vanished.
+    package mutating func renamed(
+        _ id: Int64,
+        _ result: RenameResult,
+        bytes: Int64,
+        partialPath: String,
+        now: Int64,
+        exists: (String) -> Bool
+    ) -> RenameStep {
+        guard let record = records[id] else { preconditionFailure("download \(id) renamed without a record") }
+        switch result {
+        case .renamed:
+            return .commit(completedRecord(id, now: now))
+        case .failed(let code):
+            return .fail(.file(.rename, errno: code, path: record.path))
+        case .nameTaken:
+            let taken = record.path
+            if case .finishing(var collisions)? = lives[id] {
+                collisions.insert(taken)
+                set(id, .finishing(collisions: collisions))
+            }
+            let log = Action.log(
+                .info,
+                "download \(id): \(taken) appeared while it was being completed; taking another name"
+            )
+            let next = nameFile(id, bytes: bytes, partialPath: partialPath) { $0 == taken || exists($0) }
+            guard case .rename(let path, let actions) = next else { return next }
+            return .rename(to: path, [log] + actions)
+        }
     }
 
     /// The file is in place under its final name: the record as it will be committed (not yet in the table).
@@ -533,16 +712,18 @@ package struct DownloadQueueStateMachine {
     /// other command yields to the completion, which is then saved again over what the command saved (a pause, a
     /// `move`, a `--now` wrote the row as the table had it: unfinished).
     package mutating func committed(_ committed: DownloadRecord, runsHook: Bool) -> [Action] {
-        guard let current = records[committed.id] else { return [] }
-        if current.state == .cancelled { return stopped(committed.id) }
+        guard let current = records[committed.id], let live = lives[committed.id] else { return [] }
+        if live.stored == .cancelled { return stopped(committed.id) }
         var record = committed
         // What a command changed that still means something for a completed download.
         record.priority = current.priority
         record.position = current.position
         record.bypassesGate = current.bypassesGate
-        records[record.id] = record
+        put(record)
+        settle(record.id, .completed)
+        record.state = .completed
         var actions: [Action] = []
-        if current.state != .active || Self.completed(current, at: committed.completedAt ?? 0) != committed {
+        if !live.isActive || Self.completed(current, at: committed.completedAt ?? 0) != committed {
             actions.append(.persist([record], .powerLoss))
         }
         let size = record.bytesTotal ?? record.bytesDone
@@ -632,10 +813,22 @@ package struct DownloadQueueStateMachine {
     }
 
     /// The enqueue's commit ended (or failed): its names are no longer reserved, and the new downloads join.
+    ///
+    /// They were stored as the gate was when the enqueue began (``admitted(_:)``); one the gate turned for during
+    /// the commit follows the gate as it is now, and is saved again.
     package mutating func enqueued(_ added: [DownloadRecord], reserved: [String]) -> [Action] {
         reservedPaths.subtract(reserved)
-        for record in added { records[record.id] = record }
-        return added.map { .publish(.added, $0) } + [.reschedule]
+        var readmitted: [DownloadRecord] = []
+        for var record in added {
+            if record.state == .queued || Self.pausedByGate(record) {
+                let before = record
+                record.state = admission(&record).stored
+                if record != before { readmitted.append(record) }
+            }
+            join(record)
+        }
+        let saved: [Action] = readmitted.isEmpty ? [] : [.persist(readmitted, .powerLoss)]
+        return saved + added.compactMap { records[$0.id].map { .publish(.added, $0) } } + [.reschedule]
     }
 
     // MARK: - Commands
@@ -665,18 +858,20 @@ package struct DownloadQueueStateMachine {
         }
     }
 
-    /// Applies `change` to the selected downloads that are `eligible` (others are left alone).
+    /// Applies `change` to the selected downloads that are `eligible` (others are left alone); each becomes the
+    /// state it returns.
     private mutating func change(
         _ selection: Selection,
         where eligible: (DownloadRecord) -> Bool,
-        _ change: (inout DownloadRecord) -> Void
+        _ change: (inout DownloadRecord) -> Settled
     ) throws(DownloadQueueError) -> [DownloadRecord] {
         var changed: [DownloadRecord] = []
         for id in try select(selection, where: eligible) {
             guard var record = records[id], eligible(record) else { continue }
-            change(&record)
-            records[id] = record
-            changed.append(record)
+            let state = change(&record)
+            put(record)
+            settle(id, state)
+            if let settled = records[id] { changed.append(settled) }
         }
         return changed
     }
@@ -687,8 +882,8 @@ package struct DownloadQueueStateMachine {
             record.state == .queued || record.state == .active || Self.pausedByGate(record)
         }
         let changed = try change(selection, where: running) {
-            $0.state = .paused
             $0.pauseReason = nil
+            return .paused
         }
         var actions: [Action] = [.persist(changed, .powerLoss)]
         for record in changed {
@@ -705,7 +900,7 @@ package struct DownloadQueueStateMachine {
         let changed = try change(selection, where: paused) { [self] in
             $0.pauseReason = nil
             $0.nextAttemptAt = nil
-            admit(&$0)
+            return admission(&$0)
         }
         return [.persist(changed, .powerLoss)] + changed.map { .publish(Self.releaseEvent($0), $0) } + [.reschedule]
     }
@@ -717,7 +912,7 @@ package struct DownloadQueueStateMachine {
         let changed = try change(selection, where: eligible) { [self] in
             $0.attempts = 0
             $0.nextAttemptAt = nil
-            admit(&$0)
+            return admission(&$0)
         }
         return [.persist(changed, .powerLoss)] + changed.map { .publish(Self.releaseEvent($0), $0) } + [.reschedule]
     }
@@ -729,15 +924,15 @@ package struct DownloadQueueStateMachine {
         record.state == .paused && record.pauseReason.flatMap(GateReason.init(rawValue:)) != nil
     }
 
-    /// Makes a download that may run `queued`, or paused with the gate's reason while the gate holds it.
-    private func admit(_ record: inout DownloadRecord) {
+    /// The state of a download that may run: `queued`, or paused with the gate's reason (written into `record`)
+    /// while the gate holds it.
+    private func admission(_ record: inout DownloadRecord) -> Settled {
         if let gate, !record.bypassesGate {
-            record.state = .paused
             record.pauseReason = gate.rawValue
-        } else {
-            record.state = .queued
-            record.pauseReason = nil
+            return .paused
         }
+        record.pauseReason = nil
+        return .queued
     }
 
     /// How a download let go by a command is announced: resumed, or paused again by the closed gate.
@@ -748,7 +943,7 @@ package struct DownloadQueueStateMachine {
     /// The state a new download is stored with: `queued`, or paused by the closed gate.
     package func admitted(_ record: DownloadRecord) -> DownloadRecord {
         var record = record
-        admit(&record)
+        record.state = admission(&record).stored
         return record
     }
 
@@ -767,23 +962,26 @@ package struct DownloadQueueStateMachine {
         var changed: [DownloadRecord] = []
         var actions: [Action] = []
         for var record in records.values where !record.bypassesGate {
+            guard let live = lives[record.id] else { continue }
             let held: Bool
-            switch record.state {
-            case .queued: held = true
-            // An open gate has nothing to do with a running download (the first look may come while some run).
-            case .active: held = reason != nil && phases[record.id] != .finishing
-            case .paused: held = Self.pausedByGate(record)
-            case .failed, .completed, .cancelled: held = false
+            switch live {
+            case .idle(.queued), .windingDown(.queued, _): held = true
+            // An open gate has nothing to do with a running download (the first look may come while some run); one
+            // finishing has all its bytes and goes on.
+            case .opening, .transferring: held = reason != nil
+            case .finishing: held = false
+            case .idle(.paused), .windingDown(.paused, _): held = Self.pausedByGate(record)
+            case .idle, .windingDown: held = false
             }
             guard held else { continue }
-            let wasActive = record.state == .active
             let before = record
-            admit(&record)
+            let state = admission(&record)
             // A queued download stays queued when the gate opens: neither a write nor a `download.resumed` for it.
-            guard record != before else { continue }
-            records[record.id] = record
-            changed.append(record)
-            if wasActive && holdsSlot(record.id) { actions.append(.stopTransfer(record.id)) }
+            guard record != before || state.stored != before.state else { continue }
+            put(record)
+            settle(record.id, state)
+            if let settled = records[record.id] { changed.append(settled) }
+            if live.isActive && live.holdsSlot { actions.append(.stopTransfer(record.id)) }
         }
         changed.sort { $0.id < $1.id }
         guard turned || !changed.isEmpty else { return [.reschedule] }
@@ -804,9 +1002,10 @@ package struct DownloadQueueStateMachine {
                 record.state != .cancelled
             else { continue }
             record.bypassesGate = true
-            if Self.pausedByGate(record) { admit(&record) }
-            records[id] = record
-            changed.append(record)
+            let released = Self.pausedByGate(record) ? admission(&record) : nil
+            put(record)
+            if let released { settle(id, released) }
+            if let settled = records[id] { changed.append(settled) }
         }
         guard !changed.isEmpty else { return [] }
         return [.persist(changed, .powerLoss)] + changed.filter { $0.state == .queued }.map { .publish(.resumed, $0) }
@@ -818,20 +1017,23 @@ package struct DownloadQueueStateMachine {
     /// transaction.
     package mutating func cancel(_ ids: [Int64], deletePartial: Bool) throws(DownloadQueueError) -> [Action] {
         let unfinished = { (record: DownloadRecord) in record.state != .completed && record.state != .cancelled }
-        let changed = try change(.ids(ids), where: unfinished) {
-            $0.state = .cancelled
+        var stopping: Set<Int64> = []
+        let changed = try change(.ids(ids), where: unfinished) { [self] in
             $0.deletePartial = deletePartial
+            if holdsSlot($0.id) { stopping.insert($0.id) }
+            return .cancelled
         }
         var actions: [Action] = [.persist(changed, .powerLoss)]
         var idle: [DownloadRecord] = []
         for record in changed {
-            switch phases[record.id] {
-            case .opening?, .transferring?: actions.append(.stopTransfer(record.id))
-            case .finishing?: break  // the end of the attempt removes it
-            case nil: idle.append(record)
+            switch lives[record.id] {
+            case .windingDown?:
+                // A running transfer is stopped; the end of any attempt removes it.
+                if stopping.contains(record.id) { actions.append(.stopTransfer(record.id)) }
+            case .idle?, .opening?, .transferring?, .finishing?, nil: idle.append(record)
             }
         }
-        for record in idle { records[record.id] = nil }
+        for record in idle { remove(record.id) }
         actions += idle.map { .discardPartial($0) }
         if !idle.isEmpty { actions.append(.delete(idle.map(\.id))) }
         actions += idle.map { .publish(.removed, $0) }
@@ -867,7 +1069,7 @@ package struct DownloadQueueStateMachine {
             let position = Int64(index + 1)
             if record.position != position || current == id {
                 record.position = position
-                records[current] = record
+                put(record)
                 changed.append(record)
             }
         }
@@ -878,12 +1080,49 @@ package struct DownloadQueueStateMachine {
     /// command (a `retry` from another client) can take one up meanwhile. One whose attempt is still winding down
     /// goes too: nothing of that attempt reads its record again.
     ///
-    /// - Returns: The downloads taken off, by id; ``cleared(_:unlisted:deletePartial:)`` or
-    ///   ``clearNotSaved(_:)`` concludes them.
-    package mutating func clear(_ states: Set<DownloadRecord.State>) -> [DownloadRecord] {
+    /// - Returns: The downloads taken off and what the store does with them; ``cleared(_:unlisted:deletePartial:)``
+    ///   or ``clearNotSaved(_:)`` concludes them.
+    package mutating func clear(_ states: Set<DownloadRecord.State>) -> Clearing {
         let chosen = records.values.filter { $0.listed && states.contains($0.state) }.sorted { $0.id < $1.id }
         for record in chosen { records[record.id]?.listed = false }
-        return chosen
+        return Clearing(
+            records: chosen,
+            unlist: chosen.filter { $0.state == .completed }.map(\.id),
+            delete: chosen.filter { $0.state != .completed }.map(\.id)
+        )
+    }
+
+    /// What a `clear` asks of the store, in one go.
+    package struct Clearing: Equatable, Sendable {
+        /// The downloads taken off the list.
+        package var records: [DownloadRecord]
+        /// Completed ones: their rows are cleared, and stay (unlisted) while an episode points at their file.
+        package var unlist: [Int64]
+        /// The others: their rows are deleted.
+        package var delete: [Int64]
+    }
+
+    /// What a discard (an episode leaving the kept set, an unsubscribe) does.
+    package struct Discarding: Equatable, Sendable {
+        /// The cancel of the unfinished ones, their partial files deleted: a command's actions, committed first.
+        package var cancel: [Action]
+        /// Completed ones whose files are deleted first (``FileDisposal``); each then forgotten unless refused.
+        package var dispose: [DownloadRecord]
+        /// Completed ones forgotten with their files kept.
+        package var forget: [DownloadRecord]
+    }
+
+    /// Removes downloads for good: unfinished ones are cancelled, completed ones forgotten, their files deleted
+    /// first with `deleteFiles`. A download being cancelled already, or gone, is left alone.
+    package mutating func discard(_ ids: [Int64], deleteFiles: Bool) throws(DownloadQueueError) -> Discarding {
+        let existing = ids.compactMap { id in records[id].flatMap { $0.state == .cancelled ? nil : $0 } }
+        let unfinished = existing.filter { $0.state != .completed }.map(\.id)
+        let completed = existing.filter { $0.state == .completed }
+        return Discarding(
+            cancel: unfinished.isEmpty ? [] : try cancel(unfinished, deletePartial: true),
+            dispose: deleteFiles ? completed : [],
+            forget: deleteFiles ? [] : completed
+        )
     }
 
     /// The store did not clear the downloads: they are listed again.
@@ -900,7 +1139,7 @@ package struct DownloadQueueStateMachine {
     ) -> [Action] {
         var actions: [Action] = []
         for var record in cleared {
-            if !unlisted.contains(record.id) { records[record.id] = nil }
+            if !unlisted.contains(record.id) { remove(record.id) }
             if record.state == .failed {
                 record.deletePartial = deletePartial
                 actions.append(.discardPartial(record))
@@ -912,7 +1151,7 @@ package struct DownloadQueueStateMachine {
 
     /// Completed downloads forgotten (their rows deleted by the caller): they leave the table.
     package mutating func forgotten(_ completed: [DownloadRecord]) -> [Action] {
-        for record in completed where records[record.id]?.state == .completed { records[record.id] = nil }
+        for record in completed where records[record.id]?.state == .completed { remove(record.id) }
         return completed.map { .publish(.removed, $0) }
     }
 
