@@ -186,6 +186,114 @@ import Testing
         )
     }
 
+    /// The actor only says how the rename went; the machine chooses the next name, remembers the taken one (even
+    /// if it vanished before the next look), or fails the download.
+    @Test func aRenameThatFindsItsNameTakenTriesTheNextNameAndAFailedOneFails() {
+        var machine = machine([record(1)], transferring: [1])
+        _ = machine.transferEnded(1)
+        _ = machine.finished(1, .completed(response(5), bytesInFile: 5), fileSize: 5)
+        let partial = "/srv/episodes/a.bin.part"
+        let first = machine.nameFile(1, bytes: 5, partialPath: partial) { _ in false }
+        guard case .rename(let path, let actions) = first else {
+            Issue.record("no rename: \(first)")
+            return
+        }
+        #expect(path == "/srv/episodes/a.bin")
+        #expect(saved(actions).map(\.path) == [path], "the name is saved before the rename")
+        // "a.bin" appeared and went again before the next look: the machine still does not take it.
+        let second = machine.renamed(1, .nameTaken, bytes: 5, partialPath: partial, now: 7) { _ in false }
+        guard case .rename(let next, let again) = second else {
+            Issue.record("no second rename: \(second)")
+            return
+        }
+        #expect(next == "/srv/episodes/a (2).bin")
+        #expect(saved(again).map(\.fileName) == ["a (2).bin"])
+        #expect(saved(again).first?.partialName == "a.bin.part", "the bytes are still under the old name")
+        #expect(machine.lives[1] == .finishing(collisions: ["/srv/episodes/a.bin"]))
+        let third = machine.renamed(1, .nameTaken, bytes: 5, partialPath: partial, now: 7) { _ in false }
+        guard case .rename(let last, _) = third else {
+            Issue.record("no third rename: \(third)")
+            return
+        }
+        #expect(last == "/srv/episodes/a (3).bin", "counted from the partial file's name")
+        guard
+            case .commit(let done) = machine.renamed(
+                1,
+                .renamed,
+                bytes: 5,
+                partialPath: partial,
+                now: 9,
+                exists: { _ in false }
+            )
+        else {
+            Issue.record("no commit")
+            return
+        }
+        #expect(done.state == .completed && done.fileName == "a (3).bin" && done.partialName == nil)
+        #expect(done.completedAt == 9)
+        // A rename the system refused fails the download with the path it was for.
+        var refused = self.machine([record(2, "b.bin")], transferring: [2])
+        _ = refused.transferEnded(2)
+        _ = refused.finished(2, .completed(response(5), bytesInFile: 5), fileSize: 5)
+        _ = refused.nameFile(2, bytes: 5, partialPath: "/srv/episodes/b.bin.part") { _ in false }
+        #expect(
+            refused.renamed(2, .failed(errno: 13), bytes: 5, partialPath: "/srv/episodes/b.bin.part", now: 9) { _ in
+                false
+            } == .fail(.file(.rename, errno: 13, path: "/srv/episodes/b.bin"))
+        )
+    }
+
+    /// `clear` decides which rows the store clears (completed: an episode may still point at the file) and which it
+    /// deletes; a discard decides which downloads are cancelled, whose files are deleted and which are forgotten.
+    @Test func clearAndDiscardSplitTheirDownloadsInTheMachine() throws {
+        var machine = machine([
+            record(1, state: .completed), record(2, "b.bin", state: .failed), record(3, "c.bin", state: .paused),
+        ])
+        let clearing = machine.clear([.completed, .failed])
+        #expect(clearing.records.map(\.id) == [1, 2])
+        #expect(clearing.unlist == [1])
+        #expect(clearing.delete == [2])
+        #expect(!machine.isVisible(1) && !machine.isVisible(2))
+        // A discard of a cleared (unlisted) completed download, a paused one and an unknown one.
+        let discarding = try machine.discard([1, 3, 9], deleteFiles: true)
+        #expect(discarding.dispose.map(\.id) == [1])
+        #expect(discarding.forget.isEmpty)
+        #expect(discarding.cancel.contains(.delete([3])), "the paused one is cancelled, its partial file deleted")
+        #expect(machine.records[3] == nil)
+        #expect(discarding.cancel.contains { if case .discardPartial(let r) = $0 { r.deletePartial } else { false } })
+        // Without deleting files, completed downloads are forgotten with their files kept.
+        var keep = self.machine([record(4, "d.bin", state: .completed)])
+        let kept = try keep.discard([4], deleteFiles: false)
+        #expect(kept.forget.map(\.id) == [4] && kept.dispose.isEmpty && kept.cancel.isEmpty)
+    }
+
+    /// Each download is one Live state: a pace only while bytes arrive, a slot only while opening or transferring
+    /// (or stopping), and the stored state always derived from it.
+    @Test func aDownloadsLiveStateCarriesOnlyWhatExistsInIt() throws {
+        var machine = machine([record(1), record(2, "b.bin")], transferring: [1])
+        #expect(machine.lives[2] == .opening)
+        #expect(machine.pace(of: 2) == nil, "no pace before bytes arrive")
+        #expect(machine.pace(of: 1) != nil)
+        // A pause while transferring: paused at once (stored so), its slot held until the transfer stops, no pace.
+        _ = try machine.pause(.ids([1]))
+        #expect(machine.lives[1] == .windingDown(.paused, holdsSlot: true))
+        #expect(machine.records[1]?.state == .paused)
+        #expect(machine.pace(of: 1) == nil)
+        #expect(machine.holdsSlot(1))
+        // Resumed before the transfer stopped: queued, yet it does not start while its attempt winds down.
+        _ = try machine.resume(.ids([1]))
+        #expect(machine.lives[1] == .windingDown(.queued, holdsSlot: true))
+        #expect(!machine.startDue(QueueScheduler(), now: 0).contains(.startTransfer(1)))
+        _ = machine.transferEnded(1)
+        #expect(!machine.holdsSlot(1))
+        _ = machine.attemptEnded(1)
+        #expect(machine.lives[1] == .idle(.queued))
+        #expect(machine.startDue(QueueScheduler(), now: 0).contains(.startTransfer(1)))
+        // Every record's state is its Live state's.
+        for (id, live) in machine.lives { #expect(machine.records[id]?.state == live.stored) }
+        #expect(machine.totalRate == 0)
+    }
+
     @Test func enqueuesNeverChooseANameTakenOrReservedMeanwhile() {
         var machine = machine([record(1, "a.bin", state: .paused)])
         let first = machine.reserveNames([("/srv/episodes", "a.bin"), ("/srv/episodes", "a.bin")]) { _, name in

@@ -9,69 +9,6 @@ import SinglecastStore
 /// ``Live`` state, and its record in the ``DownloadTable``, whose `state` is derived from it. Time and chance come in
 /// as arguments, so the races between a transfer and a client's command are unit tests.
 package struct DownloadQueueStateMachine {
-    /// A download's state in the machine, carrying what exists only in that state: a pace only while bytes arrive,
-    /// the names a rename found taken only while finishing. Its record's stored state is ``stored``.
-    package enum Live: Equatable, Sendable {
-        /// No attempt of it exists; it is stored as this (never `active`).
-        case idle(Settled)
-        /// Active: holds a transfer slot while its partial file is opened.
-        case opening
-        /// Active: holds a slot; bytes arrive at this pace.
-        case transferring(Pace)
-        /// Active: gave its slot back and is syncing, naming, renaming or committing. Holds the paths a rename found
-        /// taken meanwhile, so that a second try never picks one again.
-        case finishing(collisions: Set<String>)
-        /// A command or an outcome settled it while its attempt still winds down (`holdsSlot` while the transfer is
-        /// still stopping). It must not start again until the attempt ends: a pause and a resume meanwhile would run
-        /// a second transfer that renames the same partial file.
-        case windingDown(Settled, holdsSlot: Bool)
-
-        /// How the record stores it.
-        package var stored: DownloadRecord.State {
-            switch self {
-            case .idle(let state), .windingDown(let state, _): state.stored
-            case .opening, .transferring, .finishing: .active
-            }
-        }
-
-        /// Whether it holds a transfer slot (opening or transferring, or its stopped transfer still winding down).
-        package var holdsSlot: Bool {
-            switch self {
-            case .opening, .transferring, .windingDown(_, holdsSlot: true): true
-            case .idle, .finishing, .windingDown(_, holdsSlot: false): false
-            }
-        }
-
-        /// Whether it is `active`: an attempt of it runs and no command or outcome settled it.
-        package var isActive: Bool { stored == .active }
-    }
-
-    /// Every stored state but `active`, which only an attempt is.
-    package enum Settled: Equatable, Sendable {
-        case queued, paused, failed, completed, cancelled
-
-        init?(_ state: DownloadRecord.State) {
-            switch state {
-            case .queued: self = .queued
-            case .paused: self = .paused
-            case .failed: self = .failed
-            case .completed: self = .completed
-            case .cancelled: self = .cancelled
-            case .active: return nil
-            }
-        }
-
-        var stored: DownloadRecord.State {
-            switch self {
-            case .queued: .queued
-            case .paused: .paused
-            case .failed: .failed
-            case .completed: .completed
-            case .cancelled: .cancelled
-            }
-        }
-    }
-
     /// What happened to a download, for watchers; the queue names it on the wire (`download.added`, …).
     package enum Announcement: Equatable, Sendable, CaseIterable {
         case added
@@ -110,35 +47,38 @@ package struct DownloadQueueStateMachine {
     /// Each download's state; the one truth of it.
     package private(set) var lives: [Int64: Live] = [:]
     /// Why downloads are held back now (outside every window, a metered network); `nil` while they may run.
-    package private(set) var gate: GateReason?
+    ///
+    /// This and the other state below are written only by the machine's own files (its `+Concern` extensions, which
+    /// is why they are not private); the records and their states only through the setters below.
+    package internal(set) var gate: GateReason?
     /// Whether ``gateChanged(closedBecause:)`` was called since start-up.
-    package private(set) var gateKnown = false
+    package internal(set) var gateKnown = false
     /// Paths chosen by enqueues waiting for their commit: the table learns of those downloads only after it.
-    private var reservedPaths: Set<String> = []
+    var reservedPaths: Set<String> = []
     /// The group commit of completions: whether a batch is being committed, and the completions waiting for the
     /// next one, in the order they came.
-    private var committingBatch = false
-    private var waitingCommits: [DownloadRecord] = []
+    var committingBatch = false
+    var waitingCommits: [DownloadRecord] = []
 
     package init() {}
 
     // MARK: - The one setter of each download's state
 
     /// Writes a record's stored fields; its state stays what its ``Live`` says, whatever the copy held.
-    private mutating func put(_ record: DownloadRecord) {
+    mutating func put(_ record: DownloadRecord) {
         var record = record
         if let live = lives[record.id] { record.state = live.stored }
         records[record.id] = record
     }
 
     /// Makes a download `live`, and its record's state with it.
-    private mutating func set(_ id: Int64, _ live: Live) {
+    mutating func set(_ id: Int64, _ live: Live) {
         lives[id] = live
         if records[id]?.state != live.stored { records[id]?.state = live.stored }
     }
 
     /// A command or an outcome makes a download `state`; an attempt of it winds down first.
-    private mutating func settle(_ id: Int64, _ state: Settled) {
+    mutating func settle(_ id: Int64, _ state: Settled) {
         switch lives[id] {
         case .idle?, nil: set(id, .idle(state))
         case .opening?, .transferring?: set(id, .windingDown(state, holdsSlot: true))
@@ -148,7 +88,7 @@ package struct DownloadQueueStateMachine {
     }
 
     /// The download leaves the table.
-    private mutating func remove(_ id: Int64) {
+    mutating func remove(_ id: Int64) {
         records[id] = nil
         lives[id] = nil
     }
@@ -220,7 +160,7 @@ package struct DownloadQueueStateMachine {
 
     /// A download joins the table, with no attempt; ``recover(_:partialExists:finalSize:now:)`` made an active one
     /// queued already, and a new one is never active.
-    private mutating func join(_ record: DownloadRecord) {
+    mutating func join(_ record: DownloadRecord) {
         lives[record.id] = .idle(Settled(record.state) ?? .queued)
         put(record)
     }
@@ -587,574 +527,6 @@ package struct DownloadQueueStateMachine {
         return actions + [.reschedule]
     }
 
-    // MARK: - Completion
-
-    /// Whether the download is still to be completed after its file was synced (a pause or cancel may have come).
-    package func stillActive(_ id: Int64) -> Bool { lives[id]?.isActive == true }
-
-    /// Chooses the final name of a complete download and records it, with the size and the partial file's own name,
-    /// before the rename: a crash right after the rename then finds the file under the row's name, one right before
-    /// it finds the bytes under the partial name (``recover(_:partialExists:finalSize:now:)``).
-    ///
-    /// - Parameters:
-    ///   - partialPath: Where the bytes are now.
-    ///   - exists: Whether a file exists at a path. A name is taken by an existing file, by a `<name>.part` a cancel
-    ///     kept, or by the name another unfinished download will use.
-    /// - Returns: The record to persist (``Action/persist(_:_:)``) before renaming to its path.
-    package mutating func chooseName(
-        _ id: Int64,
-        bytes: Int64,
-        partialPath: String,
-        exists: (String) -> Bool
-    ) -> DownloadRecord {
-        guard var record = records[id] else { preconditionFailure("download \(id) named without a record") }
-        let partialName = String(partialPath.dropFirst(record.directory.count + 1))
-        // Counted from the name the download had (its partial file's), so that a second try after a file appeared
-        // at the last moment gives "a (3).bin", not "a (2) (2).bin".
-        let wanted = partialName.hasSuffix(".part") ? String(partialName.dropLast(".part".count)) : record.fileName
-        var collisions: Set<String> = []
-        if case .finishing(let taken)? = lives[id] { collisions = taken }
-        let name = FileNaming.unique(wanted) { candidate in
-            let path = record.directory + "/" + candidate
-            return collisions.contains(path) || records.isClaimed(path, byOtherThan: id) || exists(path)
-                || (path + ".part" != partialPath && exists(path + ".part"))
-        }
-        if name + ".part" != partialName { record.partialName = partialName }
-        record.fileName = name
-        record.bytesDone = bytes
-        record.bytesTotal = bytes
-        put(record)
-        return record
-    }
-
-    /// What the queue does next to put a complete download's file in place.
-    package enum RenameStep: Equatable, Sendable {
-        /// Perform the actions (the record with its chosen name is saved first), then rename the partial file to
-        /// `path`, never over an existing file, and report with ``renamed(_:_:bytes:partialPath:now:exists:)``.
-        case rename(to: String, [Action])
-        /// The file is in place: commit this record (``commitRequested(_:)``).
-        case commit(DownloadRecord)
-        case fail(DownloadFailure)
-    }
-
-    /// How a rename without replacing went.
-    package enum RenameResult: Equatable, Sendable {
-        case renamed
-        /// A file appeared under the name after it was chosen.
-        case nameTaken
-        case failed(errno: Int32)
-    }
-
-    /// The body of a download is complete and synced: its final name is chosen (``chooseName(_:bytes:partialPath:exists:)``)
-    /// and saved before the rename.
-    package mutating func nameFile(
-        _ id: Int64,
-        bytes: Int64,
-        partialPath: String,
-        exists: (String) -> Bool
-    ) -> RenameStep {
-        let record = chooseName(id, bytes: bytes, partialPath: partialPath, exists: exists)
-        return .rename(to: record.path, [.persist([record], .processCrash)])
-    }
-
-    /// The rename to the chosen name ended. A file that appeared there meanwhile stays (it is someone else's), and
-    /// another name is chosen: the taken one is remembered while the download finishes, so that the next try never
-    /// picks it again even if it vanished.
-    package mutating func renamed(
-        _ id: Int64,
-        _ result: RenameResult,
-        bytes: Int64,
-        partialPath: String,
-        now: Int64,
-        exists: (String) -> Bool
-    ) -> RenameStep {
-        guard let record = records[id] else { preconditionFailure("download \(id) renamed without a record") }
-        switch result {
-        case .renamed:
-            return .commit(completedRecord(id, now: now))
-        case .failed(let code):
-            return .fail(.file(.rename, errno: code, path: record.path))
-        case .nameTaken:
-            let taken = record.path
-            if case .finishing(var collisions)? = lives[id] {
-                collisions.insert(taken)
-                set(id, .finishing(collisions: collisions))
-            }
-            let log = Action.log(
-                .info,
-                "download \(id): \(taken) appeared while it was being completed; taking another name"
-            )
-            let next = nameFile(id, bytes: bytes, partialPath: partialPath) { $0 == taken || exists($0) }
-            guard case .rename(let path, let actions) = next else { return next }
-            return .rename(to: path, [log] + actions)
-        }
-    }
-
-    /// The file is in place under its final name: the record as it will be committed (not yet in the table).
-    package func completedRecord(_ id: Int64, now: Int64) -> DownloadRecord {
-        guard let record = records[id] else { preconditionFailure("download \(id) completed without a record") }
-        return Self.completed(record, at: now)
-    }
-
-    private static func completed(_ unfinished: DownloadRecord, at now: Int64) -> DownloadRecord {
-        var record = unfinished
-        record.partialName = nil
-        record.state = .completed
-        record.completedAt = now
-        record.nextAttemptAt = nil
-        record.errorCode = nil
-        record.errorMessage = nil
-        record.errorHTTPStatus = nil
-        return record
-    }
-
-    /// The completion is committed. A cancel that came meanwhile removes the entry (the complete file stays); any
-    /// other command yields to the completion, which is then saved again over what the command saved (a pause, a
-    /// `move`, a `--now` wrote the row as the table had it: unfinished).
-    package mutating func committed(_ committed: DownloadRecord, runsHook: Bool) -> [Action] {
-        guard let current = records[committed.id], let live = lives[committed.id] else { return [] }
-        if live.stored == .cancelled { return stopped(committed.id) }
-        var record = committed
-        // What a command changed that still means something for a completed download.
-        record.priority = current.priority
-        record.position = current.position
-        record.bypassesGate = current.bypassesGate
-        put(record)
-        settle(record.id, .completed)
-        record.state = .completed
-        var actions: [Action] = []
-        if !live.isActive || Self.completed(current, at: committed.completedAt ?? 0) != committed {
-            actions.append(.persist([record], .powerLoss))
-        }
-        let size = record.bytesTotal ?? record.bytesDone
-        actions.append(.log(.info, "download \(record.id) completed: \(record.path) (\(size) bytes)"))
-        actions.append(.publish(.completed, record))
-        if runsHook { actions.append(.runHook(record)) }
-        return actions
-    }
-
-    // MARK: - Group commit
-
-    /// A completion's place in the group commit.
-    package enum CommitTurn: Equatable, Sendable {
-        /// Commit a batch now (``commitBatch(leadBy:)``).
-        case lead
-        /// Wait: the batch being committed ends by handing the lead on (``batchCommitted()``), and the next one
-        /// commits this completion, either led by it or by one that came earlier.
-        case wait
-    }
-
-    /// A completion's file is in place and its record (``completedRecord(_:now:)``) is to be committed. Completions
-    /// that arrive while a batch is being synced and committed wait, and go together in the next batch: N files
-    /// finishing at once cost one sync per directory and one SQLite commit, not N of each.
-    package mutating func commitRequested(_ record: DownloadRecord) -> CommitTurn {
-        if committingBatch {
-            waitingCommits.append(record)
-            return .wait
-        }
-        committingBatch = true
-        return .lead
-    }
-
-    /// The batch the leader commits: itself and every completion waiting by now.
-    package mutating func commitBatch(leadBy leader: DownloadRecord) -> [DownloadRecord] {
-        let batch = [leader] + waitingCommits.filter { $0.id != leader.id }
-        waitingCommits = []
-        return batch
-    }
-
-    /// The rows a batch writes once its directories are synced, and the downloads whose hook is due with them.
-    ///
-    /// A cancel answered meanwhile was committed first and holds: its row is not written back as completed (the file
-    /// stays under its final name, the download goes). Asked with no await before the save is submitted, so a
-    /// cancel arriving later is committed after it. A hook due is recorded with its completion, so that a crash
-    /// before it starts still runs it.
-    package func rowsToCommit(_ batch: [DownloadRecord], runsHook: Bool) -> (rows: [DownloadRecord], hooks: [Int64]) {
-        let rows = batch.filter { records[$0.id]?.state != .cancelled }
-        return (rows, runsHook ? rows.map(\.id) : [])
-    }
-
-    /// A batch is committed: the lead goes to the first completion that came meanwhile (`nil`: nobody waits, and the
-    /// next completion leads).
-    package mutating func batchCommitted() -> Int64? {
-        guard let next = waitingCommits.first else {
-            committingBatch = false
-            return nil
-        }
-        return next.id
-    }
-
-    // MARK: - Enqueue
-
-    /// Chooses free names for new downloads and reserves them until ``enqueued(_:reserved:)``.
-    ///
-    /// - Parameter exists: Whether a file of this name exists in the directory (a leftover `<name>.part` kept by a
-    ///   cancel also takes the name: the new download would resume into it or truncate it).
-    /// - Returns: The paths chosen, in the order asked.
-    package mutating func reserveNames(
-        _ wanted: [(directory: String, name: String)],
-        exists: (_ directory: String, _ name: String) -> Bool
-    ) -> [String] {
-        var taken: Set<String> = []
-        var paths: [String] = []
-        for (directory, wantedName) in wanted {
-            let name = FileNaming.unique(wantedName) { candidate in
-                let path = directory + "/" + candidate
-                if taken.contains(path) || reservedPaths.contains(path) || records.isClaimed(path, byOtherThan: nil) {
-                    return true
-                }
-                return exists(directory, candidate) || exists(directory, candidate + ".part")
-            }
-            taken.insert(directory + "/" + name)
-            paths.append(directory + "/" + name)
-        }
-        reservedPaths.formUnion(taken)
-        return paths
-    }
-
-    /// The enqueue's commit ended (or failed): its names are no longer reserved, and the new downloads join.
-    ///
-    /// They were stored as the gate was when the enqueue began (``admitted(_:)``); one the gate turned for during
-    /// the commit follows the gate as it is now, and is saved again.
-    package mutating func enqueued(_ added: [DownloadRecord], reserved: [String]) -> [Action] {
-        reservedPaths.subtract(reserved)
-        var readmitted: [DownloadRecord] = []
-        for var record in added {
-            if record.state == .queued || Self.pausedByGate(record) {
-                let before = record
-                record.state = admission(&record).stored
-                if record != before { readmitted.append(record) }
-            }
-            join(record)
-        }
-        let saved: [Action] = readmitted.isEmpty ? [] : [.persist(readmitted, .powerLoss)]
-        return saved + added.compactMap { records[$0.id].map { .publish(.added, $0) } } + [.reschedule]
-    }
-
-    // MARK: - Commands
-
-    /// The downloads a command names: every listed one, or these ids (each must exist).
-    package enum Selection: Equatable, Sendable {
-        case all
-        case ids([Int64])
-    }
-
-    /// Whether clients see this download (a cancelled one is on its way out; an unlisted one was cleared).
-    package func isVisible(_ id: Int64) -> Bool {
-        guard let record = records[id] else { return false }
-        return record.state != .cancelled && record.listed
-    }
-
-    private func select(
-        _ selection: Selection,
-        where eligible: (DownloadRecord) -> Bool
-    ) throws(DownloadQueueError) -> [Int64] {
-        switch selection {
-        case .all:
-            return records.values.filter { $0.listed && eligible($0) }.map(\.id).sorted()
-        case .ids(let ids):
-            for id in ids where !isVisible(id) { throw .unknownDownload(id) }
-            return ids
-        }
-    }
-
-    /// Applies `change` to the selected downloads that are `eligible` (others are left alone); each becomes the
-    /// state it returns.
-    private mutating func change(
-        _ selection: Selection,
-        where eligible: (DownloadRecord) -> Bool,
-        _ change: (inout DownloadRecord) -> Settled
-    ) throws(DownloadQueueError) -> [DownloadRecord] {
-        var changed: [DownloadRecord] = []
-        for id in try select(selection, where: eligible) {
-            guard var record = records[id], eligible(record) else { continue }
-            let state = change(&record)
-            put(record)
-            settle(id, state)
-            if let settled = records[id] { changed.append(settled) }
-        }
-        return changed
-    }
-
-    /// A user's pause; it also takes over a download the gate paused, which then stays paused when the gate opens.
-    package mutating func pause(_ selection: Selection) throws(DownloadQueueError) -> [Action] {
-        let running = { (record: DownloadRecord) in
-            record.state == .queued || record.state == .active || Self.pausedByGate(record)
-        }
-        let changed = try change(selection, where: running) {
-            $0.pauseReason = nil
-            return .paused
-        }
-        var actions: [Action] = [.persist(changed, .powerLoss)]
-        for record in changed {
-            if holdsSlot(record.id) { actions.append(.stopTransfer(record.id)) }
-            actions.append(.publish(.paused, record))
-        }
-        return actions
-    }
-
-    /// While the gate is closed a resumed download waits for it (paused with the gate's reason) unless it was queued
-    /// with `--now`: resuming means "run when allowed", and `--now` is how to say "run anyway".
-    package mutating func resume(_ selection: Selection) throws(DownloadQueueError) -> [Action] {
-        let paused = { (record: DownloadRecord) in record.state == .paused }
-        let changed = try change(selection, where: paused) { [self] in
-            $0.pauseReason = nil
-            $0.nextAttemptAt = nil
-            return admission(&$0)
-        }
-        return [.persist(changed, .powerLoss)] + changed.map { .publish(Self.releaseEvent($0), $0) } + [.reschedule]
-    }
-
-    package mutating func retry(_ selection: Selection) throws(DownloadQueueError) -> [Action] {
-        let eligible = { (record: DownloadRecord) in
-            record.state == .failed || (record.state == .queued && record.nextAttemptAt != nil)
-        }
-        let changed = try change(selection, where: eligible) { [self] in
-            $0.attempts = 0
-            $0.nextAttemptAt = nil
-            return admission(&$0)
-        }
-        return [.persist(changed, .powerLoss)] + changed.map { .publish(Self.releaseEvent($0), $0) } + [.reschedule]
-    }
-
-    // MARK: - The gate
-
-    /// Whether the gate paused this download (and its opening resumes it).
-    package static func pausedByGate(_ record: DownloadRecord) -> Bool {
-        record.state == .paused && record.pauseReason.flatMap(GateReason.init(rawValue:)) != nil
-    }
-
-    /// The state of a download that may run: `queued`, or paused with the gate's reason (written into `record`)
-    /// while the gate holds it.
-    private func admission(_ record: inout DownloadRecord) -> Settled {
-        if let gate, !record.bypassesGate {
-            record.pauseReason = gate.rawValue
-            return .paused
-        }
-        record.pauseReason = nil
-        return .queued
-    }
-
-    /// How a download let go by a command is announced: resumed, or paused again by the closed gate.
-    private static func releaseEvent(_ record: DownloadRecord) -> Announcement {
-        record.state == .paused ? .paused : .resumed
-    }
-
-    /// The state a new download is stored with: `queued`, or paused by the closed gate.
-    package func admitted(_ record: DownloadRecord) -> DownloadRecord {
-        var record = record
-        record.state = admission(&record).stored
-        return record
-    }
-
-    /// The gate closed (with a reason), changed its reason, or opened (`nil`).
-    ///
-    /// Closing stops running transfers (their partial files stay, and resume with a Range request) and pauses them
-    /// and the queued downloads with the reason; `--now` downloads and those finishing (their bytes are all there)
-    /// go on. Opening resumes exactly the downloads the gate paused: never one a user paused or `disk_full` paused,
-    /// and a retry time a download was waiting for still holds.
-    package mutating func gateChanged(closedBecause reason: GateReason?) -> [Action] {
-        // The first call always looks at every download: rows the gate paused before a restart resume if it is open.
-        guard !gateKnown || reason != gate else { return [] }
-        let turned = !gateKnown ? reason != nil : reason != gate
-        gateKnown = true
-        gate = reason
-        var changed: [DownloadRecord] = []
-        var actions: [Action] = []
-        for var record in records.values where !record.bypassesGate {
-            guard let live = lives[record.id] else { continue }
-            let held: Bool
-            switch live {
-            case .idle(.queued), .windingDown(.queued, _): held = true
-            // An open gate has nothing to do with a running download (the first look may come while some run); one
-            // finishing has all its bytes and goes on.
-            case .opening, .transferring: held = reason != nil
-            case .finishing: held = false
-            case .idle(.paused), .windingDown(.paused, _): held = Self.pausedByGate(record)
-            case .idle, .windingDown: held = false
-            }
-            guard held else { continue }
-            let before = record
-            let state = admission(&record)
-            // A queued download stays queued when the gate opens: neither a write nor a `download.resumed` for it.
-            guard record != before || state.stored != before.state else { continue }
-            put(record)
-            settle(record.id, state)
-            if let settled = records[record.id] { changed.append(settled) }
-            if live.isActive && live.holdsSlot { actions.append(.stopTransfer(record.id)) }
-        }
-        changed.sort { $0.id < $1.id }
-        guard turned || !changed.isEmpty else { return [.reschedule] }
-        let message =
-            reason.map {
-                "downloads held: \($0 == .metered ? "the network is metered" : "outside the download windows")"
-            }
-            ?? "downloads may run again"
-        return [.log(.info, "\(message) (\(changed.count) download(s))"), .persist(changed, .powerLoss)] + actions
-            + changed.map { .publish(Self.releaseEvent($0), $0) } + [.reschedule]
-    }
-
-    /// `--now` for downloads that already existed: they pass the gate from now on, and one the gate paused runs.
-    package mutating func expedite(_ ids: [Int64]) -> [Action] {
-        var changed: [DownloadRecord] = []
-        for id in ids {
-            guard var record = records[id], !record.bypassesGate, record.state != .completed,
-                record.state != .cancelled
-            else { continue }
-            record.bypassesGate = true
-            let released = Self.pausedByGate(record) ? admission(&record) : nil
-            put(record)
-            if let released { settle(id, released) }
-            if let settled = records[id] { changed.append(settled) }
-        }
-        guard !changed.isEmpty else { return [] }
-        return [.persist(changed, .powerLoss)] + changed.filter { $0.state == .queued }.map { .publish(.resumed, $0) }
-            + [.reschedule]
-    }
-
-    /// Committed as `cancelled` first, so that a daemon dying before the partial file is gone finishes the job at
-    /// the next start. A download with a transfer is removed when that transfer ends; the others go at once, in one
-    /// transaction.
-    package mutating func cancel(_ ids: [Int64], deletePartial: Bool) throws(DownloadQueueError) -> [Action] {
-        let unfinished = { (record: DownloadRecord) in record.state != .completed && record.state != .cancelled }
-        var stopping: Set<Int64> = []
-        let changed = try change(.ids(ids), where: unfinished) { [self] in
-            $0.deletePartial = deletePartial
-            if holdsSlot($0.id) { stopping.insert($0.id) }
-            return .cancelled
-        }
-        var actions: [Action] = [.persist(changed, .powerLoss)]
-        var idle: [DownloadRecord] = []
-        for record in changed {
-            switch lives[record.id] {
-            case .windingDown?:
-                // A running transfer is stopped; the end of any attempt removes it.
-                if stopping.contains(record.id) { actions.append(.stopTransfer(record.id)) }
-            case .idle?, .opening?, .transferring?, .finishing?, nil: idle.append(record)
-            }
-        }
-        for record in idle { remove(record.id) }
-        actions += idle.map { .discardPartial($0) }
-        if !idle.isEmpty { actions.append(.delete(idle.map(\.id))) }
-        actions += idle.map { .publish(.removed, $0) }
-        return actions
-    }
-
-    /// Where a download goes in the queue.
-    package enum Placement: Equatable, Sendable {
-        case top
-        case bottom
-        case before(Int64)
-    }
-
-    package mutating func move(_ id: Int64, to placement: Placement) throws(DownloadQueueError) -> [Action] {
-        guard isVisible(id), let moving = records[id] else { throw .unknownDownload(id) }
-        let unfinished = { (state: DownloadRecord.State) in state == .queued || state == .paused || state == .active }
-        guard unfinished(moving.state) else { throw .notMovable(id, moving.state) }
-        var order = orderedRecords().filter { unfinished($0.state) }.map(\.id)
-        order.removeAll { $0 == id }
-        switch placement {
-        case .top: order.insert(id, at: 0)
-        case .bottom: order.append(id)
-        case .before(let other):
-            guard let index = order.firstIndex(of: other) else { throw .unknownDownload(other) }
-            order.insert(id, at: index)
-        }
-        var changed: [DownloadRecord] = []
-        for (index, current) in order.enumerated() {
-            guard var record = records[current] else { continue }
-            if placement == .top && current == id, let first = order.dropFirst().first, let next = records[first] {
-                record.priority = max(record.priority, next.priority)
-            }
-            let position = Int64(index + 1)
-            if record.position != position || current == id {
-                record.position = position
-                put(record)
-                changed.append(record)
-            }
-        }
-        return [.persist(changed, .powerLoss), .reschedule]
-    }
-
-    /// `clear`: the finished downloads in `states` leave the list now, before their rows are cleared, so that no
-    /// command (a `retry` from another client) can take one up meanwhile. One whose attempt is still winding down
-    /// goes too: nothing of that attempt reads its record again.
-    ///
-    /// - Returns: The downloads taken off and what the store does with them; ``cleared(_:unlisted:deletePartial:)``
-    ///   or ``clearNotSaved(_:)`` concludes them.
-    package mutating func clear(_ states: Set<DownloadRecord.State>) -> Clearing {
-        let chosen = records.values.filter { $0.listed && states.contains($0.state) }.sorted { $0.id < $1.id }
-        for record in chosen { records[record.id]?.listed = false }
-        return Clearing(
-            records: chosen,
-            unlist: chosen.filter { $0.state == .completed }.map(\.id),
-            delete: chosen.filter { $0.state != .completed }.map(\.id)
-        )
-    }
-
-    /// What a `clear` asks of the store, in one go.
-    package struct Clearing: Equatable, Sendable {
-        /// The downloads taken off the list.
-        package var records: [DownloadRecord]
-        /// Completed ones: their rows are cleared, and stay (unlisted) while an episode points at their file.
-        package var unlist: [Int64]
-        /// The others: their rows are deleted.
-        package var delete: [Int64]
-    }
-
-    /// What a discard (an episode leaving the kept set, an unsubscribe) does.
-    package struct Discarding: Equatable, Sendable {
-        /// The cancel of the unfinished ones, their partial files deleted: a command's actions, committed first.
-        package var cancel: [Action]
-        /// Completed ones whose files are deleted first (``FileDisposal``); each then forgotten unless refused.
-        package var dispose: [DownloadRecord]
-        /// Completed ones forgotten with their files kept.
-        package var forget: [DownloadRecord]
-    }
-
-    /// Removes downloads for good: unfinished ones are cancelled, completed ones forgotten, their files deleted
-    /// first with `deleteFiles`. A download being cancelled already, or gone, is left alone.
-    package mutating func discard(_ ids: [Int64], deleteFiles: Bool) throws(DownloadQueueError) -> Discarding {
-        let existing = ids.compactMap { id in records[id].flatMap { $0.state == .cancelled ? nil : $0 } }
-        let unfinished = existing.filter { $0.state != .completed }.map(\.id)
-        let completed = existing.filter { $0.state == .completed }
-        return Discarding(
-            cancel: unfinished.isEmpty ? [] : try cancel(unfinished, deletePartial: true),
-            dispose: deleteFiles ? completed : [],
-            forget: deleteFiles ? [] : completed
-        )
-    }
-
-    /// The store did not clear the downloads: they are listed again.
-    package mutating func clearNotSaved(_ cleared: [DownloadRecord]) {
-        for record in cleared where records[record.id] != nil { records[record.id]?.listed = true }
-    }
-
-    /// The downloads left the list: `unlisted` ones stay in the table off the list (an episode points at their file,
-    /// so its podcast's keep and `unsubscribe --delete-files` still find it), the others are gone.
-    package mutating func cleared(
-        _ cleared: [DownloadRecord],
-        unlisted: Set<Int64>,
-        deletePartial: Bool
-    ) -> [Action] {
-        var actions: [Action] = []
-        for var record in cleared {
-            if !unlisted.contains(record.id) { remove(record.id) }
-            if record.state == .failed {
-                record.deletePartial = deletePartial
-                actions.append(.discardPartial(record))
-            }
-            actions.append(.publish(.removed, record))
-        }
-        return actions
-    }
-
-    /// Completed downloads forgotten (their rows deleted by the caller): they leave the table.
-    package mutating func forgotten(_ completed: [DownloadRecord]) -> [Action] {
-        for record in completed where records[record.id]?.state == .completed { remove(record.id) }
-        return completed.map { .publish(.removed, $0) }
-    }
-
     // MARK: - Reading
 
     /// Active first, then queued by priority (high first) and position, then the rest by id.
@@ -1181,38 +553,5 @@ package struct DownloadQueueStateMachine {
         case .completed: 4
         case .cancelled: 5
         }
-    }
-}
-
-/// Why the download queue refused a command. The control server maps it to a JSON-RPC error in one place.
-package struct DownloadQueueError: Error, Equatable, Sendable {
-    package enum Code: Equatable, Sendable {
-        /// A parameter is wrong; `parameter` names it.
-        case invalid(parameter: String)
-        case unknownDownload(Int64)
-        /// Only unfinished downloads have a place in the queue.
-        case notMovable(Int64, DownloadRecord.State)
-        /// The store could not save the change.
-        case notSaved
-    }
-
-    package var code: Code
-    /// What is wrong, as a clause that the protocol layer frames ("'ids' must name at least one download").
-    package var message: String
-
-    static func invalid(_ message: String, parameter: String) -> Self {
-        Self(code: .invalid(parameter: parameter), message: message)
-    }
-
-    static func unknownDownload(_ id: Int64) -> Self {
-        Self(code: .unknownDownload(id), message: "there is no download \(id)")
-    }
-
-    static func notMovable(_ id: Int64, _ state: DownloadRecord.State) -> Self {
-        Self(code: .notMovable(id, state), message: "download \(id) is \(state.rawValue)")
-    }
-
-    static func notSaved(_ error: any Error) -> Self {
-        Self(code: .notSaved, message: "the queue could not be saved: \(error)")
     }
 }
