@@ -186,6 +186,24 @@ import Testing
         )
     }
 
+    /// A transfer the shutdown stopped is no failure: the download is saved queued (it resumes at the next start),
+    /// with no retry counted against it and nothing announced.
+    @Test func aTransferStoppedByTheShutdownIsQueuedNotFailed() {
+        var machine = machine([record(1)], transferring: [1])
+        _ = machine.transferEnded(1)
+        let stopped = TransferError(code: .cancelled, message: "stopped")
+        let step = machine.finished(1, .failed(stopped, response: nil, bytesInFile: 3), fileSize: 3)
+        #expect(step == .keepThenFail(.transfer(stopped), bytes: 3))
+        machine.kept(1, bytes: 3)
+        let actions = machine.failed(1, .transfer(stopped), policy: RetryPolicy(), now: 0, random: 0)
+        #expect(saved(actions).map(\.state) == [.queued])
+        #expect(saved(actions).map(\.bytesDone) == [3])
+        #expect(published(actions).isEmpty)
+        #expect(machine.records[1]?.nextAttemptAt == nil)
+        _ = machine.attemptEnded(1)
+        #expect(machine.lives[1] == .idle(.queued))
+    }
+
     /// The actor only says how the rename went; the machine chooses the next name, remembers the taken one (even
     /// if it vanished before the next look), or fails the download.
     @Test func aRenameThatFindsItsNameTakenTriesTheNextNameAndAFailedOneFails() {

@@ -463,7 +463,8 @@ package struct DownloadQueueStateMachine {
     }
 
     /// A transfer failed: records what ``RetryPolicy/decide(_:attempts:now:random:)`` makes of it (a retry time,
-    /// failed, or paused). A download that a command stopped meanwhile concludes that stop instead.
+    /// failed, or paused). A download that a command stopped meanwhile, or whose transfer the shutdown stopped,
+    /// concludes that stop instead.
     package mutating func failed(
         _ id: Int64,
         _ failure: DownloadFailure,
@@ -473,6 +474,8 @@ package struct DownloadQueueStateMachine {
     ) -> [Action] {
         guard var record = records[id] else { return [] }
         guard lives[id]?.isActive == true else { return stopped(id) }
+        // Stopped by the shutdown (a pause or cancel settled it already): no failure, it resumes at the next start.
+        if case .transfer(let error) = failure, error.code == .cancelled { return stopped(id) }
         let error = failure.info
         record.errorCode = error.code
         record.errorMessage = error.message

@@ -423,9 +423,6 @@ package actor DownloadQueue: Service {
             await fail(id, Self.truncate(fd, to: 0, path: partialPath, root: defaultDirectory) ?? failure)
         case .keepThenFail(let failure, let bytes):
             if await FileSync.data(fd) == 0 { machine.kept(id, bytes: bytes) }
-            if case .transfer(let error) = failure, error.code == .cancelled {
-                return await perform(machine.stopped(id))
-            }
             await fail(id, failure)
         case .fail(let failure):
             await fail(id, failure)
