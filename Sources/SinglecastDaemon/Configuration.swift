@@ -58,6 +58,8 @@ package struct DaemonConfiguration: Hashable, Sendable {
     package var maxDownloadSize: Int? = 4 << 30
     /// A program run after each completed download, with the file as its argument.
     package var onComplete: String?
+    /// How long a stop waits for running `on_complete` programs before it kills them.
+    package var hookStopTimeout: Duration = .seconds(10)
     /// Podcasts: time between refreshes, file name template, largest feed, artwork cache size.
     package var refreshInterval: Duration = .seconds(3600)
     package var nameTemplate = EpisodeNaming.defaultTemplate
@@ -197,6 +199,7 @@ package struct DaemonConfiguration: Hashable, Sendable {
             configuration.onComplete = value
             return nil
         },
+        durationKey("hook_stop_timeout", .zero ... .seconds(3600)) { $0.hookStopTimeout = $1 },
         durationKey("refresh_interval", .seconds(1) ... .seconds(7 * 86400)) { $0.refreshInterval = $1 },
         Key(name: "name_template") { configuration, value in
             if let problem = EpisodeNaming.problem(in: value) {

@@ -142,7 +142,8 @@ package enum Daemon {
             logger: logger,
             settings: queueSettings(configuration, environment: environment),
             defaultDirectory: paths.downloadDirectory,
-            distrustUncheckpointedBytes: run.previous.map { $0.stoppedAt == nil && $0.bootID != boot } ?? false
+            distrustUncheckpointedBytes: run.previous.map { $0.stoppedAt == nil && $0.bootID != boot } ?? false,
+            hookStopTimeout: configuration.hookStopTimeout
         )
         try await queue.recover()
         // Before READY: no download starts outside a window, not even for a moment.

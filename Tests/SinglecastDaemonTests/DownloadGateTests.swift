@@ -191,7 +191,7 @@ import Testing
             transferring: [1, 3]
         )
         // Three at once: 1 and 3 transfer, 2 is opening its file, 6 waits for a slot.
-        #expect(machine.phases[2] == .opening)
+        #expect(machine.lives[2] == .opening)
         let actions = machine.gateChanged(closedBecause: .outsideWindow)
         #expect(Set(stops(actions)) == [1, 2])
         for id: Int64 in [1, 2] {

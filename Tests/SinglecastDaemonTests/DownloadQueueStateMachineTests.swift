@@ -63,28 +63,31 @@ import Testing
     @Test func startingADownloadMakesItActiveAndHoldsItsSlot() {
         var machine = machine([record(1)])
         #expect(machine.records[1]?.state == .active)
-        #expect(machine.phases[1] == .opening)
+        #expect(machine.lives[1] == .opening)
         var started = record(1, state: .active)
         started.attempts = 1
         #expect(machine.began(1) == [.publish(.started, started)])
-        #expect(machine.phases[1] == .transferring)
+        #expect(machine.pace(of: 1) != nil)
         #expect(machine.holdsSlot(1))
     }
 
     @Test func aFinishingDownloadGivesItsSlotAwayButCannotStartAgain() {
         var machine = machine([record(1, host: "h"), record(2, "b.bin", host: "h"), record(3, "c.bin", host: "h")])
         // Two per host by default: 1 and 2 run, 3 waits.
-        #expect(machine.phases[3] == nil)
+        #expect(machine.lives[3] == .idle(.queued))
         _ = machine.began(1)
         #expect(machine.transferEnded(1) == [.reschedule])
-        #expect(machine.phases[1] == .finishing)
+        #expect(machine.lives[1] == .finishing(collisions: []))
         // Paused and resumed while it finishes: it is queued again, yet must not run a second transfer.
         _ = try? machine.pause(.ids([1]))
         _ = try? machine.resume(.ids([1]))
         #expect(machine.records[1]?.state == .queued)
         let actions = machine.startDue(QueueScheduler(), now: 0)
         #expect(actions == [.startTransfer(3)])
-        #expect(machine.phases[1] == .finishing)
+        #expect(machine.lives[1] == .windingDown(.queued, holdsSlot: false))
+        // Once the attempt ends it may start again.
+        _ = machine.attemptEnded(1)
+        #expect(machine.lives[1] == .idle(.queued))
     }
 
     @Test func aPauseWhileOpeningStopsTheTransferAndSendsNothing() throws {
@@ -94,7 +97,7 @@ import Testing
         #expect(machine.resumePlan(1, fileSize: 100, distrustUncheckpointedBytes: false) == .stopped)
         #expect(machine.stopped(1) == [.persist([record(1, state: .paused)], .powerLoss)])
         #expect(machine.attemptEnded(1) == [.reschedule])
-        #expect(machine.phases[1] == nil)
+        #expect(machine.lives[1] == .idle(.paused))
     }
 
     @Test func aCancelWhileTransferringRemovesTheDownloadWhenTheTransferStops() throws {
@@ -181,6 +184,132 @@ import Testing
             other.chooseName(3, bytes: 5, partialPath: "/srv/episodes/b.bin.part") { _ in false }.fileName
                 == "b (2).bin"
         )
+    }
+
+    /// A transfer the shutdown stopped is no failure: the download is saved queued (it resumes at the next start),
+    /// with no retry counted against it and nothing announced.
+    @Test func aTransferStoppedByTheShutdownIsQueuedNotFailed() {
+        var machine = machine([record(1)], transferring: [1])
+        _ = machine.transferEnded(1)
+        let stopped = TransferError(code: .cancelled, message: "stopped")
+        let step = machine.finished(1, .failed(stopped, response: nil, bytesInFile: 3), fileSize: 3)
+        #expect(step == .keepThenFail(.transfer(stopped), bytes: 3))
+        machine.kept(1, bytes: 3)
+        let actions = machine.failed(1, .transfer(stopped), policy: RetryPolicy(), now: 0, random: 0)
+        #expect(saved(actions).map(\.state) == [.queued])
+        #expect(saved(actions).map(\.bytesDone) == [3])
+        #expect(published(actions).isEmpty)
+        #expect(machine.records[1]?.nextAttemptAt == nil)
+        _ = machine.attemptEnded(1)
+        #expect(machine.lives[1] == .idle(.queued))
+    }
+
+    /// The actor only says how the rename went; the machine chooses the next name, remembers the taken one (even
+    /// if it vanished before the next look), or fails the download.
+    @Test func aRenameThatFindsItsNameTakenTriesTheNextNameAndAFailedOneFails() {
+        var machine = machine([record(1)], transferring: [1])
+        _ = machine.transferEnded(1)
+        _ = machine.finished(1, .completed(response(5), bytesInFile: 5), fileSize: 5)
+        let partial = "/srv/episodes/a.bin.part"
+        let first = machine.nameFile(1, bytes: 5, partialPath: partial) { _ in false }
+        guard case .rename(let path, let actions) = first else {
+            Issue.record("no rename: \(first)")
+            return
+        }
+        #expect(path == "/srv/episodes/a.bin")
+        #expect(saved(actions).map(\.path) == [path], "the name is saved before the rename")
+        // "a.bin" appeared and went again before the next look: the machine still does not take it.
+        let second = machine.renamed(1, .nameTaken, bytes: 5, partialPath: partial, now: 7) { _ in false }
+        guard case .rename(let next, let again) = second else {
+            Issue.record("no second rename: \(second)")
+            return
+        }
+        #expect(next == "/srv/episodes/a (2).bin")
+        #expect(saved(again).map(\.fileName) == ["a (2).bin"])
+        #expect(saved(again).first?.partialName == "a.bin.part", "the bytes are still under the old name")
+        #expect(machine.lives[1] == .finishing(collisions: ["/srv/episodes/a.bin"]))
+        let third = machine.renamed(1, .nameTaken, bytes: 5, partialPath: partial, now: 7) { _ in false }
+        guard case .rename(let last, _) = third else {
+            Issue.record("no third rename: \(third)")
+            return
+        }
+        #expect(last == "/srv/episodes/a (3).bin", "counted from the partial file's name")
+        guard
+            case .commit(let done) = machine.renamed(
+                1,
+                .renamed,
+                bytes: 5,
+                partialPath: partial,
+                now: 9,
+                exists: { _ in false }
+            )
+        else {
+            Issue.record("no commit")
+            return
+        }
+        #expect(done.state == .completed && done.fileName == "a (3).bin" && done.partialName == nil)
+        #expect(done.completedAt == 9)
+        // A rename the system refused fails the download with the path it was for.
+        var refused = self.machine([record(2, "b.bin")], transferring: [2])
+        _ = refused.transferEnded(2)
+        _ = refused.finished(2, .completed(response(5), bytesInFile: 5), fileSize: 5)
+        _ = refused.nameFile(2, bytes: 5, partialPath: "/srv/episodes/b.bin.part") { _ in false }
+        #expect(
+            refused.renamed(2, .failed(errno: 13), bytes: 5, partialPath: "/srv/episodes/b.bin.part", now: 9) { _ in
+                false
+            } == .fail(.file(.rename, errno: 13, path: "/srv/episodes/b.bin"))
+        )
+    }
+
+    /// `clear` decides which rows the store clears (completed: an episode may still point at the file) and which it
+    /// deletes; a discard decides which downloads are cancelled, whose files are deleted and which are forgotten.
+    @Test func clearAndDiscardSplitTheirDownloadsInTheMachine() throws {
+        var machine = machine([
+            record(1, state: .completed), record(2, "b.bin", state: .failed), record(3, "c.bin", state: .paused),
+        ])
+        let clearing = machine.clear([.completed, .failed])
+        #expect(clearing.records.map(\.id) == [1, 2])
+        #expect(clearing.unlist == [1])
+        #expect(clearing.delete == [2])
+        #expect(!machine.isVisible(1) && !machine.isVisible(2))
+        // A discard of a cleared (unlisted) completed download, a paused one and an unknown one.
+        let discarding = try machine.discard([1, 3, 9], deleteFiles: true)
+        #expect(discarding.dispose.map(\.id) == [1])
+        #expect(discarding.forget.isEmpty)
+        #expect(discarding.cancel.contains(.delete([3])), "the paused one is cancelled, its partial file deleted")
+        #expect(machine.records[3] == nil)
+        #expect(discarding.cancel.contains { if case .discardPartial(let r) = $0 { r.deletePartial } else { false } })
+        // Without deleting files, completed downloads are forgotten with their files kept.
+        var keep = self.machine([record(4, "d.bin", state: .completed)])
+        let kept = try keep.discard([4], deleteFiles: false)
+        #expect(kept.forget.map(\.id) == [4] && kept.dispose.isEmpty && kept.cancel.isEmpty)
+    }
+
+    /// Each download is one Live state: a pace only while bytes arrive, a slot only while opening or transferring
+    /// (or stopping), and the stored state always derived from it.
+    @Test func aDownloadsLiveStateCarriesOnlyWhatExistsInIt() throws {
+        var machine = machine([record(1), record(2, "b.bin")], transferring: [1])
+        #expect(machine.lives[2] == .opening)
+        #expect(machine.pace(of: 2) == nil, "no pace before bytes arrive")
+        #expect(machine.pace(of: 1) != nil)
+        // A pause while transferring: paused at once (stored so), its slot held until the transfer stops, no pace.
+        _ = try machine.pause(.ids([1]))
+        #expect(machine.lives[1] == .windingDown(.paused, holdsSlot: true))
+        #expect(machine.records[1]?.state == .paused)
+        #expect(machine.pace(of: 1) == nil)
+        #expect(machine.holdsSlot(1))
+        // Resumed before the transfer stopped: queued, yet it does not start while its attempt winds down.
+        _ = try machine.resume(.ids([1]))
+        #expect(machine.lives[1] == .windingDown(.queued, holdsSlot: true))
+        #expect(!machine.startDue(QueueScheduler(), now: 0).contains(.startTransfer(1)))
+        _ = machine.transferEnded(1)
+        #expect(!machine.holdsSlot(1))
+        _ = machine.attemptEnded(1)
+        #expect(machine.lives[1] == .idle(.queued))
+        #expect(machine.startDue(QueueScheduler(), now: 0).contains(.startTransfer(1)))
+        // Every record's state is its Live state's.
+        for (id, live) in machine.lives { #expect(machine.records[id]?.state == live.stored) }
+        #expect(machine.totalRate == 0)
     }
 
     @Test func enqueuesNeverChooseANameTakenOrReservedMeanwhile() {
@@ -357,7 +486,7 @@ import Testing
         _ = machine.began(1)
         // `clear --failed` takes its downloads off the list before its rows are cleared: a retry meanwhile finds
         // nothing to retry, rather than a download that the clear then deletes under its transfer.
-        let cleared = machine.clear([.failed])
+        let cleared = machine.clear([.failed]).records
         #expect(cleared.map(\.id) == [2])
         #expect(throws: DownloadQueueError.self) { try machine.retry(.ids([2])) }
         #expect(machine.startDue(QueueScheduler(), now: 0).isEmpty)
@@ -367,7 +496,7 @@ import Testing
         #expect(machine.finished(1, .completed(response(5), bytesInFile: 5), fileSize: 5) == .complete(bytes: 5))
         // A clear the store did not save lists its downloads again.
         var again = self.machine([record(3, "c.bin", state: .failed)])
-        let notSaved = again.clear([.failed])
+        let notSaved = again.clear([.failed]).records
         again.clearNotSaved(notSaved)
         #expect(again.isVisible(3))
     }
@@ -423,6 +552,35 @@ import Testing
         )
     }
 
+    /// The gate turned while an enqueue was being committed: the new downloads follow the gate as it is after the
+    /// commit, neither left paused behind a gate that opened nor started past one that closed.
+    @Test func aGateTurningDuringAnEnqueuesCommitIsFollowedByTheNewDownloads() {
+        var machine = Machine()
+        _ = machine.gateChanged(closedBecause: nil)
+        let queued = machine.admitted(record(1))
+        #expect(queued.state == .queued)
+        // The gate closes while the enqueue's transaction runs: the table does not know download 1 yet.
+        _ = machine.gateChanged(closedBecause: .metered)
+        let closed = machine.enqueued([queued], reserved: [queued.path])
+        #expect(machine.records[1]?.state == .paused)
+        #expect(machine.records[1]?.pauseReason == GateReason.metered.rawValue)
+        #expect(saved(closed).map(\.id) == [1], "the stored row follows the gate too")
+        #expect(published(closed) == ["added 1"])
+        #expect(machine.startDue(QueueScheduler(), now: 0).isEmpty)
+        // The other way: admitted behind the closed gate, which opens before the commit ends.
+        let held = machine.admitted(record(2, "b.bin"))
+        #expect(held.state == .paused)
+        _ = machine.gateChanged(closedBecause: nil)
+        let opened = machine.enqueued([held], reserved: [held.path])
+        #expect(machine.records[2]?.state == .queued)
+        #expect(saved(opened).map(\.state) == [.queued])
+        #expect(machine.startDue(QueueScheduler(), now: 0).contains(.startTransfer(2)))
+        // A gate that did not turn costs no second write.
+        var still = Machine()
+        _ = still.gateChanged(closedBecause: nil)
+        #expect(saved(still.enqueued([still.admitted(record(3, "c.bin"))], reserved: [])).isEmpty)
+    }
+
     @Test func completionsArrivingDuringACommitGoTogetherInTheNextBatch() throws {
         var machine = machine(
             [record(1), record(2, "b.bin"), record(3, "c.bin", host: "c.example")],
@@ -469,13 +627,13 @@ import Testing
         }
         // The size is new: saved at once, after a sync; then the progress.
         #expect(report(1_100, at: 250) == .checkpoint(bytes: 1_100))
-        #expect(machine.paces[1]?.rate == 4_000)
+        #expect(machine.pace(of: 1)?.rate == 4_000)
         let synced = machine.progressSynced(1, bytes: 1_100, synced: true, now: 250)
         #expect(saved(synced).map(\.bytesDone) == [1_100])
         #expect(published(synced) == ["progress 1"])
         // Nothing new arrived: no event, and the speed decays.
         #expect(report(1_100, at: 500) == .perform([]))
-        #expect(machine.paces[1]?.rate == 2_800)
+        #expect(machine.pace(of: 1)?.rate == 2_800)
         #expect(machine.stalledSince(1, now: 5_000) == nil)
         // Bytes past the checkpoint distance: a checkpoint; a failed sync records nothing.
         #expect(report(5_200, at: 750) == .checkpoint(bytes: 5_200))
@@ -490,12 +648,13 @@ import Testing
             return
         }
         #expect(published(actions) == ["progress 1"])
-        #expect((machine.paces[1]?.rate ?? 0) < 10, "the speed fell")
+        #expect((machine.pace(of: 1)?.rate ?? 0) < 10, "the speed fell")
         // After a pause, nothing is published or saved.
         _ = try machine.pause(.ids([1]))
         #expect(report(6_000, at: 6_000) == .perform([]))
         #expect(machine.stalledSince(1, now: 20_000) == nil)
+        #expect(machine.pace(of: 1) == nil, "a pace exists only while bytes arrive")
         _ = machine.transferEnded(1)
-        #expect(machine.paces[1] == nil)
+        #expect(machine.lives[1] == .windingDown(.paused, holdsSlot: false))
     }
 }

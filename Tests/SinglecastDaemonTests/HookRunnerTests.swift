@@ -80,10 +80,53 @@ import Glibc
         }
         #expect(stopped < .seconds(5), "the stop waited \(stopped)")
         #expect(try await store.pendingHooks().isEmpty, "taken before it started: it never runs twice")
-        // The program goes on by itself; end it, so nothing outlives the test.
+        // Killed by the stop; should that fail, end it, so nothing outlives the test.
         let pid = try String(contentsOfFile: home.file("started"), encoding: .utf8).trimmingCharacters(
             in: .whitespacesAndNewlines
         )
         if let pid = pid_t(pid) { kill(pid, SIGTERM) }
+    }
+
+    /// `hook_stop_timeout` bounds the stop: a program that ignores the SIGTERM a stop brings (systemd sends it to
+    /// the whole unit) is killed once the configured bound has passed, and nothing of it outlives the daemon.
+    @Test func aHookIgnoringSIGTERMIsKilledAfterTheConfiguredBound() async throws {
+        let home = try TemporaryDirectory(prefix: "singlecast-hooks")
+        let (store, record) = try await pendingHook(home)
+        let configuration = try DaemonConfiguration.parse("hook_stop_timeout = 400ms\n", path: "/c", home: home.path)
+        #expect(configuration.hookStopTimeout == .milliseconds(400))
+        #expect(DaemonConfiguration().hookStopTimeout == .seconds(10))
+        let runner = HookRunner(store: store, logger: Logger(level: .error), stopTimeout: configuration.hookStopTimeout)
+        let path = home.file("stubborn.sh")
+        try "#!/bin/sh\ntrap '' TERM\necho $$ > \(home.file("started"))\nwhile :; do sleep 0.05; done\n".write(
+            toFile: path,
+            atomically: true,
+            encoding: .utf8
+        )
+        chmod(path, 0o755)
+        let (stopped, pid) = try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await runner.run() }
+            runner.run(path, for: record)
+            #expect(try await appears(home.file("started")))
+            try await Task.sleep(for: .milliseconds(50))  // the process id is written
+            let pid = try #require(
+                pid_t(
+                    String(contentsOfFile: home.file("started"), encoding: .utf8).trimmingCharacters(
+                        in: .whitespacesAndNewlines
+                    )
+                )
+            )
+            #expect(kill(pid, SIGTERM) == 0)
+            let stop = ContinuousClock.now
+            runner.shutdown()
+            try await group.waitForAll()
+            return (ContinuousClock.now - stop, pid)
+        }
+        #expect(stopped >= .milliseconds(400), "the stop did not wait for its bound: \(stopped)")
+        #expect(stopped < .seconds(5), "the stop waited \(stopped)")
+        // Killed, then reaped by its thread: the process id names nothing any more.
+        let deadline = ContinuousClock.now + .seconds(5)
+        while kill(pid, 0) == 0 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(kill(pid, 0) != 0, "the program that ignored SIGTERM still runs")
+        if kill(pid, 0) == 0 { kill(pid, SIGKILL) }
     }
 }

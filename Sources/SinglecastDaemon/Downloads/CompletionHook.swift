@@ -15,7 +15,18 @@ import SinglecastSupport
 /// is logged and never affects the download or the daemon.
 package enum CompletionHook {
     /// Starts `program` for a completed download and waits for it to exit; blocks the calling thread.
-    static func runAndWait(_ program: String, for record: DownloadRecord, logger: Logger) {
+    ///
+    /// - Parameters:
+    ///   - started: Told the program's process id once it runs.
+    ///   - exiting: Told it again once the program has exited but before it is reaped, so that a stop may signal
+    ///     the process id until then and never a stranger's that reused it.
+    static func runAndWait(
+        _ program: String,
+        for record: DownloadRecord,
+        logger: Logger,
+        started: (pid_t) -> Void = { _ in },
+        exiting: (pid_t) -> Void = { _ in }
+    ) {
         var environment = ProcessInfo.processInfo.environment
         environment["SINGLECAST_FILE"] = record.path
         environment["SINGLECAST_URL"] = record.url
@@ -52,6 +63,10 @@ package enum CompletionHook {
             logger.warning("on_complete program \(program) could not be started: \(String(cString: strerror(result)))")
             return
         }
+        started(pid)
+        var info = siginfo_t()
+        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR {}
+        exiting(pid)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         let exited = status & 0x7f == 0
@@ -76,7 +91,8 @@ package enum CompletionHook {
 /// twice: at most once per completed download.
 ///
 /// A stop (``shutdown()``) starts no further hook (they stay pending for the next start) and waits for the running
-/// ones, at most ``stopTimeout``: a program that takes longer goes on by itself, and that is logged.
+/// ones, at most ``stopTimeout`` (`hook_stop_timeout`): a program still running then (one that ignores the stop's
+/// SIGTERM) is killed, and that is logged, so that no hook outlives the daemon unbounded.
 package final class HookRunner: Service {
     private struct Job: Sendable {
         var program: String
@@ -95,6 +111,8 @@ package final class HookRunner: Service {
         var stopping = false
         var slot: CheckedContinuation<Void, Never>?
         var idle: Once?
+        /// The programs not yet reaped, which a stop past its bound kills.
+        var pids: Set<pid_t> = []
     }
     private let workersState = Mutex(Workers())
 
@@ -125,7 +143,7 @@ package final class HookRunner: Service {
     }
 
     /// Runs hooks as they come until ``shutdown()`` (or its task is cancelled), then waits for the running ones, at
-    /// most ``stopTimeout``.
+    /// most ``stopTimeout``, and kills those still running.
     ///
     /// The programs' threads report their end through continuations, not child tasks: a stop's wait must hold even
     /// when the daemon's task group is cancelled, and must not outlast its bound, which a child task blocked on a
@@ -143,7 +161,13 @@ package final class HookRunner: Service {
             }
             workersState.withLock { $0.running += 1 }
             startThread(name: "singlecast-hook") { [self] in
-                CompletionHook.runAndWait(job.program, for: job.record, logger: logger)
+                CompletionHook.runAndWait(
+                    job.program,
+                    for: job.record,
+                    logger: logger,
+                    started: { pid in workersState.withLock { _ = $0.pids.insert(pid) } },
+                    exiting: { pid in workersState.withLock { _ = $0.pids.remove(pid) } }
+                )
                 ended()
             }
         }
@@ -163,11 +187,16 @@ package final class HookRunner: Service {
             DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { once.resume(false) }
         }
         if !allEnded {
-            logger.warning("stopping while on_complete program(s) still run; they go on by themselves")
+            // Under the lock: a program that exited meanwhile left the set before it was reaped.
+            let killed = workersState.withLock { state in
+                for pid in state.pids { kill(pid, SIGKILL) }
+                return state.pids.count
+            }
+            logger.warning("killed \(killed) on_complete program(s) still running after \(stopTimeout)")
         }
     }
 
-    /// Stops taking hooks; ``run()`` returns once the running ones ended or ``stopTimeout`` passed.
+    /// Stops taking hooks; ``run()`` returns once the running ones ended or were killed after ``stopTimeout``.
     package func shutdown() {
         let waiting = workersState.withLock { state in
             state.stopping = true

@@ -6,20 +6,9 @@ import SinglecastStore
 /// ``DownloadQueue`` feeds it events (a command, a transfer that opened, ended or was stopped, a name chosen, a
 /// completion committed) and performs the ``Action``s it returns, in their order: commits before announcements,
 /// transfers started or stopped, partial files discarded. What is true of a download lives here in one place: its
-/// record in the ``DownloadTable`` and, while a transfer of it exists, the ``Phase`` of that transfer. Time and
-/// chance come in as arguments, so the races between a transfer and a client's command are unit tests.
+/// ``Live`` state, and its record in the ``DownloadTable``, whose `state` is derived from it. Time and chance come in
+/// as arguments, so the races between a transfer and a client's command are unit tests.
 package struct DownloadQueueStateMachine {
-    /// Where a download's transfer is. A download without a phase has no transfer: its record says everything.
-    package enum Phase: Hashable, Sendable {
-        /// Holds a transfer slot while its partial file is opened.
-        case opening
-        /// Holds a transfer slot; bytes arrive.
-        case transferring
-        /// Gave its slot back and is syncing, naming, renaming or committing. It must not start again until this
-        /// ends: a pause and a resume meanwhile would run a second transfer that renames the same partial file.
-        case finishing
-    }
-
     /// What happened to a download, for watchers; the queue names it on the wire (`download.added`, …).
     package enum Announcement: Equatable, Sendable, CaseIterable {
         case added
@@ -53,23 +42,70 @@ package struct DownloadQueueStateMachine {
         case wake(at: Int64)
     }
 
+    /// The stored shape of each download; its `state` is always its ``Live/stored`` (``put(_:)``).
     package private(set) var records = DownloadTable()
-    package private(set) var phases: [Int64: Phase] = [:]
-    /// The pace of each transferring download: its speed, its last progress, and when it last checkpointed and
-    /// published.
-    package private(set) var paces: [Int64: Pace] = [:]
+    /// Each download's state; the one truth of it.
+    package private(set) var lives: [Int64: Live] = [:]
     /// Why downloads are held back now (outside every window, a metered network); `nil` while they may run.
-    package private(set) var gate: GateReason?
+    ///
+    /// This and the other state below are written only by the machine's own files (its `+Concern` extensions, which
+    /// is why they are not private); the records and their states only through the setters below.
+    package internal(set) var gate: GateReason?
     /// Whether ``gateChanged(closedBecause:)`` was called since start-up.
-    package private(set) var gateKnown = false
+    package internal(set) var gateKnown = false
     /// Paths chosen by enqueues waiting for their commit: the table learns of those downloads only after it.
-    private var reservedPaths: Set<String> = []
+    var reservedPaths: Set<String> = []
     /// The group commit of completions: whether a batch is being committed, and the completions waiting for the
     /// next one, in the order they came.
-    private var committingBatch = false
-    private var waitingCommits: [DownloadRecord] = []
+    var committingBatch = false
+    var waitingCommits: [DownloadRecord] = []
 
     package init() {}
+
+    // MARK: - The one setter of each download's state
+
+    /// Writes a record's stored fields; its state stays what its ``Live`` says, whatever the copy held.
+    mutating func put(_ record: DownloadRecord) {
+        var record = record
+        if let live = lives[record.id] { record.state = live.stored }
+        records[record.id] = record
+    }
+
+    /// Makes a download `live`, and its record's state with it.
+    mutating func set(_ id: Int64, _ live: Live) {
+        lives[id] = live
+        if records[id]?.state != live.stored { records[id]?.state = live.stored }
+    }
+
+    /// A command or an outcome makes a download `state`; an attempt of it winds down first.
+    mutating func settle(_ id: Int64, _ state: Settled) {
+        switch lives[id] {
+        case .idle?, nil: set(id, .idle(state))
+        case .opening?, .transferring?: set(id, .windingDown(state, holdsSlot: true))
+        case .finishing?: set(id, .windingDown(state, holdsSlot: false))
+        case .windingDown(_, let holdsSlot)?: set(id, .windingDown(state, holdsSlot: holdsSlot))
+        }
+    }
+
+    /// The download leaves the table.
+    mutating func remove(_ id: Int64) {
+        records[id] = nil
+        lives[id] = nil
+    }
+
+    /// The pace of a transferring download.
+    package func pace(of id: Int64) -> Pace? {
+        guard case .transferring(let pace)? = lives[id] else { return nil }
+        return pace
+    }
+
+    /// Bytes per second of every transfer together.
+    package var totalRate: Double {
+        lives.values.reduce(0) { sum, live in
+            guard case .transferring(let pace) = live else { return sum }
+            return sum + pace.rate
+        }
+    }
 
     // MARK: - Start-up
 
@@ -119,7 +155,14 @@ package struct DownloadQueueStateMachine {
 
     /// Takes the recovered downloads into the table.
     package mutating func load(_ recovered: [DownloadRecord]) {
-        for record in recovered { records[record.id] = record }
+        for record in recovered { join(record) }
+    }
+
+    /// A download joins the table, with no attempt; ``recover(_:partialExists:finalSize:now:)`` made an active one
+    /// queued already, and a new one is never active.
+    mutating func join(_ record: DownloadRecord) {
+        lives[record.id] = .idle(Settled(record.state) ?? .queued)
+        put(record)
     }
 
     // MARK: - Scheduling
@@ -130,18 +173,16 @@ package struct DownloadQueueStateMachine {
         // While the gate is closed only `--now` downloads are queued (``admit(_:)``); the check is the last guard.
         let gated = gate != nil
         let candidates = records.queued().compactMap { entry in
-            phases[entry.id] == nil && !(gated && records[entry.id]?.bypassesGate != true)
+            lives[entry.id] == .idle(.queued) && !(gated && records[entry.id]?.bypassesGate != true)
                 ? QueueScheduler.Candidate(id: entry.id, host: entry.host, notBefore: entry.notBefore) : nil
         }
-        let activeHosts = phases.compactMap { id, phase in phase == .finishing ? nil : records.host(of: id) }
+        let activeHosts = lives.compactMap { id, live in live.holdsSlot ? records.host(of: id) : nil }
         let (start, wakeAt) = scheduler.select(candidates: candidates, activeHosts: activeHosts, now: now)
         var actions: [Action] = []
         for id in start {
-            guard var record = records[id], record.state == .queued, phases[id] == nil else { continue }
-            record.state = .active
-            record.nextAttemptAt = nil
-            records[id] = record
-            phases[id] = .opening
+            guard lives[id] == .idle(.queued) else { continue }
+            records[id]?.nextAttemptAt = nil
+            set(id, .opening)
             actions.append(.startTransfer(id))
         }
         if let wakeAt { actions.append(.wake(at: wakeAt)) }
@@ -150,7 +191,7 @@ package struct DownloadQueueStateMachine {
 
     /// Whether a download holds a transfer slot (opening or transferring).
     package func holdsSlot(_ id: Int64) -> Bool {
-        phases[id] == .opening || phases[id] == .transferring
+        lives[id]?.holdsSlot == true
     }
 
     // MARK: - One transfer
@@ -168,7 +209,7 @@ package struct DownloadQueueStateMachine {
     /// - Parameter distrustUncheckpointedBytes: The previous run died on another boot, so bytes past the last
     ///   checkpoint may be zeros a power cut left.
     package func resumePlan(_ id: Int64, fileSize: Int64, distrustUncheckpointedBytes: Bool) -> ResumePlan {
-        guard let record = records[id], record.state == .active else { return .stopped }
+        guard let record = records[id], lives[id] == .opening else { return .stopped }
         var offset = fileSize
         var truncate = false
         if distrustUncheckpointedBytes && offset > record.bytesDone {
@@ -192,13 +233,12 @@ package struct DownloadQueueStateMachine {
     ///   - offset: The bytes already in the partial file.
     ///   - now: Unix milliseconds.
     package mutating func began(_ id: Int64, offset: Int64 = 0, now: Int64 = 0) -> [Action] {
-        guard var record = records[id], phases[id] == .opening else {
+        guard lives[id] == .opening, var record = records[id] else {
             preconditionFailure("download \(id) began a transfer it had not opened")
         }
         record.attempts += 1
-        records[id] = record
-        phases[id] = .transferring
-        paces[id] = Pace(bytes: offset, now: now)
+        put(record)
+        set(id, .transferring(Pace(bytes: offset, now: now)))
         return [.publish(.started, record)]
     }
 
@@ -207,7 +247,7 @@ package struct DownloadQueueStateMachine {
     /// - Returns: Whether anything is new; then it is saved at once, since without it a resume after `kill -9`
     ///   could not be validated and would start over.
     package mutating func learned(_ id: Int64, total: Int64?, etag: String?, lastModified: String?) -> Bool {
-        guard var record = records[id], record.state == .active else { return false }
+        guard var record = records[id], lives[id]?.isActive == true else { return false }
         var learned = false
         if let total, record.bytesTotal != total {
             record.bytesTotal = total
@@ -218,7 +258,7 @@ package struct DownloadQueueStateMachine {
             record.lastModified = lastModified
             learned = true
         }
-        records[id] = record
+        put(record)
         return learned
     }
 
@@ -227,7 +267,7 @@ package struct DownloadQueueStateMachine {
     package mutating func checkpointed(_ id: Int64, bytes: Int64) -> [Action] {
         guard var record = records[id] else { return [] }
         record.bytesDone = bytes
-        records[id] = record
+        put(record)
         return [.persist([record], .processCrash)]
     }
 
@@ -284,7 +324,7 @@ package struct DownloadQueueStateMachine {
         checkpointBytes: Int64,
         checkpointInterval: Int64
     ) -> ProgressStep {
-        guard var pace = paces[id] else { return .perform([]) }
+        guard var pace = pace(of: id) else { return .perform([]) }
         let seconds =
             Double(Self.progressInterval.components.attoseconds) / 1e18
             + Double(Self.progressInterval.components.seconds)
@@ -294,8 +334,7 @@ package struct DownloadQueueStateMachine {
         pace.rate = smoothed < Self.slowestRate ? 0 : smoothed
         if bytes != pace.bytes { pace.lastProgressAt = now }
         pace.bytes = bytes
-        paces[id] = pace
-        guard stillActive(id) else { return .perform([]) }
+        set(id, .transferring(pace))
         let learned = learned(id, total: total, etag: etag, lastModified: lastModified)
         if learned || bytes - pace.checkpointBytes >= checkpointBytes || now - pace.checkpointAt >= checkpointInterval {
             return .checkpoint(bytes: bytes)
@@ -307,9 +346,13 @@ package struct DownloadQueueStateMachine {
     /// published when due.
     package mutating func progressSynced(_ id: Int64, bytes: Int64, synced: Bool, now: Int64) -> [Action] {
         var actions: [Action] = []
-        if synced, paces[id] != nil {
-            paces[id]?.checkpointBytes = bytes
-            paces[id]?.checkpointAt = now
+        if synced, var pace = pace(of: id) {
+            pace.checkpointBytes = bytes
+            pace.checkpointAt = now
+            set(id, .transferring(pace))
+            actions = checkpointed(id, bytes: bytes)
+        } else if synced, case .windingDown(_, holdsSlot: true)? = lives[id] {
+            // A pause or cancel came during the sync: the bytes are on disk all the same.
             actions = checkpointed(id, bytes: bytes)
         }
         return actions + progressDue(id, now: now)
@@ -318,27 +361,29 @@ package struct DownloadQueueStateMachine {
     /// A progress event, when bytes arrived since the last one or the transfer is stalled; none once a pause or
     /// cancel came.
     private mutating func progressDue(_ id: Int64, now: Int64) -> [Action] {
-        guard let record = records[id], record.state == .active, var pace = paces[id] else { return [] }
+        guard let record = records[id], var pace = pace(of: id) else { return [] }
         guard pace.bytes != pace.publishedBytes || now - pace.publishedAt >= Self.stalledAfter else { return [] }
         pace.publishedBytes = pace.bytes
         pace.publishedAt = now
-        paces[id] = pace
+        set(id, .transferring(pace))
         return [.publish(.progress, record)]
     }
 
     /// Since when an active transfer received nothing (Unix milliseconds), once that is ``stalledAfter`` or longer.
     package func stalledSince(_ id: Int64, now: Int64) -> Int64? {
-        guard records[id]?.state == .active, let since = paces[id]?.lastProgressAt, now - since >= Self.stalledAfter
-        else { return nil }
+        guard let since = pace(of: id)?.lastProgressAt, now - since >= Self.stalledAfter else { return nil }
         return since
     }
 
     /// The network part is over: the slot goes to the next download while this one syncs and commits, so that
     /// durability costs latency per file, not throughput.
     package mutating func transferEnded(_ id: Int64) -> [Action] {
-        guard holdsSlot(id) else { preconditionFailure("download \(id) ended a transfer it was not running") }
-        phases[id] = .finishing
-        paces[id] = nil
+        switch lives[id] {
+        case .opening?, .transferring?: set(id, .finishing(collisions: []))
+        case .windingDown(let state, holdsSlot: true)?: set(id, .windingDown(state, holdsSlot: false))
+        case .idle?, .finishing?, .windingDown(_, holdsSlot: false)?, nil:
+            preconditionFailure("download \(id) ended a transfer it was not running")
+        }
         return [.reschedule]
     }
 
@@ -372,7 +417,7 @@ package struct DownloadQueueStateMachine {
                 record.lastModified = nil
             }
         }
-        defer { records[id] = record }
+        defer { put(record) }
         switch outcome {
         case .completed(let response, let bytes):
             absorb(response)
@@ -401,7 +446,9 @@ package struct DownloadQueueStateMachine {
 
     /// The partial file was synced after a failed or stopped transfer: `bytes` are done.
     package mutating func kept(_ id: Int64, bytes: Int64) {
-        records[id]?.bytesDone = bytes
+        guard var record = records[id] else { return }
+        record.bytesDone = bytes
+        put(record)
     }
 
     /// The partial file was removed (its bytes were not the media announced): the next attempt starts from nothing,
@@ -412,11 +459,12 @@ package struct DownloadQueueStateMachine {
         record.bytesTotal = nil
         record.etag = nil
         record.lastModified = nil
-        records[id] = record
+        put(record)
     }
 
     /// A transfer failed: records what ``RetryPolicy/decide(_:attempts:now:random:)`` makes of it (a retry time,
-    /// failed, or paused). A download that a command stopped meanwhile concludes that stop instead.
+    /// failed, or paused). A download that a command stopped meanwhile, or whose transfer the shutdown stopped,
+    /// concludes that stop instead.
     package mutating func failed(
         _ id: Int64,
         _ failure: DownloadFailure,
@@ -425,495 +473,61 @@ package struct DownloadQueueStateMachine {
         random: Double
     ) -> [Action] {
         guard var record = records[id] else { return [] }
-        guard record.state == .active else { return stopped(id) }
+        guard lives[id]?.isActive == true else { return stopped(id) }
+        // Stopped by the shutdown (a pause or cancel settled it already): no failure, it resumes at the next start.
+        if case .transfer(let error) = failure, error.code == .cancelled { return stopped(id) }
         let error = failure.info
         record.errorCode = error.code
         record.errorMessage = error.message
         record.errorHTTPStatus = error.httpStatus
         let event: Announcement
         let log: Action
+        let state: Settled
         switch policy.decide(failure, attempts: record.attempts, now: now, random: random) {
         case .retry(let at):
             record.nextAttemptAt = at
-            admit(&record)
+            state = admission(&record)
             (event, log) = (.retrying, .log(.info, "download \(id) failed (\(error.message)); retrying"))
         case .fail:
-            record.state = .failed
+            state = .failed
             (event, log) = (.failed, .log(.warning, "download \(id) failed: \(error.message)"))
         case .pause(let reason):
-            record.state = .paused
+            state = .paused
             record.pauseReason = reason
             (event, log) = (.paused, .log(.warning, "download \(id) paused: \(error.message)"))
         }
-        records[id] = record
-        return [log, .persist([record], .powerLoss), .publish(event, record)]
+        put(record)
+        settle(id, state)
+        guard let settled = records[id] else { return [] }
+        return [log, .persist([settled], .powerLoss), .publish(event, settled)]
     }
 
     /// A transfer stopped by a pause, a cancel or the shutdown: records the checkpoint. A cancelled download leaves
     /// the table (its partial file removed when the cancel asked); one still active (shutdown) resumes at the next
     /// start.
     package mutating func stopped(_ id: Int64) -> [Action] {
-        guard var record = records[id] else { return [] }
-        if record.state == .cancelled {
-            records[id] = nil
+        guard let live = lives[id], records[id] != nil else { return [] }
+        if live.stored == .cancelled, let record = records[id] {
+            remove(id)
             return [.discardPartial(record), .delete([id]), .publish(.removed, record)]
         }
-        if record.state == .active { record.state = .queued }
-        records[id] = record
+        if live.isActive { settle(id, .queued) }
+        guard let record = records[id] else { return [] }
         return [.persist([record], .powerLoss)]
     }
 
     /// The attempt is over, whatever became of it: the download may start again. A cancel that came during the
     /// last commit left the removal to this moment.
     package mutating func attemptEnded(_ id: Int64) -> [Action] {
-        phases[id] = nil
-        paces[id] = nil
         var actions: [Action] = []
-        if records[id]?.state == .cancelled { actions = stopped(id) }
+        switch lives[id] {
+        case .windingDown(.cancelled, _)?: actions = stopped(id)
+        case .windingDown(let state, _)?: set(id, .idle(state))
+        // Every way out of an attempt settles it first; one that did not is stored as queued, as a restart would.
+        case .opening?, .transferring?, .finishing?: set(id, .idle(.queued))
+        case .idle?, nil: break
+        }
         return actions + [.reschedule]
-    }
-
-    // MARK: - Completion
-
-    /// Whether the download is still to be completed after its file was synced (a pause or cancel may have come).
-    package func stillActive(_ id: Int64) -> Bool { records[id]?.state == .active }
-
-    /// Chooses the final name of a complete download and records it, with the size and the partial file's own name,
-    /// before the rename: a crash right after the rename then finds the file under the row's name, one right before
-    /// it finds the bytes under the partial name (``recover(_:partialExists:finalSize:now:)``).
-    ///
-    /// - Parameters:
-    ///   - partialPath: Where the bytes are now.
-    ///   - exists: Whether a file exists at a path. A name is taken by an existing file, by a `<name>.part` a cancel
-    ///     kept, or by the name another unfinished download will use.
-    /// - Returns: The record to persist (``Action/persist(_:_:)``) before renaming to its path.
-    package mutating func chooseName(
-        _ id: Int64,
-        bytes: Int64,
-        partialPath: String,
-        exists: (String) -> Bool
-    ) -> DownloadRecord {
-        guard var record = records[id] else { preconditionFailure("download \(id) named without a record") }
-        let partialName = String(partialPath.dropFirst(record.directory.count + 1))
-        // Counted from the name the download had (its partial file's), so that a second try after a file appeared
-        // at the last moment gives "a (3).bin", not "a (2) (2).bin".
-        let wanted = partialName.hasSuffix(".part") ? String(partialName.dropLast(".part".count)) : record.fileName
-        let name = FileNaming.unique(wanted) { candidate in
-            let path = record.directory + "/" + candidate
-            return records.isClaimed(path, byOtherThan: id) || exists(path)
-                || (path + ".part" != partialPath && exists(path + ".part"))
-        }
-        if name + ".part" != partialName { record.partialName = partialName }
-        record.fileName = name
-        record.bytesDone = bytes
-        record.bytesTotal = bytes
-        records[id] = record
-        return record
-    }
-
-    /// The file is in place under its final name: the record as it will be committed (not yet in the table).
-    package func completedRecord(_ id: Int64, now: Int64) -> DownloadRecord {
-        guard let record = records[id] else { preconditionFailure("download \(id) completed without a record") }
-        return Self.completed(record, at: now)
-    }
-
-    private static func completed(_ unfinished: DownloadRecord, at now: Int64) -> DownloadRecord {
-        var record = unfinished
-        record.partialName = nil
-        record.state = .completed
-        record.completedAt = now
-        record.nextAttemptAt = nil
-        record.errorCode = nil
-        record.errorMessage = nil
-        record.errorHTTPStatus = nil
-        return record
-    }
-
-    /// The completion is committed. A cancel that came meanwhile removes the entry (the complete file stays); any
-    /// other command yields to the completion, which is then saved again over what the command saved (a pause, a
-    /// `move`, a `--now` wrote the row as the table had it: unfinished).
-    package mutating func committed(_ committed: DownloadRecord, runsHook: Bool) -> [Action] {
-        guard let current = records[committed.id] else { return [] }
-        if current.state == .cancelled { return stopped(committed.id) }
-        var record = committed
-        // What a command changed that still means something for a completed download.
-        record.priority = current.priority
-        record.position = current.position
-        record.bypassesGate = current.bypassesGate
-        records[record.id] = record
-        var actions: [Action] = []
-        if current.state != .active || Self.completed(current, at: committed.completedAt ?? 0) != committed {
-            actions.append(.persist([record], .powerLoss))
-        }
-        let size = record.bytesTotal ?? record.bytesDone
-        actions.append(.log(.info, "download \(record.id) completed: \(record.path) (\(size) bytes)"))
-        actions.append(.publish(.completed, record))
-        if runsHook { actions.append(.runHook(record)) }
-        return actions
-    }
-
-    // MARK: - Group commit
-
-    /// A completion's place in the group commit.
-    package enum CommitTurn: Equatable, Sendable {
-        /// Commit a batch now (``commitBatch(leadBy:)``).
-        case lead
-        /// Wait: the batch being committed ends by handing the lead on (``batchCommitted()``), and the next one
-        /// commits this completion, either led by it or by one that came earlier.
-        case wait
-    }
-
-    /// A completion's file is in place and its record (``completedRecord(_:now:)``) is to be committed. Completions
-    /// that arrive while a batch is being synced and committed wait, and go together in the next batch: N files
-    /// finishing at once cost one sync per directory and one SQLite commit, not N of each.
-    package mutating func commitRequested(_ record: DownloadRecord) -> CommitTurn {
-        if committingBatch {
-            waitingCommits.append(record)
-            return .wait
-        }
-        committingBatch = true
-        return .lead
-    }
-
-    /// The batch the leader commits: itself and every completion waiting by now.
-    package mutating func commitBatch(leadBy leader: DownloadRecord) -> [DownloadRecord] {
-        let batch = [leader] + waitingCommits.filter { $0.id != leader.id }
-        waitingCommits = []
-        return batch
-    }
-
-    /// The rows a batch writes once its directories are synced, and the downloads whose hook is due with them.
-    ///
-    /// A cancel answered meanwhile was committed first and holds: its row is not written back as completed (the file
-    /// stays under its final name, the download goes). Asked with no await before the save is submitted, so a
-    /// cancel arriving later is committed after it. A hook due is recorded with its completion, so that a crash
-    /// before it starts still runs it.
-    package func rowsToCommit(_ batch: [DownloadRecord], runsHook: Bool) -> (rows: [DownloadRecord], hooks: [Int64]) {
-        let rows = batch.filter { records[$0.id]?.state != .cancelled }
-        return (rows, runsHook ? rows.map(\.id) : [])
-    }
-
-    /// A batch is committed: the lead goes to the first completion that came meanwhile (`nil`: nobody waits, and the
-    /// next completion leads).
-    package mutating func batchCommitted() -> Int64? {
-        guard let next = waitingCommits.first else {
-            committingBatch = false
-            return nil
-        }
-        return next.id
-    }
-
-    // MARK: - Enqueue
-
-    /// Chooses free names for new downloads and reserves them until ``enqueued(_:reserved:)``.
-    ///
-    /// - Parameter exists: Whether a file of this name exists in the directory (a leftover `<name>.part` kept by a
-    ///   cancel also takes the name: the new download would resume into it or truncate it).
-    /// - Returns: The paths chosen, in the order asked.
-    package mutating func reserveNames(
-        _ wanted: [(directory: String, name: String)],
-        exists: (_ directory: String, _ name: String) -> Bool
-    ) -> [String] {
-        var taken: Set<String> = []
-        var paths: [String] = []
-        for (directory, wantedName) in wanted {
-            let name = FileNaming.unique(wantedName) { candidate in
-                let path = directory + "/" + candidate
-                if taken.contains(path) || reservedPaths.contains(path) || records.isClaimed(path, byOtherThan: nil) {
-                    return true
-                }
-                return exists(directory, candidate) || exists(directory, candidate + ".part")
-            }
-            taken.insert(directory + "/" + name)
-            paths.append(directory + "/" + name)
-        }
-        reservedPaths.formUnion(taken)
-        return paths
-    }
-
-    /// The enqueue's commit ended (or failed): its names are no longer reserved, and the new downloads join.
-    package mutating func enqueued(_ added: [DownloadRecord], reserved: [String]) -> [Action] {
-        reservedPaths.subtract(reserved)
-        for record in added { records[record.id] = record }
-        return added.map { .publish(.added, $0) } + [.reschedule]
-    }
-
-    // MARK: - Commands
-
-    /// The downloads a command names: every listed one, or these ids (each must exist).
-    package enum Selection: Equatable, Sendable {
-        case all
-        case ids([Int64])
-    }
-
-    /// Whether clients see this download (a cancelled one is on its way out; an unlisted one was cleared).
-    package func isVisible(_ id: Int64) -> Bool {
-        guard let record = records[id] else { return false }
-        return record.state != .cancelled && record.listed
-    }
-
-    private func select(
-        _ selection: Selection,
-        where eligible: (DownloadRecord) -> Bool
-    ) throws(DownloadQueueError) -> [Int64] {
-        switch selection {
-        case .all:
-            return records.values.filter { $0.listed && eligible($0) }.map(\.id).sorted()
-        case .ids(let ids):
-            for id in ids where !isVisible(id) { throw .unknownDownload(id) }
-            return ids
-        }
-    }
-
-    /// Applies `change` to the selected downloads that are `eligible` (others are left alone).
-    private mutating func change(
-        _ selection: Selection,
-        where eligible: (DownloadRecord) -> Bool,
-        _ change: (inout DownloadRecord) -> Void
-    ) throws(DownloadQueueError) -> [DownloadRecord] {
-        var changed: [DownloadRecord] = []
-        for id in try select(selection, where: eligible) {
-            guard var record = records[id], eligible(record) else { continue }
-            change(&record)
-            records[id] = record
-            changed.append(record)
-        }
-        return changed
-    }
-
-    /// A user's pause; it also takes over a download the gate paused, which then stays paused when the gate opens.
-    package mutating func pause(_ selection: Selection) throws(DownloadQueueError) -> [Action] {
-        let running = { (record: DownloadRecord) in
-            record.state == .queued || record.state == .active || Self.pausedByGate(record)
-        }
-        let changed = try change(selection, where: running) {
-            $0.state = .paused
-            $0.pauseReason = nil
-        }
-        var actions: [Action] = [.persist(changed, .powerLoss)]
-        for record in changed {
-            if holdsSlot(record.id) { actions.append(.stopTransfer(record.id)) }
-            actions.append(.publish(.paused, record))
-        }
-        return actions
-    }
-
-    /// While the gate is closed a resumed download waits for it (paused with the gate's reason) unless it was queued
-    /// with `--now`: resuming means "run when allowed", and `--now` is how to say "run anyway".
-    package mutating func resume(_ selection: Selection) throws(DownloadQueueError) -> [Action] {
-        let paused = { (record: DownloadRecord) in record.state == .paused }
-        let changed = try change(selection, where: paused) { [self] in
-            $0.pauseReason = nil
-            $0.nextAttemptAt = nil
-            admit(&$0)
-        }
-        return [.persist(changed, .powerLoss)] + changed.map { .publish(Self.releaseEvent($0), $0) } + [.reschedule]
-    }
-
-    package mutating func retry(_ selection: Selection) throws(DownloadQueueError) -> [Action] {
-        let eligible = { (record: DownloadRecord) in
-            record.state == .failed || (record.state == .queued && record.nextAttemptAt != nil)
-        }
-        let changed = try change(selection, where: eligible) { [self] in
-            $0.attempts = 0
-            $0.nextAttemptAt = nil
-            admit(&$0)
-        }
-        return [.persist(changed, .powerLoss)] + changed.map { .publish(Self.releaseEvent($0), $0) } + [.reschedule]
-    }
-
-    // MARK: - The gate
-
-    /// Whether the gate paused this download (and its opening resumes it).
-    package static func pausedByGate(_ record: DownloadRecord) -> Bool {
-        record.state == .paused && record.pauseReason.flatMap(GateReason.init(rawValue:)) != nil
-    }
-
-    /// Makes a download that may run `queued`, or paused with the gate's reason while the gate holds it.
-    private func admit(_ record: inout DownloadRecord) {
-        if let gate, !record.bypassesGate {
-            record.state = .paused
-            record.pauseReason = gate.rawValue
-        } else {
-            record.state = .queued
-            record.pauseReason = nil
-        }
-    }
-
-    /// How a download let go by a command is announced: resumed, or paused again by the closed gate.
-    private static func releaseEvent(_ record: DownloadRecord) -> Announcement {
-        record.state == .paused ? .paused : .resumed
-    }
-
-    /// The state a new download is stored with: `queued`, or paused by the closed gate.
-    package func admitted(_ record: DownloadRecord) -> DownloadRecord {
-        var record = record
-        admit(&record)
-        return record
-    }
-
-    /// The gate closed (with a reason), changed its reason, or opened (`nil`).
-    ///
-    /// Closing stops running transfers (their partial files stay, and resume with a Range request) and pauses them
-    /// and the queued downloads with the reason; `--now` downloads and those finishing (their bytes are all there)
-    /// go on. Opening resumes exactly the downloads the gate paused: never one a user paused or `disk_full` paused,
-    /// and a retry time a download was waiting for still holds.
-    package mutating func gateChanged(closedBecause reason: GateReason?) -> [Action] {
-        // The first call always looks at every download: rows the gate paused before a restart resume if it is open.
-        guard !gateKnown || reason != gate else { return [] }
-        let turned = !gateKnown ? reason != nil : reason != gate
-        gateKnown = true
-        gate = reason
-        var changed: [DownloadRecord] = []
-        var actions: [Action] = []
-        for var record in records.values where !record.bypassesGate {
-            let held: Bool
-            switch record.state {
-            case .queued: held = true
-            // An open gate has nothing to do with a running download (the first look may come while some run).
-            case .active: held = reason != nil && phases[record.id] != .finishing
-            case .paused: held = Self.pausedByGate(record)
-            case .failed, .completed, .cancelled: held = false
-            }
-            guard held else { continue }
-            let wasActive = record.state == .active
-            let before = record
-            admit(&record)
-            // A queued download stays queued when the gate opens: neither a write nor a `download.resumed` for it.
-            guard record != before else { continue }
-            records[record.id] = record
-            changed.append(record)
-            if wasActive && holdsSlot(record.id) { actions.append(.stopTransfer(record.id)) }
-        }
-        changed.sort { $0.id < $1.id }
-        guard turned || !changed.isEmpty else { return [.reschedule] }
-        let message =
-            reason.map {
-                "downloads held: \($0 == .metered ? "the network is metered" : "outside the download windows")"
-            }
-            ?? "downloads may run again"
-        return [.log(.info, "\(message) (\(changed.count) download(s))"), .persist(changed, .powerLoss)] + actions
-            + changed.map { .publish(Self.releaseEvent($0), $0) } + [.reschedule]
-    }
-
-    /// `--now` for downloads that already existed: they pass the gate from now on, and one the gate paused runs.
-    package mutating func expedite(_ ids: [Int64]) -> [Action] {
-        var changed: [DownloadRecord] = []
-        for id in ids {
-            guard var record = records[id], !record.bypassesGate, record.state != .completed,
-                record.state != .cancelled
-            else { continue }
-            record.bypassesGate = true
-            if Self.pausedByGate(record) { admit(&record) }
-            records[id] = record
-            changed.append(record)
-        }
-        guard !changed.isEmpty else { return [] }
-        return [.persist(changed, .powerLoss)] + changed.filter { $0.state == .queued }.map { .publish(.resumed, $0) }
-            + [.reschedule]
-    }
-
-    /// Committed as `cancelled` first, so that a daemon dying before the partial file is gone finishes the job at
-    /// the next start. A download with a transfer is removed when that transfer ends; the others go at once, in one
-    /// transaction.
-    package mutating func cancel(_ ids: [Int64], deletePartial: Bool) throws(DownloadQueueError) -> [Action] {
-        let unfinished = { (record: DownloadRecord) in record.state != .completed && record.state != .cancelled }
-        let changed = try change(.ids(ids), where: unfinished) {
-            $0.state = .cancelled
-            $0.deletePartial = deletePartial
-        }
-        var actions: [Action] = [.persist(changed, .powerLoss)]
-        var idle: [DownloadRecord] = []
-        for record in changed {
-            switch phases[record.id] {
-            case .opening?, .transferring?: actions.append(.stopTransfer(record.id))
-            case .finishing?: break  // the end of the attempt removes it
-            case nil: idle.append(record)
-            }
-        }
-        for record in idle { records[record.id] = nil }
-        actions += idle.map { .discardPartial($0) }
-        if !idle.isEmpty { actions.append(.delete(idle.map(\.id))) }
-        actions += idle.map { .publish(.removed, $0) }
-        return actions
-    }
-
-    /// Where a download goes in the queue.
-    package enum Placement: Equatable, Sendable {
-        case top
-        case bottom
-        case before(Int64)
-    }
-
-    package mutating func move(_ id: Int64, to placement: Placement) throws(DownloadQueueError) -> [Action] {
-        guard isVisible(id), let moving = records[id] else { throw .unknownDownload(id) }
-        let unfinished = { (state: DownloadRecord.State) in state == .queued || state == .paused || state == .active }
-        guard unfinished(moving.state) else { throw .notMovable(id, moving.state) }
-        var order = orderedRecords().filter { unfinished($0.state) }.map(\.id)
-        order.removeAll { $0 == id }
-        switch placement {
-        case .top: order.insert(id, at: 0)
-        case .bottom: order.append(id)
-        case .before(let other):
-            guard let index = order.firstIndex(of: other) else { throw .unknownDownload(other) }
-            order.insert(id, at: index)
-        }
-        var changed: [DownloadRecord] = []
-        for (index, current) in order.enumerated() {
-            guard var record = records[current] else { continue }
-            if placement == .top && current == id, let first = order.dropFirst().first, let next = records[first] {
-                record.priority = max(record.priority, next.priority)
-            }
-            let position = Int64(index + 1)
-            if record.position != position || current == id {
-                record.position = position
-                records[current] = record
-                changed.append(record)
-            }
-        }
-        return [.persist(changed, .powerLoss), .reschedule]
-    }
-
-    /// `clear`: the finished downloads in `states` leave the list now, before their rows are cleared, so that no
-    /// command (a `retry` from another client) can take one up meanwhile. One whose attempt is still winding down
-    /// goes too: nothing of that attempt reads its record again.
-    ///
-    /// - Returns: The downloads taken off, by id; ``cleared(_:unlisted:deletePartial:)`` or
-    ///   ``clearNotSaved(_:)`` concludes them.
-    package mutating func clear(_ states: Set<DownloadRecord.State>) -> [DownloadRecord] {
-        let chosen = records.values.filter { $0.listed && states.contains($0.state) }.sorted { $0.id < $1.id }
-        for record in chosen { records[record.id]?.listed = false }
-        return chosen
-    }
-
-    /// The store did not clear the downloads: they are listed again.
-    package mutating func clearNotSaved(_ cleared: [DownloadRecord]) {
-        for record in cleared where records[record.id] != nil { records[record.id]?.listed = true }
-    }
-
-    /// The downloads left the list: `unlisted` ones stay in the table off the list (an episode points at their file,
-    /// so its podcast's keep and `unsubscribe --delete-files` still find it), the others are gone.
-    package mutating func cleared(
-        _ cleared: [DownloadRecord],
-        unlisted: Set<Int64>,
-        deletePartial: Bool
-    ) -> [Action] {
-        var actions: [Action] = []
-        for var record in cleared {
-            if !unlisted.contains(record.id) { records[record.id] = nil }
-            if record.state == .failed {
-                record.deletePartial = deletePartial
-                actions.append(.discardPartial(record))
-            }
-            actions.append(.publish(.removed, record))
-        }
-        return actions
-    }
-
-    /// Completed downloads forgotten (their rows deleted by the caller): they leave the table.
-    package mutating func forgotten(_ completed: [DownloadRecord]) -> [Action] {
-        for record in completed where records[record.id]?.state == .completed { records[record.id] = nil }
-        return completed.map { .publish(.removed, $0) }
     }
 
     // MARK: - Reading
@@ -942,38 +556,5 @@ package struct DownloadQueueStateMachine {
         case .completed: 4
         case .cancelled: 5
         }
-    }
-}
-
-/// Why the download queue refused a command. The control server maps it to a JSON-RPC error in one place.
-package struct DownloadQueueError: Error, Equatable, Sendable {
-    package enum Code: Equatable, Sendable {
-        /// A parameter is wrong; `parameter` names it.
-        case invalid(parameter: String)
-        case unknownDownload(Int64)
-        /// Only unfinished downloads have a place in the queue.
-        case notMovable(Int64, DownloadRecord.State)
-        /// The store could not save the change.
-        case notSaved
-    }
-
-    package var code: Code
-    /// What is wrong, as a clause that the protocol layer frames ("'ids' must name at least one download").
-    package var message: String
-
-    static func invalid(_ message: String, parameter: String) -> Self {
-        Self(code: .invalid(parameter: parameter), message: message)
-    }
-
-    static func unknownDownload(_ id: Int64) -> Self {
-        Self(code: .unknownDownload(id), message: "there is no download \(id)")
-    }
-
-    static func notMovable(_ id: Int64, _ state: DownloadRecord.State) -> Self {
-        Self(code: .notMovable(id, state), message: "download \(id) is \(state.rawValue)")
-    }
-
-    static func notSaved(_ error: any Error) -> Self {
-        Self(code: .notSaved, message: "the queue could not be saved: \(error)")
     }
 }

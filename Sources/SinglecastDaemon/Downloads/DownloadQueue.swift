@@ -143,6 +143,7 @@ package actor DownloadQueue: Service {
         settings: QueueSettings,
         defaultDirectory: String,
         distrustUncheckpointedBytes: Bool,
+        hookStopTimeout: Duration = .seconds(10),
         now: @escaping @Sendable () -> Int64 = WallClock.milliseconds
     ) {
         self.store = store
@@ -153,7 +154,7 @@ package actor DownloadQueue: Service {
         self.defaultDirectory = defaultDirectory
         self.distrustUncheckpointedBytes = distrustUncheckpointedBytes
         self.now = now
-        self.hooks = HookRunner(store: store, logger: logger)
+        self.hooks = HookRunner(store: store, logger: logger, stopTimeout: hookStopTimeout)
         (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         (changes, changed) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         (completions, completed) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -422,9 +423,6 @@ package actor DownloadQueue: Service {
             await fail(id, Self.truncate(fd, to: 0, path: partialPath, root: defaultDirectory) ?? failure)
         case .keepThenFail(let failure, let bytes):
             if await FileSync.data(fd) == 0 { machine.kept(id, bytes: bytes) }
-            if case .transfer(let error) = failure, error.code == .cancelled {
-                return await perform(machine.stopped(id))
-            }
             await fail(id, failure)
         case .fail(let failure):
             await fail(id, failure)
@@ -450,21 +448,23 @@ package actor DownloadQueue: Service {
             return await fail(id, rejection)
         }
         guard syncError == 0 else { return await fail(id, .file(.sync, errno: syncError, path: partialPath)) }
-        var appeared: Set<String> = []
-        while true {
-            let record = machine.chooseName(id, bytes: bytes, partialPath: partialPath) { path in
-                appeared.contains(path) || FileManager.default.fileExists(atPath: path)
-            }
-            await perform([.persist([record], .processCrash)])
+        let exists = { (path: String) in FileManager.default.fileExists(atPath: path) }
+        var step = machine.nameFile(id, bytes: bytes, partialPath: partialPath, exists: exists)
+        while case .rename(let path, let actions) = step {
+            await perform(actions)
             // Atomic, and never over a file that appeared after the check: the final name shows either nothing or
             // the complete file, and someone else's file stays.
-            let code = DownloadDirectory.renameNoReplace(partialPath, to: record.path, root: defaultDirectory)
-            if code == 0 { break }
-            guard code == EEXIST else { return await fail(id, .file(.rename, errno: code, path: record.path)) }
-            logger.info("download \(id): \(record.path) appeared while it was being completed; taking another name")
-            appeared.insert(record.path)
+            let code = DownloadDirectory.renameNoReplace(partialPath, to: path, root: defaultDirectory)
+            let result: DownloadQueueStateMachine.RenameResult =
+                code == 0 ? .renamed : code == EEXIST ? .nameTaken : .failed(errno: code)
+            step = machine.renamed(id, result, bytes: bytes, partialPath: partialPath, now: now(), exists: exists)
         }
-        let completed = machine.completedRecord(id, now: now())
+        let completed: DownloadRecord
+        switch step {
+        case .commit(let record): completed = record
+        case .fail(let failure): return await fail(id, failure)
+        case .rename: preconditionFailure("download \(id): the rename loop ended on a rename")
+        }
         if let error = await commitCompletion(completed) {
             logger.error("cannot save download \(id): \(error)")
         }
@@ -811,16 +811,16 @@ package actor DownloadQueue: Service {
         guard !states.isEmpty else {
             throw .invalid("'clear' needs 'completed', 'failed' or both", parameter: "completed")
         }
-        let cleared = machine.clear(states)
-        // A completed download an episode points at stays, off the list (``DownloadQueueStateMachine/cleared``).
+        let clearing = machine.clear(states)
         let unlisted: Set<Int64>
         do {
-            unlisted = try await store.clearDownloads(cleared.filter { $0.state == .completed }.map(\.id))
-            try await store.deleteDownloads(cleared.filter { $0.state != .completed }.map(\.id))
+            unlisted = try await store.clearDownloads(clearing.unlist)
+            try await store.deleteDownloads(clearing.delete)
         } catch {
-            machine.clearNotSaved(cleared)
+            machine.clearNotSaved(clearing.records)
             throw .notSaved(error)
         }
+        let cleared = clearing.records
         await perform(machine.cleared(cleared, unlisted: unlisted, deletePartial: params.deletePartial ?? false))
         return ChangedResult(changed: cleared.map(\.id))
     }
@@ -866,19 +866,11 @@ package actor DownloadQueue: Service {
         deleteFiles: Bool,
         reason: String
     ) async throws(DownloadQueueError) -> Discarded {
-        let existing = ids.filter { machine.records[$0] != nil && machine.records[$0]?.state != .cancelled }
-        let unfinished = existing.filter { machine.records[$0]?.state != .completed }
-        if !unfinished.isEmpty {
-            try await performCommand(machine.cancel(unfinished, deletePartial: true))
-        }
-        let completed = existing.compactMap { id in machine.records[id].flatMap { $0.state == .completed ? $0 : nil } }
+        let discarding = try machine.discard(ids, deleteFiles: deleteFiles)
+        try await performCommand(discarding.cancel)
         var outcome = Discarded()
-        var forgotten: [DownloadRecord] = []
-        for record in completed {
-            guard deleteFiles else {
-                forgotten.append(record)
-                continue
-            }
+        var forgotten = discarding.forget
+        for record in discarding.dispose {
             switch settings.disposal.dispose(record.path, size: record.bytesDone, inside: defaultDirectory, now: now())
             {
             case .success(let disposed):
@@ -945,7 +937,7 @@ package actor DownloadQueue: Service {
             case .cancelled: break
             }
         }
-        counts.rate = machine.paces.values.reduce(0) { $0 + $1.rate }
+        counts.rate = machine.totalRate
         return counts
     }
 
@@ -996,7 +988,7 @@ package actor DownloadQueue: Service {
             ?? (record.state == .completed ? record.bytesTotal ?? record.bytesDone : Self.partialSize(record))
         let total = live?.total ?? record.bytesTotal
         // Whole bytes per second and whole seconds: the fractions are noise, and JSON readers get plain numbers.
-        let speed = machine.paces[record.id]?.rate.rounded()
+        let speed = machine.pace(of: record.id)?.rate.rounded()
         var eta: Double?
         if let speed, speed >= Self.slowestRate, let total {
             eta = (Double(max(0, total.saturatingSubtract(bytes))) / speed).rounded(.up)
