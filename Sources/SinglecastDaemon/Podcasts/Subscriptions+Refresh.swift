@@ -21,6 +21,7 @@ extension Subscriptions {
             fetch: limitedFetch,
             maxFeedBytes: settings.maxFeedBytes,
             memory: (feedMemory, settings.feedMemoryBudget),
+            store: store,
             deadline: settings.fetchDeadline,
             transfer: settings.transfer
         )
@@ -144,7 +145,7 @@ extension Subscriptions {
         let inserted = try await store.applyRefresh(podcast) { store in
             try parsed.episodes(of: id, markNew: markNew, now: now, into: store)
         }
-        if parsed.document.count >= 1 << 20 { bigFeedsStored += 1 }
+        if parsed.documentSize >= 1 << 20 { bigFeedsStored += 1 }
         return inserted
     }
 
