@@ -74,7 +74,8 @@ extension HTTPEngine {
     /// the current URL (RFC 3986), http and https only, at most ``TransferOptions/maxRedirects`` hops, no URL
     /// visited twice, no step down from https to http under ``TransferOptions/requireHTTPS``, and credentials
     /// (basic authentication, `Authorization` and `Cookie` headers) sent to the original origin only. The body is
-    /// written into an anonymous in-memory file (`memfd_create`) and read back once the transfer is complete.
+    /// written into an anonymous in-memory file (`memfd_create`) and mapped once the transfer is complete: the body
+    /// is in memory once, in the file's pages.
     ///
     /// Cancelling the calling task stops the transfer and throws ``TransferError/Code/cancelled``.
     ///
@@ -92,7 +93,7 @@ extension HTTPEngine {
             let outcome = await transfer(plan.transferRequest(request, fileDescriptor: memory.descriptor)) { _ in }
             switch outcome {
             case .completed(let response, let bytesInFile):
-                let body = try memory.read(count: bytesInFile, url: plan.current)
+                let body = try memory.map(count: bytesInFile, url: plan.current)
                 return FetchResult(response: response, body: body, permanentRedirect: plan.permanentRedirect)
             case .httpError(let response), .rangeNotSatisfiable(let response):
                 if let location = response.location, RedirectPlan.isRedirect(response.status) {
@@ -227,8 +228,8 @@ package struct RedirectPlan: Sendable, Hashable {
     }
 }
 
-/// An anonymous in-memory file (`memfd_create`) that a transfer writes with `pwrite` and a fetch reads back; closed
-/// when released.
+/// An anonymous in-memory file (`memfd_create`) that a transfer writes with `pwrite` and a fetch maps; its descriptor
+/// is closed when released, its pages freed once the body mapped from it is.
 private final class MemoryFile {
     let descriptor: Int32
 
@@ -246,31 +247,33 @@ private final class MemoryFile {
         self.descriptor = descriptor
     }
 
-    /// The first `count` bytes.
-    func read(count: Int64, url: String) throws(TransferError) -> Data {
-        var data = Data(count: Int(count))
-        var offset = 0
-        var failure: Int32 = 0
-        data.withUnsafeMutableBytes { buffer in
-            while offset < buffer.count {
-                let result = pread(descriptor, buffer.baseAddress! + offset, buffer.count - offset, off_t(offset))
-                if result < 0 && errno == EINTR { continue }
-                guard result > 0 else {
-                    failure = result < 0 ? errno : EIO
-                    return
-                }
-                offset += result
-            }
+    /// The first `count` bytes, mapped rather than read: the body is then in memory once, in the file's pages,
+    /// instead of once there and once more in a copy on the heap (a 99 MB feed was both at once). The mapping keeps
+    /// the file after its descriptor is closed, and goes with the last copy of the data.
+    func map(count: Int64, url: String) throws(TransferError) -> Data {
+        guard count > 0 else { return Data() }
+        var status = stat()
+        // Touching a mapped page past the end of the file raises SIGBUS: map only what the file holds.
+        guard fstat(descriptor, &status) == 0, Int64(status.st_size) >= count, let length = Int(exactly: count) else {
+            throw failure("the file holds fewer bytes than were received", code: EIO, url: url)
         }
-        if failure != 0 {
-            throw TransferError(
-                code: .io,
-                message: "Fetching \(redactedURL(url)) failed: reading the body back from memory at byte \(offset): "
-                    + "\(String(cString: strerror(failure))).",
-                systemErrno: failure
-            )
+        // Private and writable: a writer of the data would write its own copy of a page, never the file. Populated,
+        // so the process's RSS counts the body from now on, as it counted the copy (the pages exist either way).
+        guard let address = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE, descriptor, 0),
+            address != UnsafeMutableRawPointer(bitPattern: -1)
+        else {
+            let code = errno
+            throw failure("mmap: \(String(cString: strerror(code)))", code: code, url: url)
         }
-        return data
+        return Data(bytesNoCopy: address, count: length, deallocator: .custom { munmap($0, $1) })
+    }
+
+    private func failure(_ what: String, code: Int32, url: String) -> TransferError {
+        TransferError(
+            code: .io,
+            message: "Fetching \(redactedURL(url)) failed: reading the body back from memory: \(what).",
+            systemErrno: code
+        )
     }
 
     deinit {

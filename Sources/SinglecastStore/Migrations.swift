@@ -274,6 +274,16 @@ package enum Migrations {
             CREATE INDEX episodes_by_new ON episodes(podcast_id, is_new);
             """
         ),
+        Migration(
+            10,
+            "the size of each feed's last document",
+            """
+            -- A refresh reserves memory for a feed before it fetches it, from the size of its last document: kept
+            -- here, a restart does not forget it, so big feeds still take turns on the first refresh after one.
+            -- Written only by Store.setFeedDocumentSize, never with the podcast's other fields.
+            ALTER TABLE podcasts ADD COLUMN feed_size INTEGER;
+            """
+        ),
     ]
 
     /// The schema version a fully migrated database has.

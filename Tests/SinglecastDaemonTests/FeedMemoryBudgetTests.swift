@@ -93,6 +93,60 @@ import Testing
         #expect(started4 == [3])
     }
 
+    /// A document a little bigger than its last one, reserved alone over the budget, grows in place: the feeds
+    /// waiting behind it keep waiting (they used to be let in when it gave its reservation back to ask again).
+    @Test func theOnlyHolderGrowsInPlaceAndThoseWaitingKeepWaiting() {
+        var budget = FeedMemoryBudget(limit: 100)
+        let granted1 = budget.reserve(id: 1, bytes: 200)
+        #expect(granted1)
+        let granted2 = budget.reserve(id: 2, bytes: 200)
+        #expect(!granted2)
+        let grown = budget.resize(id: 1, bytes: 201)
+        #expect(grown.resized && grown.granted.isEmpty)
+        #expect(budget.held == 201 && budget.waitingCount == 1)
+        let started1 = budget.release(id: 1)
+        #expect(started1 == [2])
+    }
+
+    @Test func aGrowthThatFitsBesideTheOthersIsTakenAndAShrinkLetsWaitersIn() {
+        var budget = FeedMemoryBudget(limit: 100)
+        let granted1 = budget.reserve(id: 1, bytes: 30)
+        #expect(granted1)
+        let granted2 = budget.reserve(id: 2, bytes: 30)
+        #expect(granted2)
+        let granted3 = budget.reserve(id: 3, bytes: 50)
+        #expect(!granted3)
+        let grown = budget.resize(id: 1, bytes: 40)
+        #expect(grown.resized && grown.granted.isEmpty)
+        #expect(budget.held == 70)
+        let shrunk = budget.resize(id: 2, bytes: 10)
+        #expect(shrunk.resized && shrunk.granted == [3])
+        #expect(budget.held == 100)
+    }
+
+    /// A growth that does not fit gives back what it holds and waits first in line: nothing behind it starts, it
+    /// waits only for the holder running now, and two that grew at once do not wait for each other.
+    @Test func aGrowthThatDoesNotFitWaitsFirstInLineForTheHoldersOnly() {
+        var budget = FeedMemoryBudget(limit: 100)
+        let granted1 = budget.reserve(id: 1, bytes: 40)
+        #expect(granted1)
+        let granted2 = budget.reserve(id: 2, bytes: 40)
+        #expect(granted2)
+        let granted3 = budget.reserve(id: 3, bytes: 40)
+        #expect(!granted3)
+        let first = budget.resize(id: 1, bytes: 70)
+        #expect(!first.resized && first.granted.isEmpty)
+        #expect(budget.bytesHeld(by: 1) == nil && budget.held == 40)
+        #expect(budget.waitingCount == 2)
+        let second = budget.resize(id: 2, bytes: 70)
+        #expect(second.resized, "once the first gave its bytes back, the second is the only holder")
+        let started1 = budget.release(id: 2)
+        #expect(started1 == [1], "the grown one first; 40 more does not fit beside its 70")
+        #expect(budget.bytesHeld(by: 1) == 70)
+        let started2 = budget.release(id: 1)
+        #expect(started2 == [3])
+    }
+
     // MARK: - The limiter, with real tasks
 
     /// Eight tasks reserving 40 of 100 each: never more than two hold at once, and all get their turn.
@@ -129,6 +183,33 @@ import Testing
         holder = nil
         #expect(await behind.value == 50)
         #expect(limiter.held == 0, "the reservation was released when the task dropped it")
+    }
+
+    /// A refresh whose document grew by an item grows its reservation; the feed waiting behind it is not let in
+    /// meanwhile.
+    @Test func aGrowingReservationKeepsTheOneBehindItWaiting() async throws {
+        let limiter = FeedMemoryLimiter(limit: 100)
+        var holder = await limiter.reserve(200, within: 100)
+        let behind = Task { await limiter.reserve(200, within: 100)?.bytes }
+        try await Task.sleep(for: .milliseconds(100))
+        let grown = await limiter.grow(try #require(holder), to: 201, within: 100)
+        #expect(grown && holder?.bytes == 201 && limiter.held == 201)
+        holder = nil
+        #expect(await behind.value == 200)
+    }
+
+    /// A growth that waits first in line holds nothing; cancelled, it ends, and releasing it gives back nothing.
+    @Test func aCancelledGrowthHoldsNothing() async throws {
+        let limiter = FeedMemoryLimiter(limit: 100)
+        let first = try #require(await limiter.reserve(40, within: 100))
+        let second = try #require(await limiter.reserve(40, within: 100))
+        let growing = Task { await limiter.grow(first, to: 70, within: 100) }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(limiter.held == 40, "it gave its bytes back to wait first in line")
+        growing.cancel()
+        #expect(await growing.value == false)
+        #expect(first.bytes == 0)
+        withExtendedLifetime((first, second)) {}
     }
 
     @Test func aTaskCancelledBeforeItAsksGetsNoReservation() async {

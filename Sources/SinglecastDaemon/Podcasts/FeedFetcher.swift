@@ -3,6 +3,7 @@ import SinglecastFeeds
 import SinglecastHTTP
 import SinglecastStore
 import SinglecastSupport
+import Synchronization
 
 /// Fetches a podcast's feed (conditionally when asked) under the overall deadline and the fetch limits, and parses
 /// it off the caller's actor: what `subscribe` and a refresh learn of a feed before anything is stored. Also the
@@ -14,27 +15,59 @@ struct FeedFetcher: Sendable {
     var maxFeedBytes: Int64
     /// The limiter every refresh shares and the budget configured now: a document is parsed only within it.
     var memory: (limiter: FeedMemoryLimiter, budget: Int64)
+    /// Where each feed's last document size is kept across restarts.
+    var store: Store
     /// How long one feed's fetch may take in all, however steadily its server trickles bytes.
     var deadline: Duration
     var transfer: TransferOptions
 
     /// A feed that parsed: its channel, and the document, read again for the episodes as they are stored (a
-    /// 100,000-item feed's episodes are never all in memory).
+    /// 100,000-item feed's episodes are never all in memory), then let go of.
     struct ParsedFeed: Sendable {
         var feed: Feed
-        var document: Data
         /// The URL the document came from, which relative links are resolved against.
         var url: String
-        /// The document's share of the feed memory budget, given back when the last copy of this is released.
-        var reservation: FeedMemoryLimiter.Reservation?
+        /// The document's size in bytes (it stays known once the document is let go of).
+        let documentSize: Int
+        private let held: Held
 
         /// Parses a feed for its channel and to know that it parses, before anything is stored; its episodes are
         /// dropped batch by batch and read again by ``episodes(of:markNew:now:into:)``.
         init(_ document: Data, url: String, reservation: FeedMemoryLimiter.Reservation? = nil) throws(FeedError) {
             feed = try FeedParser.parse(document, url: url, batchSize: Store.refreshBatchSize) { _ in }
-            self.document = document
             self.url = url
-            self.reservation = reservation
+            documentSize = document.count
+            held = Held(document, reservation)
+        }
+
+        /// The document and its share of the feed memory budget, shared by every copy of the parsed feed: let go of
+        /// as soon as the episodes are stored, not when the last copy is (a refresh goes on to queue downloads and
+        /// fetch artwork, and the next big feed waits for the budget meanwhile).
+        private final class Held: Sendable {
+            private let state: Mutex<(document: Data, reservation: FeedMemoryLimiter.Reservation?)?>
+
+            init(_ document: Data, _ reservation: FeedMemoryLimiter.Reservation?) {
+                state = Mutex((document, reservation))
+            }
+
+            /// The document to read the episodes from; asking once it is let go of is a mistake of the caller's.
+            func documentToRead() -> Data {
+                guard let document = state.withLock({ $0?.document }) else {
+                    preconditionFailure("a parsed feed's episodes were read twice; the document was let go of")
+                }
+                return document
+            }
+
+            /// Drops the document and gives its reservation back (the reservation last, so the budget is given back
+            /// only once the document's memory is).
+            func release() {
+                var held = state.withLock { state in
+                    defer { state = nil }
+                    return state
+                }
+                held?.document = Data()
+                held = nil
+            }
         }
 
         /// What holding and parsing a document of `bytes` costs at its peak, as reserved from the budget.
@@ -48,7 +81,8 @@ struct FeedFetcher: Sendable {
 
         static let peakFactor: Int64 = 5
 
-        /// Reads the episodes again and hands them to `store` as records of podcast `id`, one parser batch at a time.
+        /// Reads the episodes again and hands them to `store` as records of podcast `id`, one parser batch at a time,
+        /// then lets go of the document and gives its reservation back: call it once.
         ///
         /// - Throws: The first error of `store` (the rest of the document is then read but not stored), or the
         ///   parser's, which a document that parsed once does not raise.
@@ -60,7 +94,9 @@ struct FeedFetcher: Sendable {
         ) throws {
             var feedOrder = 0
             var failure: SQLiteError?
-            _ = try FeedParser.parse(document, url: url, batchSize: Store.refreshBatchSize) { batch in
+            // The document's last use: it and its reservation go as soon as it is read.
+            defer { held.release() }
+            _ = try FeedParser.parse(held.documentToRead(), url: url, batchSize: Store.refreshBatchSize) { batch in
                 guard failure == nil else { return }
                 let records = batch.map { episode in
                     var record = FeedFetcher.record(of: episode, feedOrder: feedOrder, now: now)
@@ -109,11 +145,13 @@ struct FeedFetcher: Sendable {
             maxBytes: maxFeedBytes,
             options: transfer
         )
-        // A feed seen before reserves what its last document cost before fetching, so big feeds refreshed together
-        // take turns before their documents are even fetched; a new or grown one reserves (again) once its size is
-        // known, holding its document while it waits.
+        // A feed seen before (since the start, or kept in the store from before it) reserves what its last document
+        // cost before fetching, so big feeds refreshed together take turns before their documents are even fetched;
+        // a new one reserves once its size is known, holding its document while it waits, and a grown one grows its
+        // reservation.
         var reservation: FeedMemoryLimiter.Reservation?
-        if let size = memory.limiter.lastDocumentSize(of: podcast.feedURL) {
+        let known = await lastDocumentSize(of: podcast.feedURL)
+        if let size = known {
             reservation = await memory.limiter.reserve(
                 ParsedFeed.estimatedCost(ofDocument: size),
                 within: memory.budget
@@ -140,10 +178,17 @@ struct FeedFetcher: Sendable {
             return .gone
         case 200...299:
             // Within the memory budget from here until the stored refresh lets go of the document.
-            memory.limiter.remember(documentSize: result.body.count, of: podcast.feedURL)
+            if result.body.count != known {
+                await remember(result.body.count, of: podcast.feedURL)
+            }
             let cost = ParsedFeed.estimatedCost(ofDocument: result.body.count)
-            if (reservation?.bytes ?? -1) < cost {
-                reservation = nil
+            if let held = reservation {
+                // Grown (by an item, usually): it grows in place or waits first in line; giving it back to ask
+                // again let every feed waiting behind it fetch its document meanwhile.
+                if held.bytes < cost, await !memory.limiter.grow(held, to: cost, within: memory.budget) {
+                    return Self.stoppedWhileWaiting
+                }
+            } else {
                 reservation = await memory.limiter.reserve(cost, within: memory.budget)
                 if reservation == nil { return Self.stoppedWhileWaiting }
             }
@@ -159,6 +204,28 @@ struct FeedFetcher: Sendable {
                 message: "the server answered HTTP \(status) for \(redactedURL(result.response.finalURL))"
             )
         }
+    }
+
+    /// The size of the last document fetched from `url`: known since the last start, or kept in the store from
+    /// before it (then known from now on). Without it, the first refresh after a restart of every big feed would
+    /// fetch at once and hold all their documents while they waited their turn.
+    private func lastDocumentSize(of url: String) async -> Int? {
+        if let known = memory.limiter.lastDocumentSize(of: url) {
+            // A subscription's size could not be stored before its podcast was: it is now.
+            if !known.stored { await remember(known.bytes, of: url) }
+            return known.bytes
+        }
+        guard let stored = try? await store.feedDocumentSize(of: url), let size = Int(exactly: stored) else {
+            return nil
+        }
+        memory.limiter.remember(documentSize: size, of: url, stored: true)
+        return size
+    }
+
+    /// Records the size of a document fetched from `url`, in memory and in the store when a podcast has that feed.
+    private func remember(_ size: Int, of url: String) async {
+        let stored = (try? await store.setFeedDocumentSize(Int64(size), of: url)) ?? false
+        memory.limiter.remember(documentSize: size, of: url, stored: stored)
     }
 
     private static let stoppedWhileWaiting = Fetched.failed(

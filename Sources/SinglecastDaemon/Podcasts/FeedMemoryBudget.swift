@@ -49,6 +49,33 @@ struct FeedMemoryBudget: Sendable {
         return grant()
     }
 
+    /// Changes what granted reservation `id` holds to `bytes`: its document turned out bigger (or smaller) than the
+    /// size it reserved for before fetching.
+    ///
+    /// A smaller or fitting size, or any size when it is the only holder, is taken at once. Otherwise it gives back
+    /// what it holds and waits *first* in line for `bytes`: the others waiting stay behind it, so nothing starts
+    /// while its document waits, and it waits only for the holders running now, never for a reservation that
+    /// waits itself (two that grew cannot wait for each other).
+    ///
+    /// - Returns: `resized`: whether it holds `bytes` now (else it waits until a ``release(id:)`` or
+    ///   ``setLimit(_:)`` names it); `granted`: the waiting reservations a smaller size lets in.
+    mutating func resize(id: Int, bytes: Int64) -> (resized: Bool, granted: [Int]) {
+        guard let old = holding[id] else { preconditionFailure("resized reservation \(id), which holds nothing") }
+        let bytes = max(0, bytes)
+        if bytes <= old || holding.count == 1 || bytes - old <= limit - held {
+            holding[id] = bytes
+            held += bytes - old
+            return (true, grant())
+        }
+        holding[id] = nil
+        held -= old
+        waiting.insert((id, bytes), at: 0)
+        return (false, [])
+    }
+
+    /// The bytes reservation `id` holds; `nil` when it holds nothing (it waits, or was never granted).
+    func bytesHeld(by id: Int) -> Int64? { holding[id] }
+
     /// Forgets a waiting reservation (its task was cancelled).
     ///
     /// - Returns: `nil` when it was not waiting (it holds its bytes, and must release them); else the reservations

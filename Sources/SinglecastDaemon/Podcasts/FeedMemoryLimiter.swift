@@ -18,24 +18,31 @@ final class FeedMemoryLimiter: Sendable {
         var asked: Set<Int> = []
         /// Reservations cancelled before they asked.
         var cancelledEarly: Set<Int> = []
-        /// The size of each feed's last document, by feed URL.
-        var documentSizes: [String: Int] = [:]
+        /// The size of each feed's last document, by feed URL, and whether the store has it.
+        var documentSizes: [String: (bytes: Int, stored: Bool)] = [:]
     }
 
     /// Bytes granted to one refresh, given back when it is released (the last copy of what holds it is gone).
     final class Reservation: Sendable {
-        /// The bytes reserved.
-        let bytes: Int64
         private let limiter: FeedMemoryLimiter
-        private let id: Int
+        fileprivate let id: Int
+        /// `nil` once it holds nothing: it grew, gave its bytes back to wait first in line, and was cancelled.
+        private let held: Mutex<Int64?>
 
         fileprivate init(bytes: Int64, limiter: FeedMemoryLimiter, id: Int) {
-            self.bytes = bytes
             self.limiter = limiter
             self.id = id
+            held = Mutex(bytes)
         }
 
-        deinit { limiter.release(id: id, bytes: bytes) }
+        /// The bytes reserved.
+        var bytes: Int64 { held.withLock { $0 ?? 0 } }
+
+        fileprivate func set(_ bytes: Int64?) { held.withLock { $0 = bytes } }
+
+        deinit {
+            if let bytes = held.withLock({ $0 }) { limiter.release(id: id, bytes: bytes) }
+        }
     }
 
     private let state: Mutex<State>
@@ -46,14 +53,15 @@ final class FeedMemoryLimiter: Sendable {
         state = Mutex(State(budget: FeedMemoryBudget(limit: limit)))
     }
 
-    /// The size of the last document fetched from `url`, if one was: what its next refresh reserves before it fetches.
-    func lastDocumentSize(of url: String) -> Int? {
+    /// The size of the last document fetched from `url`, if one was: what its next refresh reserves before it
+    /// fetches; `stored` tells whether the store has it too.
+    func lastDocumentSize(of url: String) -> (bytes: Int, stored: Bool)? {
         state.withLock { $0.documentSizes[url] }
     }
 
-    /// Records the size of a document fetched from `url`.
-    func remember(documentSize: Int, of url: String) {
-        state.withLock { $0.documentSizes[url] = documentSize }
+    /// Records the size of a document fetched from `url`, and whether the store has it.
+    func remember(documentSize: Int, of url: String, stored: Bool) {
+        state.withLock { $0.documentSizes[url] = (documentSize, stored) }
     }
 
     /// The bytes reserved now.
@@ -69,16 +77,43 @@ final class FeedMemoryLimiter: Sendable {
             state.nextID += 1
             return state.nextID
         }
+        let granted = await wait(id) { budget in
+            let others = budget.setLimit(limit)
+            return (budget.reserve(id: id, bytes: bytes), others)
+        }
+        return granted ? Reservation(bytes: max(0, bytes), limiter: self, id: id) : nil
+    }
+
+    /// Makes `reservation` hold `bytes`, for a document bigger than the size it was reserved for: at once when that
+    /// fits (``FeedMemoryBudget/resize(id:bytes:)`` holds the rules), else first in line, so that the feeds waiting
+    /// behind it do not start while its document waits.
+    ///
+    /// - Returns: `false` when the task was cancelled while it waited (the reservation may then hold nothing).
+    func grow(_ reservation: Reservation, to bytes: Int64, within limit: Int64) async -> Bool {
+        let id = reservation.id
+        let granted = await wait(id) { budget in
+            let others = budget.setLimit(limit)
+            let resized = budget.resize(id: id, bytes: bytes)
+            return (resized.resized, others + resized.granted)
+        }
+        reservation.set(state.withLock { $0.budget.bytesHeld(by: id) })
+        return granted
+    }
+
+    /// Asks the budget with `ask` (which returns whether reservation `id` is granted now, and the waiting ones it
+    /// granted) and waits, cancellably, until `id` is granted.
+    private func wait(_ id: Int, _ ask: (inout FeedMemoryBudget) -> (Bool, [Int])) async -> Bool {
         defer { state.withLock { _ = $0.asked.remove(id) } }
-        let granted = await withTaskCancellationHandler {
+        return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 let (now, others): (Bool?, [CheckedContinuation<Bool, Never>]) = state.withLock { state in
                     state.asked.insert(id)
                     if state.cancelledEarly.remove(id) != nil { return (false, []) }
-                    let others = state.budget.setLimit(limit).compactMap { state.waiters.removeValue(forKey: $0) }
-                    if state.budget.reserve(id: id, bytes: bytes) { return (true, others) }
+                    let (granted, others) = ask(&state.budget)
+                    let resumed = others.compactMap { state.waiters.removeValue(forKey: $0) }
+                    if granted { return (true, resumed) }
                     state.waiters[id] = continuation
-                    return (nil, others)
+                    return (nil, resumed)
                 }
                 for other in others { other.resume(returning: true) }
                 if let now { continuation.resume(returning: now) }
@@ -95,7 +130,6 @@ final class FeedMemoryLimiter: Sendable {
             }
             for (waiter, granted) in resumed { waiter.resume(returning: granted) }
         }
-        return granted ? Reservation(bytes: max(0, bytes), limiter: self, id: id) : nil
     }
 
     /// A reservation at least this big gives the memory its parse freed back to the system before the next one starts.

@@ -214,6 +214,7 @@ package actor PodcastRefresher: Service {
             fetch: limitedFetch,
             maxFeedBytes: settings.maxFeedBytes,
             memory: (feedMemory, settings.feedMemoryBudget),
+            store: store,
             deadline: settings.fetchDeadline,
             transfer: settings.transfer
         )

@@ -93,7 +93,7 @@ extension Subscriptions {
                     inserted = []
                 }
                 applied.inserted = inserted.count
-                applied.bigFeed = feed.document.count >= 1 << 20
+                applied.bigFeed = feed.documentSize >= 1 << 20
             } catch {
                 applied.failure = "cannot save the refresh: \(error)"
                 applied.outcome = .failed

@@ -235,7 +235,7 @@ package actor Subscriptions {
         logger.notice("subscribed to \(current.title) (\(redactedURL(current.feedURL)))")
         let result = try await summary(current)
         events.podcastSubscribed(result)
-        await refresher.subscribed(podcast.id, bigFeed: feed.document.count >= 1 << 20)
+        await refresher.subscribed(podcast.id, bigFeed: feed.documentSize >= 1 << 20)
         return SubscribeOutcome(podcast: result, existing: false, queued: queued)
     }
 
