@@ -59,7 +59,7 @@ import Glibc
             let done = try client.finished([entry.id])[0]
             #expect(done.state == .completed, "\(done)")
             let source = try #require(sources[(done.file as NSString).lastPathComponent], "unexpected \(done.file)")
-            #expect(FileManager.default.contents(atPath: done.file) == source)
+            #expect(sameBytes(FileManager.default.contents(atPath: done.file), source))
             #expect(!FileManager.default.fileExists(atPath: done.file + ".part"))
             #expect(done.bytesDone == Int64(source.count))
         }
@@ -97,7 +97,7 @@ import Glibc
         #expect((resumedAt ?? 0) > 256 << 10, "the transfer did not resume where it stopped: \(restarted.log)")
         #expect(done.state == .completed, "\(done)")
         #expect(done.attempts == 2)
-        #expect(FileManager.default.contents(atPath: done.file) == TestContent.data(size: Int64(size)))
+        #expect(sameBytes(FileManager.default.contents(atPath: done.file), TestContent.data(size: Int64(size))))
         #expect(restarted.stop() == 0)
     }
 
@@ -117,8 +117,8 @@ import Glibc
         let done = try client.finished([queued.id])[0]
         #expect(done.state == .completed, "\(done)")
         #expect(done.file == queued.file + " (2)")
-        #expect(FileManager.default.contents(atPath: done.file) == TestContent.data(size: Int64(size)))
-        #expect(FileManager.default.contents(atPath: queued.file) == other)
+        #expect(sameBytes(FileManager.default.contents(atPath: done.file), TestContent.data(size: Int64(size))))
+        #expect(sameBytes(FileManager.default.contents(atPath: queued.file), other))
         let names = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
         #expect(names == ["524288", "524288 (2)"], "no partial file is left behind")
         #expect(daemon.stop() == 0)
@@ -148,8 +148,8 @@ import Glibc
         #expect(next.downloads[0].file == cancelled.file + " (2)")
         let done = try client.finished([next.downloads[0].id])[0]
         #expect(done.state == .completed, "\(done)")
-        #expect(FileManager.default.contents(atPath: done.file) == TestContent.data(size: 524_288))
-        #expect(FileManager.default.contents(atPath: cancelled.file + ".part") == kept)
+        #expect(sameBytes(FileManager.default.contents(atPath: done.file), TestContent.data(size: 524_288)))
+        #expect(sameBytes(FileManager.default.contents(atPath: cancelled.file + ".part"), kept))
         #expect(daemon.stop() == 0)
     }
 
@@ -170,9 +170,9 @@ import Glibc
         #expect(names[0] == "1000 (2)" && names[1] == "1001 (2)" && names[2] == "1002", "\(names.prefix(3))")
         #expect(Set(names).count == 40)
         #expect(try client.finished(queued.map(\.id)).allSatisfy { $0.state == .completed })
-        #expect(FileManager.default.contents(atPath: directory + "/1000") == Data("mine".utf8))
-        #expect(FileManager.default.contents(atPath: directory + "/1001.part") == Data("mine".utf8))
-        #expect(FileManager.default.contents(atPath: directory + "/1001 (2)") == TestContent.data(size: 1001))
+        #expect(sameBytes(FileManager.default.contents(atPath: directory + "/1000"), Data("mine".utf8)))
+        #expect(sameBytes(FileManager.default.contents(atPath: directory + "/1001.part"), Data("mine".utf8)))
+        #expect(sameBytes(FileManager.default.contents(atPath: directory + "/1001 (2)"), TestContent.data(size: 1001)))
         #expect(daemon.stop() == 0)
     }
 
@@ -302,7 +302,7 @@ import Glibc
         #expect(try client.result("resume", as: ChangedResult.self, params: #"{"all":true}"#).changed == [id])
         let done = try client.finished([id])[0]
         #expect(done.state == .completed, "\(done)")
-        #expect(FileManager.default.contents(atPath: done.file) == TestContent.data(size: Int64(size)))
+        #expect(sameBytes(FileManager.default.contents(atPath: done.file), TestContent.data(size: Int64(size))))
 
         let other = try enqueue(
             client,

@@ -96,7 +96,7 @@ final class ScriptedTransferEngine: TransferEngine {
         }
         for (index, url) in urls.enumerated() {
             let file = home.file("episodes/" + String(url.split(separator: "/").last!))
-            #expect(FileManager.default.contents(atPath: file) == Data(body(index)))
+            #expect(sameBytes(FileManager.default.contents(atPath: file), Data(body(index))))
         }
         // Group commits wrote every row as completed.
         #expect(try await store.downloads().allSatisfy { $0.state == .completed && $0.bytesDone == 4096 })
@@ -126,7 +126,9 @@ final class ScriptedTransferEngine: TransferEngine {
             _ = try await queue.resume(SelectionParams(ids: [id]))
             #expect(try await eventually(every: .milliseconds(1)) { try await queue.show(id).state == .completed })
         }
-        #expect(FileManager.default.contents(atPath: home.file("episodes/long.mp3")) == Data(body(7, size: 10_000)))
+        #expect(
+            sameBytes(FileManager.default.contents(atPath: home.file("episodes/long.mp3")), Data(body(7, size: 10_000)))
+        )
         #expect(engine.transfers.load(ordering: .relaxed) == 2)
     }
 

@@ -45,7 +45,7 @@ import Testing
         let result = try await fetch(url)
 
         #expect(result.response.status == 200)
-        #expect(result.body == expected)
+        #expect(sameBytes(result.body, expected))
         #expect(result.response.finalURL == url)
         #expect(result.response.etag != nil)
         #expect(result.permanentRedirect == nil)
@@ -100,7 +100,7 @@ import Testing
 
         #expect(result.response.status == expectedStatus)
         #expect(result.response.etag == "\"cond-2000\"")
-        #expect(result.body == (expectedStatus == 200 ? TestContent.data(size: 2000) : Data()))
+        #expect(sameBytes(result.body, (expectedStatus == 200 ? TestContent.data(size: 2000) : Data())))
     }
 
     @Test(arguments: ["/gone", "/status/500", "/status/403", "/status/429?retry_after=7"])
@@ -136,7 +136,7 @@ import Testing
         let result = try await fetch(server.url("/moved-permanently/file/1500"))
 
         #expect(result.response.status == 200)
-        #expect(result.body == TestContent.data(size: 1500))
+        #expect(sameBytes(result.body, TestContent.data(size: 1500)))
         #expect(result.response.finalURL == server.url("/file/1500"))
         #expect(result.permanentRedirect == server.url("/file/1500"))
     }
@@ -153,7 +153,7 @@ import Testing
         let result = try await fetch(server.url("/hops/\(codes)/file/100"))
 
         #expect(result.response.status == 200)
-        #expect(result.body == TestContent.data(size: 100))
+        #expect(sameBytes(result.body, TestContent.data(size: 100)))
         #expect(result.response.finalURL == server.url("/file/100"))
         #expect(result.permanentRedirect == (permanent ? server.url("/file/100") : nil))
     }
@@ -169,7 +169,7 @@ import Testing
         let server = try FaultServer()
         let result = try await fetch(server.url("/relative-redirect"))
         #expect(result.response.finalURL == server.url("/file/1000?from=relative"))
-        #expect(result.body == TestContent.data(size: 1000))
+        #expect(sameBytes(result.body, TestContent.data(size: 1000)))
         #expect(result.permanentRedirect == nil)
     }
 
