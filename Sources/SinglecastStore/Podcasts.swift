@@ -504,6 +504,23 @@ extension Store {
         }
     }
 
+    /// The episode a download was made for (the first linked, when podcasts share an enclosure) and its podcast's
+    /// title; `nil` for a download by URL.
+    package func episodeOfDownload(_ downloadID: Int64) throws(StoreError) -> (episode: EpisodeRecord, podcast: String)?
+    {
+        try withConnection("reading a download's episode") { connection throws(SQLiteError) in
+            let linked = try connection.query(
+                "SELECT id FROM episodes WHERE download_id = ? ORDER BY id LIMIT 1",
+                [.integer(downloadID)]
+            )
+            guard let id = linked.first?[0].int64,
+                let episode = try Self.episodes(ids: [id], fields: .withoutDescription, connection).first
+            else { return nil }
+            let title = try connection.query("SELECT title FROM podcasts WHERE id = ?", [.integer(episode.podcastID)])
+            return (episode, title.first?[0].string ?? "")
+        }
+    }
+
     /// Episodes by id, in the order asked; unknown ids are left out.
     package func episodes(ids: [Int64], fields: EpisodeFields = .all) throws(StoreError) -> [EpisodeRecord] {
         try withConnection("reading episodes") { connection throws(SQLiteError) in

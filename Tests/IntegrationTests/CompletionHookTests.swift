@@ -57,6 +57,54 @@ import Glibc
         #expect(daemon.stop() == 0)
     }
 
+    /// A hook that files or tags an episode gets what it needs of it: the podcast's and the episode's title, ids,
+    /// guid and date.
+    @Test func aHookOfAnEpisodesDownloadKnowsTheEpisode() throws {
+        let site = try NginxServer()
+        let media = try site.serve(TestContent.mp3(count: 1000, filler: 7), as: "ep.mp3")
+        let feed = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <rss version="2.0"><channel><title>Hook Radio: ü</title><link>https://example.com/</link>
+            <description>d</description>
+            <item><title>Low tide &amp; more</title><guid isPermaLink="false">guid-7</guid>
+            <pubDate>21 Nov 2026 10:00:00 GMT</pubDate>
+            <enclosure url="\(media)" type="audio/mpeg" length="1000"/></item>
+            </channel></rss>
+            """
+        let feedURL = try site.serve(Data(feed.utf8), as: "feed.xml")
+        let daemon = DaemonProcess()
+        let log = daemon.root.file("hook.log")
+        let hook = daemon.root.file("hook.sh")
+        try """
+        #!/bin/sh
+        printf '%s\\n' "$SINGLECAST_PODCAST" "$SINGLECAST_PODCAST_ID" "$SINGLECAST_EPISODE" "$SINGLECAST_EPISODE_ID" \\
+            "$SINGLECAST_EPISODE_GUID" "$SINGLECAST_EPISODE_DATE" > \(log).tmp && mv \(log).tmp \(log)
+        """.write(toFile: hook, atomically: true, encoding: .utf8)
+        chmod(hook, 0o755)
+        try daemon.writeConfig("on_complete = \(hook)\n")
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let subscribed = try client.result(
+            "subscribe",
+            as: SubscribeResult.self,
+            params: #"{"url":"\#(feedURL)","auto_download":"latest:1"}"#
+        )
+        #expect(try client.finished(subscribed.queued).allSatisfy { $0.state == .completed })
+        #expect(waitUntil(20) { lines(log).count == 6 }, "\(daemon.log)")
+        let episode = try client.result(
+            "episodes",
+            as: EpisodesResult.self,
+            params: #"{"podcast":"\#(subscribed.podcast.id)"}"#
+        ).episodes[0]
+        #expect(
+            lines(log) == [
+                "Hook Radio: ü", "\(subscribed.podcast.id)", "Low tide & more", "\(episode.id)", "guid-7",
+                "2026-11-21T10:00:00Z",
+            ]
+        )
+        #expect(daemon.stop() == 0)
+    }
+
     @Test func aHookAStopInterruptedRunsOnceAfterTheRestart() throws {
         let site = try NginxServer()
         let url = try site.serve(TestContent.mp3(count: 1000, filler: 9), as: "once.mp3")

@@ -23,6 +23,7 @@ package enum CompletionHook {
     static func runAndWait(
         _ program: String,
         for record: DownloadRecord,
+        episode: (episode: EpisodeRecord, podcast: String)? = nil,
         logger: Logger,
         started: (pid_t) -> Void = { _ in },
         exiting: (pid_t) -> Void = { _ in }
@@ -33,6 +34,17 @@ package enum CompletionHook {
         environment["SINGLECAST_FINAL_URL"] = record.finalURL ?? record.url
         environment["SINGLECAST_ID"] = String(record.id)
         environment["SINGLECAST_BYTES"] = String(record.bytesDone)
+        // What a hook that files episodes or tags them needs; absent for a download by URL.
+        if let (episode, podcast) = episode {
+            environment["SINGLECAST_PODCAST"] = podcast
+            environment["SINGLECAST_PODCAST_ID"] = String(episode.podcastID)
+            environment["SINGLECAST_EPISODE"] = episode.title
+            environment["SINGLECAST_EPISODE_ID"] = String(episode.id)
+            environment["SINGLECAST_EPISODE_GUID"] = episode.guid ?? episode.identity
+            environment["SINGLECAST_EPISODE_DATE"] = UTCTimestamp.string(
+                milliseconds: episode.publishedAt ?? episode.firstSeenAt
+            )
+        }
         let arguments: [UnsafeMutablePointer<CChar>?] = [strdup(program), strdup(record.path), nil]
         let variables: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
@@ -159,11 +171,21 @@ package final class HookRunner: Service {
                 logger.error("cannot take the pending hook of download \(job.record.id): \(error)")
                 continue
             }
+            let episode: (episode: EpisodeRecord, podcast: String)?
+            do {
+                episode = try await store.episodeOfDownload(job.record.id)
+            } catch {
+                logger.warning(
+                    "the on_complete program of download \(job.record.id) runs without its episode: \(error)"
+                )
+                episode = nil
+            }
             workersState.withLock { $0.running += 1 }
             startThread(name: "singlecast-hook") { [self] in
                 CompletionHook.runAndWait(
                     job.program,
                     for: job.record,
+                    episode: episode,
                     logger: logger,
                     started: { pid in workersState.withLock { _ = $0.pids.insert(pid) } },
                     exiting: { pid in workersState.withLock { _ = $0.pids.remove(pid) } }
