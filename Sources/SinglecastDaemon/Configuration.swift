@@ -63,6 +63,8 @@ package struct DaemonConfiguration: Hashable, Sendable {
     /// Podcasts: time between refreshes, file name template, largest feed, artwork cache size.
     package var refreshInterval: Duration = .seconds(3600)
     package var nameTemplate = EpisodeNaming.defaultTemplate
+    /// Episode file and folder names that FAT and exFAT accept too (`portable_file_names`).
+    package var portableFileNames = false
     package var maxFeedSize: Int = 100 << 20
     /// Feed fetches running at once, and at once to one host (see `FetchLimiter`): a refresh of a thousand feeds on
     /// one host otherwise opened hundreds of connections to it, and most of them stalled.
@@ -201,6 +203,7 @@ package struct DaemonConfiguration: Hashable, Sendable {
         },
         durationKey("hook_stop_timeout", .zero ... .seconds(3600)) { $0.hookStopTimeout = $1 },
         durationKey("refresh_interval", .seconds(1) ... .seconds(7 * 86400)) { $0.refreshInterval = $1 },
+        booleanKey("portable_file_names") { $0.portableFileNames = $1 },
         Key(name: "name_template") { configuration, value in
             if let problem = EpisodeNaming.problem(in: value) {
                 return "name_template '\(value)' is not usable: \(problem)"
@@ -304,14 +307,7 @@ package struct DaemonConfiguration: Hashable, Sendable {
                 configuration.maxStorage = Int64(size)
                 return nil
             },
-            Key(name: "use_trash") { configuration, value in
-                switch value.lowercased() {
-                case "true", "yes", "on", "1": configuration.useTrash = true
-                case "false", "no", "off", "0": configuration.useTrash = false
-                default: return "use_trash must be true or false; got '\(value)'"
-                }
-                return nil
-            },
+            booleanKey("use_trash") { $0.useTrash = $1 },
         ]
 
     /// An http or https base URL (what ``HTTPURL`` accepts); a trailing slash is dropped.
@@ -345,6 +341,20 @@ package struct DaemonConfiguration: Hashable, Sendable {
                 return "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound); got '\(value)'"
             }
             assign(&configuration, number)
+            return nil
+        }
+    }
+
+    private static func booleanKey(
+        _ name: String,
+        _ assign: @escaping @Sendable (inout DaemonConfiguration, Bool) -> Void
+    ) -> Key {
+        Key(name: name) { configuration, value in
+            switch value.lowercased() {
+            case "true", "yes", "on", "1": assign(&configuration, true)
+            case "false", "no", "off", "0": assign(&configuration, false)
+            default: return "\(name) must be true or false; got '\(value)'"
+            }
             return nil
         }
     }

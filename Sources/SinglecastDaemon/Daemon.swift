@@ -393,7 +393,7 @@ package enum Daemon {
     private static func podcastSettings(_ configuration: DaemonConfiguration) -> PodcastSettings {
         var settings = PodcastSettings()
         settings.refreshInterval = configuration.refreshInterval
-        settings.naming = EpisodeNaming(template: configuration.nameTemplate)
+        settings.naming = EpisodeNaming(template: configuration.nameTemplate, portable: configuration.portableFileNames)
         settings.maxFeedBytes = Int64(configuration.maxFeedSize)
         settings.artworkCacheBytes = Int64(configuration.artworkCacheSize)
         settings.feedMemoryBudget = Int64(configuration.feedMemoryBudget)

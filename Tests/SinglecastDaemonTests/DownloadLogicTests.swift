@@ -216,6 +216,22 @@ struct EpisodeNamingTests {
         #expect(place.fileName == "2026-11-18 Hello: World.mp3")
     }
 
+    /// `portable_file_names`: what FAT and exFAT (players, SD cards) refuse or silently change never reaches a name.
+    @Test func portableNamesAreOnesFATAndExFATAccept() {
+        #expect(FileNaming.portable(#"Ep 1: "Why?" <live> | a*b.mp3"#) == "Ep 1_ _Why__ _live_ _ a_b.mp3")
+        #expect(FileNaming.portable("Trailing dots. . .") == "Trailing dots")
+        #expect(FileNaming.portable("con.mp3") == "_con.mp3")
+        #expect(FileNaming.portable("LPT9") == "_LPT9")
+        #expect(FileNaming.portable("Console.mp3") == "Console.mp3")
+        #expect(FileNaming.portable("...") == "_")
+        let place = EpisodeNaming(portable: true).place(episode(title: "Hello: World?"))
+        #expect(place.fileName == "2026-11-18 Hello_ World_.mp3")
+        var show = episode(title: "t")
+        show.podcastTitle = "Radio: Live"
+        #expect(EpisodeNaming(portable: true).place(show).folders == ["Radio_ Live"])
+        #expect(EpisodeNaming().place(show).folders == ["Radio: Live"], "Linux names stay as they were")
+    }
+
     @Test func datesAreUTCDays() {
         var late = episode(title: "t")
         late.published = Date(timeIntervalSince1970: 86_399)  // 1970-01-01 23:59:59 UTC, the next day east of it

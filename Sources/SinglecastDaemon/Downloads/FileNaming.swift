@@ -52,6 +52,24 @@ package enum FileNaming {
         return !onlyUnderscores
     }
 
+    /// A sanitized name that FAT and exFAT accept too, as players and SD cards need: `"*:<>?|` become `_`,
+    /// trailing dots and spaces go (Windows drops them, and two names would meet), and a DOS device name (`CON`,
+    /// `NUL`, `COM1`, … with any extension) gets a `_`.
+    package static func portable(_ name: String) -> String {
+        var cleaned = String(
+            String.UnicodeScalarView(
+                name.unicodeScalars.map { "\"*:<>?|".unicodeScalars.contains($0) ? "_" : $0 }
+            )
+        )
+        while let last = cleaned.last, last == "." || last == " " { cleaned.removeLast() }
+        if cleaned.isEmpty { cleaned = "_" }
+        let stem = cleaned.split(separator: ".", maxSplits: 1).first.map { $0.uppercased() } ?? ""
+        if deviceNames.contains(stem.trimmingWhitespace()) { cleaned = "_" + cleaned }
+        return cleaned
+    }
+
+    private static let deviceNames = Set(["CON", "PRN", "AUX", "NUL"] + (1...9).flatMap { ["COM\($0)", "LPT\($0)"] })
+
     /// `base (2).ext`, `base (3).ext`, … — the first of `name` and those that `isTaken` says is free.
     package static func unique(_ name: String, isTaken: (String) -> Bool) -> String {
         guard isTaken(name) else { return name }

@@ -61,7 +61,9 @@ struct EpisodeEnqueuePlan: Sendable {
                 replaced.append(download.id)
             }
             // A podcast's own template is parsed per request; it was checked when it was set.
-            let naming = podcast.nameTemplate.map { EpisodeNaming(template: $0) } ?? placement.naming
+            let naming =
+                podcast.nameTemplate.map { EpisodeNaming(template: $0, portable: placement.naming.portable) }
+                ?? placement.naming
             let place = naming.place(
                 EpisodeNaming.Episode(
                     podcastTitle: podcast.folder ?? (podcast.title.isEmpty ? "podcast \(podcast.id)" : podcast.title),

@@ -12,6 +12,8 @@ package struct EpisodeNaming: Sendable, Hashable {
     package static let placeholders = ["podcast", "title", "date", "ext", "season", "episode", "guid", "id"]
 
     package let template: String
+    /// Names that FAT and exFAT accept too (``FileNaming/portable(_:)``), for files copied to players and SD cards.
+    package let portable: Bool
     /// The template's path components, parsed once: an enqueue of 10,000 episodes names each of them.
     private let components: [[Segment]]
 
@@ -20,8 +22,9 @@ package struct EpisodeNaming: Sendable, Hashable {
         case placeholder(String)
     }
 
-    package init(template: String = EpisodeNaming.defaultTemplate) {
+    package init(template: String = EpisodeNaming.defaultTemplate, portable: Bool = false) {
         self.template = template
+        self.portable = portable
         components = template.split(separator: "/", omittingEmptySubsequences: true).map(Self.segments)
     }
 
@@ -107,7 +110,8 @@ package struct EpisodeNaming: Sendable, Hashable {
                     text += Self.value(of: name, for: episode)
                 }
             }
-            return FileNaming.sanitize(text, fallback: "episode \(episode.id)")
+            let name = FileNaming.sanitize(text, fallback: "episode \(episode.id)")
+            return portable ? FileNaming.portable(name) : name
         }
         let fileName = folders.popLast() ?? "episode \(episode.id)"
         return (folders, fileName)
