@@ -121,7 +121,8 @@ package final class DaemonContext: Sendable {
                 previousRunClean: previousRunClean
             ),
             lastReload: runtime.lastReload,
-            downloads: await queue.counts()
+            downloads: await queue.counts(),
+            podcasts: StatusResult.Podcasts(await podcasts.overview())
         )
     }
 
@@ -156,5 +157,16 @@ package final class DaemonContext: Sendable {
         guard unit > 0 else { return "\(Int(value)) B/s" }
         let tenths = Int((value * 10).rounded())
         return "\(tenths / 10).\(tenths % 10) \(units[unit])"
+    }
+}
+
+extension StatusResult.Podcasts {
+    init(_ overview: PodcastOverview) {
+        self.init(
+            subscribed: overview.subscribed,
+            failing: overview.failing,
+            gone: overview.gone,
+            nextRefreshAt: overview.nextRefreshAt.map { UTCTimestamp.string(milliseconds: $0) }
+        )
     }
 }

@@ -86,6 +86,32 @@ package struct StatusResult: Codable, Hashable, Sendable {
     package var lastReload: Reload?
     /// The download queue at a glance.
     package var downloads: DownloadCounts?
+    /// The subscriptions at a glance.
+    package var podcasts: Podcasts?
+
+    package struct Podcasts: Codable, Hashable, Sendable {
+        package var subscribed: Int
+        /// Whose last refresh failed (gone ones not counted).
+        package var failing: Int
+        /// Whose feed answered 410 Gone.
+        package var gone: Int
+        /// ISO 8601, UTC: when the next refresh falls due; absent without subscriptions.
+        package var nextRefreshAt: String?
+
+        package init(subscribed: Int, failing: Int, gone: Int, nextRefreshAt: String?) {
+            self.subscribed = subscribed
+            self.failing = failing
+            self.gone = gone
+            self.nextRefreshAt = nextRefreshAt
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case subscribed
+            case failing
+            case gone
+            case nextRefreshAt = "next_refresh_at"
+        }
+    }
 
     package struct Paths: Codable, Hashable, Sendable {
         package var config: String
@@ -210,8 +236,10 @@ package struct StatusResult: Codable, Hashable, Sendable {
         connections: Connections,
         store: Store,
         lastReload: Reload?,
-        downloads: DownloadCounts? = nil
+        downloads: DownloadCounts? = nil,
+        podcasts: Podcasts? = nil
     ) {
+        self.podcasts = podcasts
         self.version = version
         self.protocolVersion = protocolVersion
         self.pid = pid
@@ -239,6 +267,7 @@ package struct StatusResult: Codable, Hashable, Sendable {
         case store
         case lastReload = "last_reload"
         case downloads
+        case podcasts
     }
 }
 

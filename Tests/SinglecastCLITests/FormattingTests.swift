@@ -1,6 +1,7 @@
 import Foundation
 import SinglecastCLI
 import SinglecastProtocol
+import SinglecastSupport
 import Testing
 
 @Suite struct FormattingTests {
@@ -99,6 +100,20 @@ import Testing
 
     @Test func statusTable() {
         #expect(StatusCommand.render(Self.status) == Self.statusText)
+    }
+
+    /// The subscriptions at a glance: how many, which need a look, and when the next refresh comes.
+    @Test func statusHasAPodcastsLine() {
+        var status = Self.status
+        let zone = LocalTimeZone.fixed(secondsFromUTC: 3600)
+        status.podcasts = .init(subscribed: 12, failing: 1, gone: 2, nextRefreshAt: "2026-11-29T13:02:00Z")
+        #expect(
+            StatusCommand.render(status, zone: zone).contains(
+                "\nPodcasts            12 subscribed, 1 failing, 2 gone; next refresh 14:02\n"
+            )
+        )
+        status.podcasts = .init(subscribed: 0, failing: 0, gone: 0, nextRefreshAt: nil)
+        #expect(StatusCommand.render(status, zone: zone).contains("\nPodcasts            0 subscribed\n"))
     }
 
     @Test func statusOnFirstStartWithConfigAndNoReload() {

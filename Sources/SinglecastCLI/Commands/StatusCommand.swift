@@ -97,6 +97,7 @@ package struct StatusCommand: CLICommand {
         ]
         if let downloads { rows.append(("Downloads", downloadsSummary(downloads))) }
         if let gate = downloads?.gate { rows.append(("Download gate", gateSummary(gate, zone: zone))) }
+        if let podcasts = status.podcasts { rows.append(("Podcasts", podcastsSummary(podcasts, zone: zone))) }
         rows += [
             ("Socket", status.paths.socket + (status.socketActivated ? " (socket-activated)" : "")),
             (
@@ -113,6 +114,17 @@ package struct StatusCommand: CLICommand {
             rows.append(("Last reload", value))
         }
         return Formatting.table(rows, style: style)
+    }
+
+    /// `12 subscribed, 1 failing, 1 gone; next refresh 14:02`.
+    package static func podcastsSummary(_ podcasts: StatusResult.Podcasts, zone: LocalTimeZone = .system) -> String {
+        var text = "\(podcasts.subscribed) subscribed"
+        if podcasts.failing > 0 { text += ", \(podcasts.failing) failing" }
+        if podcasts.gone > 0 { text += ", \(podcasts.gone) gone" }
+        if let next = podcasts.nextRefreshAt.flatMap(DownloadText.parseDate) {
+            text += "; next refresh \(DownloadText.clock(next, zone: zone))"
+        }
+        return text
     }
 
     /// `2 active (5.1 MB/s), 7 queued, 1 paused, 0 failed, 12 completed; limit 2.0 MB/s`.

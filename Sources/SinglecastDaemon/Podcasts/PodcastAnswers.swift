@@ -90,3 +90,12 @@ package struct RefreshReport: Sendable, Hashable {
     package var queued: [Int64]
     package var error: String?
 }
+
+/// The subscriptions at a glance, for `status`.
+package struct PodcastOverview: Sendable, Hashable {
+    package var subscribed: Int
+    /// Whose last refresh failed; gone ones are counted apart.
+    package var failing: Int
+    package var gone: Int
+    package var nextRefreshAt: Int64?
+}

@@ -118,6 +118,16 @@ package actor Subscriptions {
         await refresher.attach(self)
     }
 
+    /// How many podcasts there are, how many fail or are gone, and when the next refresh falls due.
+    package func overview() -> PodcastOverview {
+        PodcastOverview(
+            subscribed: podcasts.count,
+            failing: podcasts.values.filter { !$0.gone && $0.lastError != nil }.count,
+            gone: podcasts.values.filter(\.gone).count,
+            nextRefreshAt: nextRefreshDue()
+        )
+    }
+
     package func update(_ newSettings: PodcastSettings) async {
         // Reloaded rules or a new budget may let go of files now.
         let rulesChanged = newSettings.rules != settings.rules
