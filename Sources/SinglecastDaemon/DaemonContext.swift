@@ -121,7 +121,7 @@ package final class DaemonContext: Sendable {
                 previousRunClean: previousRunClean
             ),
             lastReload: runtime.lastReload,
-            downloads: await queue.counts(),
+            downloads: DownloadCounts(await queue.counts()),
             podcasts: StatusResult.Podcasts(await podcasts.overview())
         )
     }
@@ -135,7 +135,7 @@ package final class DaemonContext: Sendable {
         if counts.paused > 0 { parts.append("\(counts.paused) paused") }
         if counts.failed > 0 { parts.append("\(counts.failed) failed") }
         // Why the paused ones wait, when the gate holds them.
-        switch counts.gate?.closedBecause.flatMap(GateReason.init(rawValue:)) {
+        switch counts.gate.closedBecause {
         case .outsideWindow? where counts.paused > 0: parts.append("outside the download windows")
         case .metered? where counts.paused > 0: parts.append("the network is metered")
         default: break

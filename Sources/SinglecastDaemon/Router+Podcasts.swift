@@ -106,9 +106,7 @@ extension EpisodeEnqueueCommand {
                 parameter: params.name != nil ? "name" : "directory"
             )
         }
-        var plain = params
-        plain.episodes = nil
-        let urls = params.urls.isEmpty ? [] : try await queue.requests(for: plain)
+        let urls = params.urls.isEmpty ? [] : try await DownloadRequest.requests(for: params, queue: queue)
         self.init(episodes: params.episodes ?? [], priority: params.priority, now: params.now == true, urls: urls)
     }
 }

@@ -85,7 +85,7 @@ extension EpisodeInfo {
             transcriptURL: episode.transcriptURL,
             isNew: episode.isNew,
             downloadID: download?.id,
-            downloadState: download?.state,
+            downloadState: download.map { DownloadState($0.state) },
             file: download?.file,
             episodeType: episode.episodeType,
             playedAt: episode.playedAt.map(iso8601),

@@ -102,29 +102,22 @@ package struct Router: Sendable {
             let params = try params(EnqueueParams.self, request)
             if params.episodes?.isEmpty == false {
                 let command = try await EpisodeEnqueueCommand(params, queue: context.queue)
-                return try WireCoding.encoded(await context.podcasts.enqueue(command))
+                return try WireCoding.encoded(EnqueueResult(try await context.podcasts.enqueue(command)))
             }
-            return try WireCoding.encoded(await context.queue.enqueue(params))
+            let requests = try await DownloadRequest.requests(for: params, queue: context.queue)
+            return try WireCoding.encoded(EnqueueResult(try await context.queue.enqueue(requests)))
         case .downloads:
             let params = try request.params == nil ? DownloadsParams() : params(DownloadsParams.self, request)
-            return try WireCoding.encoded(await context.queue.list(state: params.state))
+            let state = params.state.map(DownloadRecord.State.init)
+            return try WireCoding.encoded(DownloadsResult(await context.queue.list(state: state)))
         case .show:
-            return try WireCoding.encoded(await context.queue.show(try params(ShowParams.self, request).id))
-        case .pause:
-            return try WireCoding.encoded(await context.queue.pause(try params(SelectionParams.self, request)))
-        case .resume:
-            return try WireCoding.encoded(await context.queue.resume(try params(SelectionParams.self, request)))
-        case .retry:
-            return try WireCoding.encoded(await context.queue.retry(try params(SelectionParams.self, request)))
-        case .cancel:
-            return try WireCoding.encoded(await context.queue.cancel(try params(SelectionParams.self, request)))
-        case .move:
-            return try WireCoding.encoded(await context.queue.move(try params(MoveParams.self, request)))
-        case .clear:
-            return try WireCoding.encoded(await context.queue.clear(try params(ClearParams.self, request)))
+            let id = try params(ShowParams.self, request).id
+            return try WireCoding.encoded(DownloadInfo(try await context.queue.show(id)))
+        case .pause, .resume, .retry, .cancel, .move, .clear:
+            return try WireCoding.encoded(ChangedResult(changed: try await change(method, request)))
         case .limit:
             let params = try request.params == nil ? nil : params(LimitParams.self, request)
-            return try WireCoding.encoded(await context.queue.limit(params))
+            return try WireCoding.encoded(LimitParams(rate: await context.queue.limit(params.map(\.rate))))
         case .subscribe:
             let command = try SubscribeCommand(try params(SubscribeParams.self, request))
             return try WireCoding.encoded(SubscribeResult(try await context.podcasts.subscribe(command)))
@@ -145,13 +138,13 @@ package struct Router: Sendable {
             return try WireCoding.encoded(PodcastResult(try await context.podcasts.set(change)))
         case .download:
             let command = DownloadLatestCommand(try params(DownloadLatestParams.self, request))
-            return try WireCoding.encoded(await context.podcasts.downloadLatest(command))
+            return try WireCoding.encoded(EnqueueResult(try await context.podcasts.downloadLatest(command)))
         case .delete:
             let ids = try params(EpisodeSelectionParams.self, request).episodes
             return try WireCoding.encoded(DeleteResult(try await context.podcasts.delete(episodes: ids)))
         case .redownload:
             let ids = try params(EpisodeSelectionParams.self, request).episodes
-            return try WireCoding.encoded(await context.podcasts.redownload(episodes: ids))
+            return try WireCoding.encoded(EnqueueResult(try await context.podcasts.redownload(episodes: ids)))
         case .inbox:
             let params = try request.params == nil ? InboxParams() : params(InboxParams.self, request)
             return try WireCoding.encoded(InboxResult(try await context.podcasts.inbox(limit: params.limit)))
@@ -179,6 +172,31 @@ package struct Router: Sendable {
         case .top:
             let params = try request.params == nil ? TopParams() : params(TopParams.self, request)
             return try WireCoding.encoded(await context.directory.top(params))
+        }
+    }
+
+    /// Carries out a queue command that changes downloads.
+    ///
+    /// - Returns: The downloads it changed.
+    private func change(_ method: Method, _ request: RPCRequest) async throws -> [Int64] {
+        let queue = context.queue
+        switch method {
+        case .pause: return try await queue.pause(.init(try params(SelectionParams.self, request)))
+        case .resume: return try await queue.resume(.init(try params(SelectionParams.self, request)))
+        case .retry: return try await queue.retry(.init(try params(SelectionParams.self, request)))
+        case .cancel:
+            let params = try params(SelectionParams.self, request)
+            let ids = try DownloadQueueStateMachine.Selection.cancelling(params)
+            return try await queue.cancel(ids, deletePartial: params.deletePartial ?? false)
+        case .move:
+            let params = try params(MoveParams.self, request)
+            try await queue.move(params.id, to: .init(params))
+            return [params.id]
+        case .clear:
+            let params = try params(ClearParams.self, request)
+            return try await queue.clear(Set(params), deletePartial: params.deletePartial ?? false)
+        default:
+            preconditionFailure("'\(method.rawValue)' changes no downloads")
         }
     }
 

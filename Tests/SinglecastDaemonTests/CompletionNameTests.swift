@@ -27,7 +27,7 @@ import Glibc
     }
 
     /// Runs the queue until `id` is completed or failed (at most 120 s: a busy two-core machine is slow).
-    private func runUntilDone(_ queue: DownloadQueue, _ id: Int64) async throws -> DownloadInfo {
+    private func runUntilDone(_ queue: DownloadQueue, _ id: Int64) async throws -> DownloadSnapshot {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await queue.run() }
             defer { queue.shutdown() }
@@ -64,8 +64,8 @@ import Glibc
         let store = try Store(path: home.file("singlecast.sqlite3"))
         let queue = makeQueue(home, engine: engine, store: store)
         let target = home.file("out")
-        let queued = try await queue.enqueue(EnqueueParams(urls: [url], directory: target))
-        #expect(queued.downloads[0].file == target + "/a.bin")
+        let queued = try await queue.enqueue([DownloadRequest(url: url, directory: target)])
+        #expect(queued[0].file == target + "/a.bin")
         // Before it completes, another program takes a.bin, and a cancel without delete_partial has left
         // "a (2).bin.part": a crash between recording "a (2).bin" and the rename would have resumed from it.
         let squatter = Data("someone else's file".utf8)
@@ -73,7 +73,7 @@ import Glibc
         try squatter.write(to: URL(fileURLWithPath: target + "/a.bin"))
         try kept.write(to: URL(fileURLWithPath: target + "/a (2).bin.part"))
 
-        let done = try await runUntilDone(queue, queued.downloads[0].id)
+        let done = try await runUntilDone(queue, queued[0].id)
         await engine.stop()
         try await store.close()
 

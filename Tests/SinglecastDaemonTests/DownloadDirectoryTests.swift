@@ -32,7 +32,7 @@ import Glibc
         return (queue, store)
     }
 
-    private func runUntilDone(_ queue: DownloadQueue, _ id: Int64) async throws -> DownloadInfo {
+    private func runUntilDone(_ queue: DownloadQueue, _ id: Int64) async throws -> DownloadSnapshot {
         try await whileRunning(queue) {
             _ = try await eventually { [.completed, .failed].contains(try await queue.show(id).state) }
             return try await queue.show(id)
@@ -46,12 +46,12 @@ import Glibc
         let engine = try HTTPEngine()
         engine.start()
         let (queue, store) = try makeQueue(home, engine: engine)
-        let queued = try await queue.enqueue(EnqueueParams(urls: [url], directory: home.file("episodes/pod")))
+        let queued = try await queue.enqueue([DownloadRequest(url: url, directory: home.file("episodes/pod"))])
         let victim = home.file("victim")
         try Data("precious".utf8).write(to: URL(fileURLWithPath: victim))
         #expect(symlink(victim, home.file("episodes/pod/a.bin.part")) == 0)
 
-        let done = try await runUntilDone(queue, queued.downloads[0].id)
+        let done = try await runUntilDone(queue, queued[0].id)
         await engine.stop()
         try await store.close()
 
@@ -66,13 +66,13 @@ import Glibc
         let engine = try HTTPEngine()
         engine.start()
         let (queue, store) = try makeQueue(home, engine: engine)
-        let queued = try await queue.enqueue(EnqueueParams(urls: [url], directory: home.file("episodes/pod")))
+        let queued = try await queue.enqueue([DownloadRequest(url: url, directory: home.file("episodes/pod"))])
         let outside = home.file("outside")
         try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
         #expect(rmdir(home.file("episodes/pod")) == 0)
         #expect(symlink(outside, home.file("episodes/pod")) == 0)
 
-        let done = try await runUntilDone(queue, queued.downloads[0].id)
+        let done = try await runUntilDone(queue, queued[0].id)
         await engine.stop()
         try await store.close()
 
@@ -141,8 +141,8 @@ import Glibc
         let engine = try HTTPEngine()
         engine.start()
         let (queue, store) = try makeQueue(home, engine: engine, settings: settings)
-        let queued = try await queue.enqueue(EnqueueParams(urls: [url], directory: home.file("episodes")))
-        let id = queued.downloads[0].id
+        let queued = try await queue.enqueue([DownloadRequest(url: url, directory: home.file("episodes"))])
+        let id = queued[0].id
         let done = try await runUntilDone(queue, id)
         #expect(done.state == .completed)
 

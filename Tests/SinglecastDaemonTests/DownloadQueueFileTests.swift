@@ -29,7 +29,7 @@ import Glibc
     }
 
     /// Runs the queue's loop until `id` is completed or failed (or 120 s pass), then stops it.
-    private func runUntilDone(_ queue: DownloadQueue, _ id: Int64) async throws -> DownloadInfo {
+    private func runUntilDone(_ queue: DownloadQueue, _ id: Int64) async throws -> DownloadSnapshot {
         try await whileRunning(queue) {
             _ = try await eventually { [.completed, .failed].contains(try await queue.show(id).state) }
             return try await queue.show(id)
@@ -45,13 +45,13 @@ import Glibc
         engine.start()
         let (queue, store) = try makeQueue(home, engine: engine)
         let target = home.file("out")
-        let queued = try await queue.enqueue(EnqueueParams(urls: [url], directory: target))
-        #expect(queued.downloads[0].file == target + "/a.bin")
+        let queued = try await queue.enqueue([DownloadRequest(url: url, directory: target)])
+        #expect(queued[0].file == target + "/a.bin")
         // Another program puts a file under that name before the download completes.
         let squatter = Data("someone else's file".utf8)
         try squatter.write(to: URL(fileURLWithPath: target + "/a.bin"))
 
-        let done = try await runUntilDone(queue, queued.downloads[0].id)
+        let done = try await runUntilDone(queue, queued[0].id)
         await engine.stop()
         try await store.close()
 
@@ -74,7 +74,7 @@ import Glibc
         let (queue, store) = try makeQueue(home, engine: engine)
         let target = home.file("out")
         let first = try await queue.enqueue(
-            EnqueueParams(urls: [faults.url("/slow/4194304/65536")], directory: target, name: "a.bin")
+            [DownloadRequest(url: faults.url("/slow/4194304/65536"), directory: target, name: "a.bin")]
         )
         let second = try await whileRunning(queue) {
             // Cancelled while its transfer writes a.bin.part, then a new download asks for the same name: the
@@ -85,12 +85,12 @@ import Glibc
                         ?? 0 > 0
             }
             #expect(growing, "the slow download never started")
-            _ = try await queue.cancel(SelectionParams(ids: [first.downloads[0].id], deletePartial: true))
-            let second = try await queue.enqueue(EnqueueParams(urls: [fast], directory: target, name: "a.bin"))
-            let id = second.downloads[0].id
+            _ = try await queue.cancel([first[0].id], deletePartial: true)
+            let second = try await queue.enqueue([DownloadRequest(url: fast, directory: target, name: "a.bin")])
+            let id = second[0].id
             _ = try await eventually { [.completed, .failed].contains(try await queue.show(id).state) }
             #expect(
-                try await eventually { (try? await queue.show(first.downloads[0].id)) == nil },
+                try await eventually { (try? await queue.show(first[0].id)) == nil },
                 "the cancelled download is never removed"
             )
             return try await queue.show(id)
@@ -114,11 +114,13 @@ import Glibc
         let kept = Data("the first half of someone's episode".utf8)
         try kept.write(to: URL(fileURLWithPath: target + "/a.bin.part"))
         let queued = try await queue.enqueue(
-            EnqueueParams(urls: ["http://127.0.0.1:9/a.bin", "http://127.0.0.1:9/other/a.bin"], directory: target)
+            ["http://127.0.0.1:9/a.bin", "http://127.0.0.1:9/other/a.bin"].map {
+                DownloadRequest(url: $0, directory: target)
+            }
         )
         try await store.close()
 
-        #expect(queued.downloads.map(\.file) == [target + "/a (2).bin", target + "/a (3).bin"])
+        #expect(queued.map(\.file) == [target + "/a (2).bin", target + "/a (3).bin"])
         #expect(sameBytes(FileManager.default.contents(atPath: target + "/a.bin.part"), kept))
     }
 
@@ -136,12 +138,12 @@ import Glibc
         try await store.close()
 
         #expect(
-            result.downloads.map(\.file) == [
+            result.map(\.file) == [
                 a + "/Episode.mp3", b + "/Episode.mp3", a + "/Episode (2).mp3", a + "/Episode.mp3",
             ]
         )
-        #expect(result.downloads.map(\.existing) == [false, false, false, true], "a URL queued twice is one download")
-        #expect(Set(result.downloads.map(\.id)).count == 3)
+        #expect(result.map(\.existing) == [false, false, false, true], "a URL queued twice is one download")
+        #expect(Set(result.map(\.id)).count == 3)
         #expect(FileManager.default.fileExists(atPath: b))
     }
 
@@ -155,7 +157,7 @@ import Glibc
             for client in 0..<8 {
                 group.addTask {
                     let urls = (0..<3).map { "http://127.0.0.1:9/\(client)-\($0)/episode.mp3" }
-                    return try await queue.enqueue(EnqueueParams(urls: urls, directory: target)).downloads.map(\.file)
+                    return try await queue.enqueue(urls.map { DownloadRequest(url: $0, directory: target) }).map(\.file)
                 }
             }
             return try await group.reduce(into: []) { $0 += $1 }
@@ -193,7 +195,7 @@ import Glibc
         let (watcher, stream) = events.subscribe()
         events.setTopics([.downloads], for: watcher)
         let target = home.file("out")
-        let ids = try await queue.enqueue(EnqueueParams(urls: urls, directory: target)).downloads.map(\.id)
+        let ids = try await queue.enqueue(urls.map { DownloadRequest(url: $0, directory: target) }).map(\.id)
         // Counts of download.completed and download.failed by id.
         let counting = Task {
             var seen: [String: Int] = [:]
@@ -215,8 +217,8 @@ import Glibc
             let storm = ContinuousClock.now + .seconds(3)
             while ContinuousClock.now < storm {
                 for id in ids.shuffled().prefix(4) {
-                    _ = try await queue.pause(SelectionParams(ids: [id]))
-                    _ = try await queue.resume(SelectionParams(ids: [id]))
+                    _ = try await queue.pause(.ids([id]))
+                    _ = try await queue.resume(.ids([id]))
                 }
                 try await Task.sleep(for: .milliseconds(2))
                 if try await ids.asyncAllSatisfy({ try await queue.show($0).state == .completed }) { break }

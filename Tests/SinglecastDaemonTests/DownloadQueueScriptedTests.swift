@@ -110,20 +110,19 @@ final class ScriptedTransferEngine: TransferEngine {
         engine.held.withLock { $0[url] = 6_000 }
         let (queue, store) = try makeQueue(home, engine)
         try await whileRunning(queue) {
-            let id = try await queue.enqueue([DownloadRequest(url: url, directory: home.file("episodes"))]).downloads[0]
-                .id
+            let id = try await queue.enqueue([DownloadRequest(url: url, directory: home.file("episodes"))])[0].id
             #expect(try await eventually(every: .milliseconds(1)) { try await queue.show(id).bytesDone == 6_000 })
             // The size and validator are learned and saved while it runs.
             #expect(
                 try await eventually(every: .milliseconds(1)) { try await store.downloads().first?.etag == "\"v1\"" }
             )
-            _ = try await queue.pause(SelectionParams(ids: [id]))
+            _ = try await queue.pause(.ids([id]))
             #expect(
                 try await eventually(every: .milliseconds(1)) { try await store.downloads().first?.bytesDone == 6_000 }
             )
             #expect(try await queue.show(id).state == .paused)
             engine.held.withLock { $0[url] = nil }
-            _ = try await queue.resume(SelectionParams(ids: [id]))
+            _ = try await queue.resume(.ids([id]))
             #expect(try await eventually(every: .milliseconds(1)) { try await queue.show(id).state == .completed })
         }
         #expect(
@@ -139,10 +138,9 @@ final class ScriptedTransferEngine: TransferEngine {
         engine.held.withLock { $0[url] = 1_000 }
         let (queue, store) = try makeQueue(home, engine)
         try await whileRunning(queue) {
-            let id = try await queue.enqueue([DownloadRequest(url: url, directory: home.file("episodes"))]).downloads[0]
-                .id
+            let id = try await queue.enqueue([DownloadRequest(url: url, directory: home.file("episodes"))])[0].id
             #expect(try await eventually(every: .milliseconds(1)) { try await queue.show(id).bytesDone == 1_000 })
-            _ = try await queue.cancel(SelectionParams(ids: [id], deletePartial: true))
+            _ = try await queue.cancel([id], deletePartial: true)
             #expect(try await eventually(every: .milliseconds(1)) { try await store.downloads().isEmpty })
             await #expect(throws: DownloadQueueError.self) { try await queue.show(id) }
         }
@@ -156,11 +154,10 @@ final class ScriptedTransferEngine: TransferEngine {
         try await whileRunning(queue) {
             let id = try await queue.enqueue([
                 DownloadRequest(url: "http://cdn.example/missing.mp3", directory: home.file("episodes"))
-            ])
-            .downloads[0].id
+            ])[0].id
             #expect(try await eventually(every: .milliseconds(1)) { try await queue.show(id).state == .failed })
-            #expect(try await queue.show(id).lastError?.httpStatus == 404)
-            _ = try await queue.clear(ClearParams(failed: true))
+            #expect(try await queue.show(id).record.errorHTTPStatus == 404)
+            _ = try await queue.clear([.failed], deletePartial: false)
         }
         #expect(!FileManager.default.fileExists(atPath: home.file("episodes/missing.mp3.part")))
     }
@@ -174,13 +171,14 @@ final class ScriptedTransferEngine: TransferEngine {
         ])
         let (queue, _) = try makeQueue(home, engine)
         try await whileRunning(queue) {
-            let ids = try await queue.enqueue(urls.map { DownloadRequest(url: $0, directory: home.file("dl")) })
-                .downloads.map(\.id)
+            let ids = try await queue.enqueue(urls.map { DownloadRequest(url: $0, directory: home.file("dl")) }).map(
+                \.id
+            )
             #expect(try await eventually(every: .milliseconds(1)) { try await queue.show(ids[0]).state == .failed })
             let failed = try await queue.show(ids[0])
-            #expect(failed.lastError?.code == "not_media")
-            #expect(failed.lastError?.message == "announced .mp3 but received an HTML page (text/html)")
-            #expect(failed.nextRetryAt == nil)
+            #expect(failed.record.errorCode == "not_media")
+            #expect(failed.record.errorMessage == "announced .mp3 but received an HTML page (text/html)")
+            #expect(failed.record.nextAttemptAt == nil)
             #expect(failed.bytesDone == 0)
             // Media arrived, and nothing media-like was announced for the PDF: both complete.
             for id in ids.dropFirst() {
@@ -188,7 +186,7 @@ final class ScriptedTransferEngine: TransferEngine {
             }
             #expect(engine.transfers.load(ordering: .relaxed) == 3, "a not_media failure is not retried by itself")
             // The user's retry asks the server again (here it answers with the same page).
-            _ = try await queue.retry(SelectionParams(ids: [ids[0]]))
+            _ = try await queue.retry(.ids([ids[0]]))
             #expect(try await eventually(every: .milliseconds(1)) { engine.transfers.load(ordering: .relaxed) == 4 })
             #expect(try await eventually(every: .milliseconds(1)) { try await queue.show(ids[0]).state == .failed })
             #expect(try await queue.show(ids[0]).attempts == 1)
@@ -220,7 +218,7 @@ final class ScriptedTransferEngine: TransferEngine {
             let ids = try await queue.enqueue(
                 zip(urls, episodes).map { DownloadRequest(url: $0, directory: home.file("episodes"), episode: $1.id) }
             )
-            .downloads.map(\.id)
+            .map(\.id)
             #expect(try await eventually(every: .milliseconds(1)) { await queue.counts().completed == 2 })
             return ids
         }

@@ -1,4 +1,3 @@
-import SinglecastProtocol
 import SinglecastStore
 import Testing
 
@@ -25,34 +24,24 @@ import Testing
         return episode
     }
 
-    private func download(_ id: Int64, _ state: DownloadState, file: String) -> DownloadInfo {
-        DownloadInfo(
+    private func download(_ id: Int64, _ state: DownloadRecord.State, file: String) -> DownloadSnapshot {
+        let path = file.split(separator: "/", omittingEmptySubsequences: false)
+        var record = DownloadRecord(
             id: id,
             url: "https://cdn.example/\(id).mp3",
-            finalURL: nil,
-            file: file,
-            state: state,
-            pauseReason: nil,
-            priority: 0,
+            directory: path.dropLast().joined(separator: "/"),
+            fileName: String(path.last ?? ""),
             position: id,
-            bytesDone: 0,
-            bytesTotal: nil,
-            speed: nil,
-            etaSeconds: nil,
-            attempts: 0,
-            lastError: nil,
-            nextRetryAt: nil,
-            addedAt: "",
-            completedAt: nil,
-            headerNames: [],
-            hasCredentials: false
+            addedAt: 0
         )
+        record.state = state
+        return DownloadSnapshot(record: record, bytesDone: 0)
     }
 
     private func plan(
         _ episodes: [EpisodeRecord],
         podcasts: [PodcastRecord]? = nil,
-        downloads: [DownloadInfo] = [],
+        downloads: [DownloadSnapshot] = [],
         files: Set<String> = []
     ) -> EpisodeEnqueuePlan {
         EpisodeEnqueuePlan(

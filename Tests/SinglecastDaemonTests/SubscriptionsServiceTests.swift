@@ -181,7 +181,7 @@ struct PodcastHarness {
             let (plan, episodes) = try await staleRetentionPlan(harness)
             let episode = episodes[1]
             let again = try await harness.subscriptions.redownload(episodes: [episode.id])
-            let newDownload = try #require(again.downloads.first).id
+            let newDownload = try #require(again.first).id
             #expect(newDownload != episode.downloadID)
             await harness.subscriptions.retention.carryOut(plan, titles: [:])
             #expect(try await harness.store.episodes(ids: [episode.id]).first?.downloadID == newDownload)
@@ -207,10 +207,10 @@ struct PodcastHarness {
             let gone = try #require(await harness.queue.infos([episodes[2].downloadID!])[episodes[2].downloadID!])
             #expect(unlink(gone.file) == 0)
             let again = try await harness.subscriptions.enqueue(EpisodeEnqueueCommand(episodes: [episodes[2].id]))
-            #expect(again.downloads.first?.existing == false)
+            #expect(again.first?.existing == false)
             #expect(
                 try await eventually {
-                    await harness.queue.infos([again.downloads[0].id]).first?.value.state == .completed
+                    await harness.queue.infos([again[0].id]).first?.value.state == .completed
                 }
             )
             // A file of the newest episode deleted by hand, which no rule can delete again.
@@ -341,10 +341,10 @@ struct PodcastHarness {
             #expect(try await harness.store.podcasts().isEmpty)
             // A download cancelled while it was finishing leaves the queue when that attempt ends.
             let deadline = ContinuousClock.now + .seconds(5)
-            var left = await harness.queue.list(state: nil).downloads
+            var left = await harness.queue.list(state: nil)
             while !left.isEmpty && ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(5))
-                left = await harness.queue.list(state: nil).downloads
+                left = await harness.queue.list(state: nil)
             }
             #expect(left.isEmpty, "downloads no episode owns: \(left.map { "\($0.url) \($0.state)" })")
         }

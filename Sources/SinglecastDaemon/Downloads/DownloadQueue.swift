@@ -1,7 +1,6 @@
 import CPosix
 import FoundationEssentials
 import SinglecastHTTP
-import SinglecastProtocol
 import SinglecastStore
 import Synchronization
 
@@ -92,7 +91,8 @@ package actor DownloadQueue: Service {
     private let engine: any TransferEngine
     private let events: EventBus
     private let logger: Logger
-    private let defaultDirectory: String
+    /// Where downloads go unless a request names a directory.
+    package nonisolated let defaultDirectory: String
     /// The previous run died on another boot: a partial file's tail past the last checkpoint may hold zeros
     /// the power cut left, so it is cut back to the checkpoint.
     private let distrustUncheckpointedBytes: Bool
@@ -552,57 +552,36 @@ package actor DownloadQueue: Service {
 
     // MARK: - Commands
 
-    /// Validates and queues URLs; committed before it returns.
-    package func enqueue(_ params: EnqueueParams) async throws(DownloadQueueError) -> EnqueueResult {
-        try await enqueue(requests(for: params))
-    }
-
-    /// The requests `enqueue` params ask for, every one validated; nothing is queued yet.
-    package func requests(for params: EnqueueParams) throws(DownloadQueueError) -> [DownloadRequest] {
-        guard !params.urls.isEmpty else { throw .invalid("'urls' must hold at least one URL", parameter: "urls") }
-        if params.name != nil && params.urls.count != 1 {
-            throw .invalid("'name' can only be given with exactly one URL", parameter: "name")
-        }
-        if (params.user == nil) != (params.password == nil) {
-            throw .invalid("'user' and 'password' go together", parameter: "user")
-        }
-        let directory = params.directory ?? defaultDirectory
-        guard directory.hasPrefix("/") else {
-            throw .invalid("'directory' must be an absolute path, got '\(directory)'", parameter: "directory")
+    /// Checks requests a client made, every one: their directories, credentials, headers and URLs. Nothing is queued
+    /// yet; ``enqueue(_:)`` checks directories and URLs again.
+    package func check(_ requests: [DownloadRequest]) throws(DownloadQueueError) {
+        for request in requests where !request.directory.hasPrefix("/") {
+            throw .invalid("'directory' must be an absolute path, got '\(request.directory)'", parameter: "directory")
         }
         // A path is a C string to the kernel: "/a\0b" would silently mean "/a", and every file name there would
         // look taken to the collision check, which then never ends.
-        for (name, value) in [("directory", directory), ("user", params.user), ("password", params.password)] {
-            if value?.utf8.contains(0) == true {
-                throw .invalid("'\(name)' must not contain NUL characters", parameter: name)
+        for request in requests {
+            for (name, value) in [
+                ("directory", request.directory), ("user", request.user), ("password", request.password),
+            ] {
+                if value?.utf8.contains(0) == true {
+                    throw .invalid("'\(name)' must not contain NUL characters", parameter: name)
+                }
             }
         }
-        for header in params.headers ?? [] {
+        for header in requests.flatMap(\.headers) {
             if let problem = RequestHeader.problem(header) {
                 throw .invalid("header '\(header)' is not of the form 'Name: value': \(problem)", parameter: "headers")
             }
         }
-        let requests = params.urls.map { url in
-            DownloadRequest(
-                url: url,
-                directory: directory,
-                name: params.name,
-                headers: params.headers ?? [],
-                user: params.user,
-                password: params.password,
-                priority: params.priority ?? 0,
-                now: params.now == true
-            )
-        }
         for request in requests { _ = try validatedURL(request.url) }
-        return requests
     }
 
     /// Queues files that may go to different directories (a podcast's episodes to its folders) in one transaction;
     /// committed before it returns.
     ///
     /// - Returns: One entry per request, in their order.
-    package func enqueue(_ requests: [DownloadRequest]) async throws(DownloadQueueError) -> EnqueueResult {
+    package func enqueue(_ requests: [DownloadRequest]) async throws(DownloadQueueError) -> [EnqueuedDownload] {
         // Every URL is checked before a directory is created: a refused request leaves nothing behind.
         let urls = try requests.map { request throws(DownloadQueueError) in try validatedURL(request.url) }
         for directory in Set(requests.map(\.directory)) {
@@ -669,20 +648,18 @@ package actor DownloadQueue: Service {
         // `--now` naming a download that already exists lets that one through too.
         let expedited = zip(requests, outcomes).filter { $0.now && $1.existing }.map { $1.record.id }
         if !expedited.isEmpty { try await performCommand(machine.expedite(expedited)) }
-        return EnqueueResult(
-            downloads: outcomes.map {
-                // The table's state: the stored row of an existing download may be behind (active is not stored).
-                let current = machine.records[$0.record.id] ?? $0.record
-                return .init(
-                    id: $0.record.id,
-                    url: $0.record.url,
-                    existing: $0.existing,
-                    file: $0.record.path,
-                    state: DownloadState(current.state),
-                    pauseReason: current.state == .paused ? current.pauseReason : nil
-                )
-            }
-        )
+        return outcomes.map {
+            // The table's state: the stored row of an existing download may be behind (active is not stored).
+            let current = machine.records[$0.record.id] ?? $0.record
+            return EnqueuedDownload(
+                id: $0.record.id,
+                url: $0.record.url,
+                existing: $0.existing,
+                file: $0.record.path,
+                state: current.state,
+                pauseReason: current.state == .paused ? current.pauseReason : nil
+            )
+        }
     }
 
     private func validatedURL(_ text: String) throws(DownloadQueueError) -> HTTPURL {
@@ -709,18 +686,16 @@ package actor DownloadQueue: Service {
         return url
     }
 
-    package func list(state: DownloadState?) -> DownloadsResult {
-        DownloadsResult(
-            downloads: machine.orderedRecords().compactMap { record in
-                let info = info(record)
-                return state == nil || info.state == state ? info : nil
-            }
-        )
+    package func list(state: DownloadRecord.State?) -> [DownloadSnapshot] {
+        machine.orderedRecords().compactMap { record in
+            let snapshot = snapshot(record)
+            return state == nil || snapshot.state == state ? snapshot : nil
+        }
     }
 
-    package func show(_ id: Int64) throws(DownloadQueueError) -> DownloadInfo {
+    package func show(_ id: Int64) throws(DownloadQueueError) -> DownloadSnapshot {
         guard machine.isVisible(id), let record = machine.records[id] else { throw .unknownDownload(id) }
-        return info(record)
+        return snapshot(record)
     }
 
     /// `--now` for downloads that exist already (an episode's): they pass the download gate from now on.
@@ -765,52 +740,46 @@ package actor DownloadQueue: Service {
     }
 
     /// The gate as `status` shows it.
-    private var gateInfo: DownloadGateInfo {
-        DownloadGateInfo(
-            closedBecause: gate.closedBecause?.rawValue,
-            windows: windows.windows.map(\.description),
-            nextWindowChange: gate.nextWindowChange.map { Self.iso8601($0) },
+    private var gateState: QueueCounts.Gate {
+        QueueCounts.Gate(
+            closedBecause: gate.closedBecause,
+            windows: windows,
+            nextWindowChange: gate.nextWindowChange,
             metered: metered
         )
     }
 
-    package func pause(_ selection: SelectionParams) async throws(DownloadQueueError) -> ChangedResult {
-        try await command(machine.pause(Self.selection(selection)))
+    /// - Returns: The downloads it paused.
+    package func pause(_ selection: DownloadQueueStateMachine.Selection) async throws(DownloadQueueError) -> [Int64] {
+        try await command(machine.pause(selection))
     }
 
-    package func resume(_ selection: SelectionParams) async throws(DownloadQueueError) -> ChangedResult {
-        try await command(machine.resume(Self.selection(selection)))
+    /// - Returns: The downloads it resumed.
+    package func resume(_ selection: DownloadQueueStateMachine.Selection) async throws(DownloadQueueError) -> [Int64] {
+        try await command(machine.resume(selection))
     }
 
-    package func retry(_ selection: SelectionParams) async throws(DownloadQueueError) -> ChangedResult {
-        try await command(machine.retry(Self.selection(selection)))
+    /// - Returns: The downloads it queued again.
+    package func retry(_ selection: DownloadQueueStateMachine.Selection) async throws(DownloadQueueError) -> [Int64] {
+        try await command(machine.retry(selection))
     }
 
-    package func cancel(_ selection: SelectionParams) async throws(DownloadQueueError) -> ChangedResult {
-        guard selection.all != true else { throw .invalid("'cancel' takes ids, not 'all'", parameter: "all") }
-        guard case .ids(let ids) = try Self.selection(selection) else { preconditionFailure("'all' was refused") }
-        return try await command(machine.cancel(ids, deletePartial: selection.deletePartial ?? false))
+    /// - Returns: The downloads it cancelled.
+    package func cancel(_ ids: [Int64], deletePartial: Bool) async throws(DownloadQueueError) -> [Int64] {
+        try await command(machine.cancel(ids, deletePartial: deletePartial))
     }
 
-    package func move(_ params: MoveParams) async throws(DownloadQueueError) -> ChangedResult {
-        let placement: DownloadQueueStateMachine.Placement
-        switch (params.top == true, params.bottom == true, params.before) {
-        case (true, false, nil): placement = .top
-        case (false, true, nil): placement = .bottom
-        case (false, false, let before?): placement = .before(before)
-        default: throw .invalid("'move' takes exactly one of 'top', 'bottom' or 'before'", parameter: "top")
-        }
-        try await performCommand(machine.move(params.id, to: placement))
-        return ChangedResult(changed: [params.id])
+    package func move(_ id: Int64, to placement: DownloadQueueStateMachine.Placement) async throws(DownloadQueueError) {
+        try await performCommand(machine.move(id, to: placement))
     }
 
-    package func clear(_ params: ClearParams) async throws(DownloadQueueError) -> ChangedResult {
-        var states: Set<DownloadRecord.State> = []
-        if params.completed == true { states.insert(.completed) }
-        if params.failed == true { states.insert(.failed) }
-        guard !states.isEmpty else {
-            throw .invalid("'clear' needs 'completed', 'failed' or both", parameter: "completed")
-        }
+    /// Takes finished downloads in `states` off the list.
+    ///
+    /// - Returns: The downloads it cleared.
+    package func clear(
+        _ states: Set<DownloadRecord.State>,
+        deletePartial: Bool
+    ) async throws(DownloadQueueError) -> [Int64] {
         let clearing = machine.clear(states)
         let unlisted: Set<Int64>
         do {
@@ -821,15 +790,15 @@ package actor DownloadQueue: Service {
             throw .notSaved(error)
         }
         let cleared = clearing.records
-        await perform(machine.cleared(cleared, unlisted: unlisted, deletePartial: params.deletePartial ?? false))
-        return ChangedResult(changed: cleared.map(\.id))
+        await perform(machine.cleared(cleared, unlisted: unlisted, deletePartial: deletePartial))
+        return cleared.map(\.id)
     }
 
     /// The downloads among `ids` that still exist, as clients see them.
-    package func infos(_ ids: [Int64]) -> [Int64: DownloadInfo] {
-        var found: [Int64: DownloadInfo] = [:]
+    package func infos(_ ids: [Int64]) -> [Int64: DownloadSnapshot] {
+        var found: [Int64: DownloadSnapshot] = [:]
         for id in ids {
-            if let record = machine.records[id], record.state != .cancelled { found[id] = info(record) }
+            if let record = machine.records[id], record.state != .cancelled { found[id] = snapshot(record) }
         }
         return found
     }
@@ -838,9 +807,9 @@ package actor DownloadQueue: Service {
     package var fileDisposal: FileDisposal { settings.disposal }
 
     /// Completed downloads by id, for retention.
-    package func completedDownloads() -> [Int64: DownloadInfo] {
-        var found: [Int64: DownloadInfo] = [:]
-        for record in machine.records.values where record.state == .completed { found[record.id] = info(record) }
+    package func completedDownloads() -> [Int64: DownloadSnapshot] {
+        var found: [Int64: DownloadSnapshot] = [:]
+        for record in machine.records.values where record.state == .completed { found[record.id] = snapshot(record) }
         return found
     }
 
@@ -894,14 +863,16 @@ package actor DownloadQueue: Service {
         return outcome
     }
 
-    /// Sets (or with `nil` params only reports) the global speed limit; 0 means unlimited.
-    package func limit(_ params: LimitParams?) -> LimitParams {
-        if let params {
-            let rate = params.rate.flatMap { $0 > 0 ? $0 : nil }
+    /// Sets (or with no `change` only reports) the global speed limit; 0 or `nil` means unlimited.
+    ///
+    /// - Returns: The limit in force, bytes per second; `nil` = unlimited.
+    package func limit(_ change: Int64??) -> Int64? {
+        if let change {
+            let rate = change.flatMap { $0 > 0 ? $0 : nil }
             speedLimitOverride = .some(rate)
             engine.setSpeedLimit(rate)
         }
-        return LimitParams(rate: effectiveSpeedLimit)
+        return effectiveSpeedLimit
     }
 
     private var effectiveSpeedLimit: Int64? {
@@ -916,17 +887,8 @@ package actor DownloadQueue: Service {
         wakeup.yield()
     }
 
-    package func counts() -> DownloadCounts {
-        var counts = DownloadCounts(
-            active: 0,
-            queued: 0,
-            paused: 0,
-            failed: 0,
-            completed: 0,
-            rate: 0,
-            rateLimit: effectiveSpeedLimit,
-            gate: gateInfo
-        )
+    package func counts() -> QueueCounts {
+        var counts = QueueCounts(rateLimit: effectiveSpeedLimit, gate: gateState)
         for record in machine.records.values where record.listed {
             switch record.state {
             case .active: counts.active += 1
@@ -947,40 +909,21 @@ package actor DownloadQueue: Service {
     /// the commit, saves.
     private func command(
         _ actions: [DownloadQueueStateMachine.Action]
-    ) async throws(DownloadQueueError) -> ChangedResult {
+    ) async throws(DownloadQueueError) -> [Int64] {
         guard case .persist(let changed, _)? = actions.first else { preconditionFailure("a command commits first") }
         try await performCommand(actions)
-        return ChangedResult(changed: changed.map(\.id))
-    }
-
-    /// The wire's selection as the machine takes it.
-    private static func selection(
-        _ params: SelectionParams
-    ) throws(DownloadQueueError) -> DownloadQueueStateMachine.Selection {
-        if params.all == true {
-            guard params.ids?.isEmpty ?? true else {
-                throw .invalid("give either 'ids' or 'all', not both", parameter: "ids")
-            }
-            return .all
-        }
-        guard let ids = params.ids, !ids.isEmpty else {
-            throw .invalid("'ids' must name at least one download", parameter: "ids")
-        }
-        return .ids(ids)
+        return changed.map(\.id)
     }
 
     private func publish(_ event: DownloadQueueStateMachine.Announcement, _ record: DownloadRecord) {
         changed.yield()
         // Building the event stats the partial file: not worth it for nobody.
-        guard events.isWatched(.downloads) else { return }
-        events.publish(
-            .downloads,
-            method: DownloadEvent(event).rawValue,
-            params: DownloadEventParams(download: info(record))
-        )
+        guard events.downloadsWatched else { return }
+        events.downloadChanged(event, snapshot(record))
     }
 
-    private func info(_ record: DownloadRecord) -> DownloadInfo {
+    /// The record with what only the running queue knows: the transfer's bytes, its pace, when the gate lets it go.
+    private func snapshot(_ record: DownloadRecord) -> DownloadSnapshot {
         let transfer = running[record.id]
         let live = transfer?.progress.withLock { $0 }
         let bytes =
@@ -993,36 +936,15 @@ package actor DownloadQueue: Service {
         if let speed, speed >= Self.slowestRate, let total {
             eta = (Double(max(0, total.saturatingSubtract(bytes))) / speed).rounded(.up)
         }
-        var stalledSince: String?
-        if let since = machine.stalledSince(record.id, now: now()) { stalledSince = Self.iso8601(since) }
-        return DownloadInfo(
-            id: record.id,
-            url: record.url,
-            finalURL: record.finalURL,
-            file: record.path,
-            state: DownloadState(record.state),
-            pauseReason: record.pauseReason,
-            priority: record.priority,
-            position: record.position,
+        return DownloadSnapshot(
+            record: record,
             bytesDone: bytes,
             bytesTotal: total,
             speed: record.state == .active ? speed : nil,
             etaSeconds: record.state == .active ? eta : nil,
-            attempts: record.attempts,
-            lastError: record.errorCode.map {
-                DownloadErrorInfo(code: $0, message: record.errorMessage ?? "", httpStatus: record.errorHTTPStatus)
-            },
-            nextRetryAt: record.nextAttemptAt.map { Self.iso8601($0) },
-            addedAt: Self.iso8601(record.addedAt),
-            completedAt: record.completedAt.map { Self.iso8601($0) },
-            headerNames: record.headers.compactMap {
-                $0.split(separator: ":").first.map { $0.trimmingWhitespace() }
-            },
-            hasCredentials: record.authUser != nil,
-            stalledSince: stalledSince,
+            stalledSince: machine.stalledSince(record.id, now: now()),
             resumesAt: record.state == .paused && record.pauseReason == GateReason.outsideWindow.rawValue
-                ? gate.windowOpensAt.map { Self.iso8601($0) } : nil,
-            now: record.bypassesGate ? true : nil
+                ? gate.windowOpensAt : nil
         )
     }
 
@@ -1042,8 +964,6 @@ package actor DownloadQueue: Service {
 
     /// Below this (bytes per second) a transfer's speed is 0 and it has no ETA.
     private static let slowestRate = DownloadQueueStateMachine.slowestRate
-
-    private static func iso8601(_ milliseconds: Int64) -> String { UTCTimestamp.string(milliseconds: milliseconds) }
 
     private static func fileSize(_ fd: Int32) -> Int64 {
         var info = stat()
@@ -1065,36 +985,5 @@ package actor DownloadQueue: Service {
 
     private static func partialSize(_ record: DownloadRecord) -> Int64 {
         fileSize(record.partialPath) ?? record.bytesDone
-    }
-}
-
-extension DownloadEvent {
-    /// The wire name of each of the machine's announcements.
-    init(_ announcement: DownloadQueueStateMachine.Announcement) {
-        switch announcement {
-        case .added: self = .added
-        case .started: self = .started
-        case .progress: self = .progress
-        case .paused: self = .paused
-        case .resumed: self = .resumed
-        case .retrying: self = .retrying
-        case .completed: self = .completed
-        case .failed: self = .failed
-        case .removed: self = .removed
-        }
-    }
-}
-
-extension DownloadState {
-    /// Every stored state has its wire name; none is silently shown as another.
-    init(_ state: DownloadRecord.State) {
-        switch state {
-        case .queued: self = .queued
-        case .active: self = .active
-        case .paused: self = .paused
-        case .failed: self = .failed
-        case .completed: self = .completed
-        case .cancelled: self = .cancelled
-        }
     }
 }

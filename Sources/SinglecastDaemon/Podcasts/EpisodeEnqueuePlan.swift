@@ -1,5 +1,4 @@
 import FoundationEssentials
-import SinglecastProtocol
 import SinglecastStore
 
 /// What an enqueue of episodes does with each: answers with the download it has, or queues a new one placed by the
@@ -12,7 +11,7 @@ struct EpisodeEnqueuePlan: Sendable {
     /// One episode's part.
     enum Step: Sendable {
         /// It has a live download, or a completed one whose file is there.
-        case existing(DownloadInfo)
+        case existing(DownloadSnapshot)
         /// A new download; ``EpisodeEnqueuePlan/replaced`` names a completed one whose file is gone.
         case new(DownloadRequest)
         /// Its podcast is gone, or it names no enclosure.
@@ -37,7 +36,7 @@ struct EpisodeEnqueuePlan: Sendable {
     init(
         episodes: [EpisodeRecord],
         podcasts: [Int64: PodcastRecord],
-        downloads: [Int64: DownloadInfo],
+        downloads: [Int64: DownloadSnapshot],
         fileExists: (String) -> Bool,
         placement: Placement,
         priority: Int,

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import SinglecastProtocol
 import SinglecastStore
 import SinglecastSupport
 
@@ -221,7 +220,7 @@ actor RetentionService {
     /// What retention would delete now, the files it looked at, and what the look took.
     struct Evaluation: Sendable {
         var plan: Retention.Plan
-        var files: [Int64: (record: EpisodeRecord, download: DownloadInfo)]
+        var files: [Int64: (record: EpisodeRecord, download: DownloadSnapshot)]
         /// Reading the downloaded episodes from the store and the completed downloads from the queue.
         var reading: Duration
         /// Matching them up and ``Retention/plan(files:rules:maxStorage:otherUsage:now:)``.
@@ -236,7 +235,7 @@ actor RetentionService {
         let trash = maxStorage == nil ? nil : await queue.fileDisposal.trash
         let trashed = trash?.ownFiles(from: downloadDirectory) ?? []
         let read = ContinuousClock.now
-        var files: [Int64: (record: EpisodeRecord, download: DownloadInfo)] = [:]
+        var files: [Int64: (record: EpisodeRecord, download: DownloadSnapshot)] = [:]
         var linked: Set<Int64> = []
         var retained: [Retention.File] = []
         // A file deleted by hand takes no room: neither its episode's nor a forgotten row's counts toward

@@ -2,7 +2,6 @@ import CPosix
 import FoundationEssentials
 import SinglecastFeeds
 import SinglecastHTTP
-import SinglecastProtocol
 import SinglecastStore
 import SinglecastSupport
 
@@ -10,11 +9,10 @@ import SinglecastSupport
 import Glibc
 #endif
 
-/// An episode as `episodes` and `inbox` list it, with its download as the queue shows it (the queue answers in the
-/// protocol's ``DownloadInfo``, which is why this file imports SinglecastProtocol).
+/// An episode as `episodes` and `inbox` list it, with its download as the queue shows it.
 package struct ListedEpisode: Sendable, Hashable {
     package var record: EpisodeRecord
-    package var download: DownloadInfo?
+    package var download: DownloadSnapshot?
     /// Why the podcast's rules do not download it, for an episode without a download.
     package var skipped: String?
 }
@@ -90,7 +88,7 @@ extension Subscriptions {
     }
 
     /// `redownload`: as `delete`, then queued again.
-    package func redownload(episodes ids: [Int64]) async throws -> EnqueueResult {
+    package func redownload(episodes ids: [Int64]) async throws -> [EnqueuedDownload] {
         let episodes = try await existingEpisodes(ids)
         // Checked before anything is deleted: an episode with nothing to download would lose its file for nothing.
         if let episode = episodes.first(where: { !Self.isDownloadable($0.enclosureURL) }) {
@@ -163,8 +161,8 @@ extension Subscriptions {
         requested: Bool,
         now: Bool = false,
         with urls: [DownloadRequest] = []
-    ) async throws -> EnqueueResult {
-        guard !ids.isEmpty || !urls.isEmpty else { return EnqueueResult(downloads: []) }
+    ) async throws -> [EnqueuedDownload] {
+        guard !ids.isEmpty || !urls.isEmpty else { return [] }
         let found = ids.isEmpty ? [] : try await existingEpisodes(ids)
         // Every episode is checked before any is queued, so a refused request queues nothing.
         if let episode = found.first(where: { podcasts[$0.podcastID] != nil && !Self.isDownloadable($0.enclosureURL) })
@@ -191,18 +189,18 @@ extension Subscriptions {
         )
         let requests = urls + plan.requests
         let replaced = plan.replaced
-        var entries: [EnqueueResult.Entry?] = Array(repeating: nil, count: urls.count)
+        var entries: [EnqueuedDownload?] = Array(repeating: nil, count: urls.count)
         for step in plan.steps {
             switch step {
-            case .existing(let info):
+            case .existing(let download):
                 entries.append(
-                    EnqueueResult.Entry(
-                        id: info.id,
-                        url: info.url,
+                    EnqueuedDownload(
+                        id: download.id,
+                        url: download.url,
                         existing: true,
-                        file: info.file,
-                        state: info.state,
-                        pauseReason: info.pauseReason
+                        file: download.file,
+                        state: download.state,
+                        pauseReason: download.pauseReason
                     )
                 )
             case .new:
@@ -213,7 +211,7 @@ extension Subscriptions {
         }
         episodesWritten()
         defer { episodesWritten() }
-        let enqueued = requests.isEmpty ? [] : try await queue.enqueue(requests).downloads
+        let enqueued = requests.isEmpty ? [] : try await queue.enqueue(requests)
         // An episode whose podcast was unsubscribed meanwhile: no episode owns its new download once the podcast is
         // gone, so it goes (unsubscribe discards what it found linked; this is what was linked after it looked).
         let podcastOf = Dictionary(found.map { ($0.id, $0.podcastID) }) { first, _ in first }
@@ -247,6 +245,6 @@ extension Subscriptions {
                 result[index].pauseReason = info.pauseReason
             }
         }
-        return EnqueueResult(downloads: result)
+        return result
     }
 }

@@ -187,7 +187,7 @@ extension Subscriptions {
                     + "\(RuleTiming.milliseconds(.now - started)) ms, \(wanted.count) wanted"
             )
         }
-        let queued = try await enqueueEpisodes(wanted, priority: nil, requested: false).downloads.map(\.id)
+        let queued = try await enqueueEpisodes(wanted, priority: nil, requested: false).map(\.id)
         if !queued.isEmpty {
             logger.info("auto-download (\(policy.fetch.stored)) queued \(queued.count) episode(s) of \(podcast.title)")
         }

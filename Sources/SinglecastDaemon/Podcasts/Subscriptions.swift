@@ -2,7 +2,6 @@ import CPosix
 import FoundationEssentials
 import SinglecastFeeds
 import SinglecastHTTP
-import SinglecastProtocol
 import SinglecastStore
 import SinglecastSupport
 
@@ -462,7 +461,7 @@ package actor Subscriptions {
         return podcast
     }
 
-    package func downloadLatest(_ params: DownloadLatestCommand) async throws -> EnqueueResult {
+    package func downloadLatest(_ params: DownloadLatestCommand) async throws -> [EnqueuedDownload] {
         let podcast = try resolve(params.podcast)
         guard params.latest >= 1 else {
             throw PodcastError.invalid("'latest' must be at least 1", parameter: "latest")
@@ -472,7 +471,7 @@ package actor Subscriptions {
     }
 
     /// `enqueue` with episode ids (and possibly URLs too, which go to the queue as they are).
-    package func enqueue(_ params: EpisodeEnqueueCommand) async throws -> EnqueueResult {
+    package func enqueue(_ params: EpisodeEnqueueCommand) async throws -> [EnqueuedDownload] {
         // Every URL and every episode is checked before anything is queued, and all of them go in one transaction:
         // a refused request queues nothing.
         try await enqueueEpisodes(

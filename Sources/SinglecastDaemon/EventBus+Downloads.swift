@@ -1,0 +1,34 @@
+import SinglecastProtocol
+
+/// The queue's events as the protocol's: the queue hands over its announcement and the download, and each event's
+/// params are built here and nowhere else.
+extension EventBus {
+    /// Whether anyone watches download events: building one stats the partial file.
+    var downloadsWatched: Bool { isWatched(.downloads) }
+
+    /// `download.added`, `download.progress`, … for one download.
+    func downloadChanged(_ announcement: DownloadQueueStateMachine.Announcement, _ download: DownloadSnapshot) {
+        publish(
+            .downloads,
+            method: DownloadEvent(announcement).rawValue,
+            params: DownloadEventParams(download: DownloadInfo(download))
+        )
+    }
+}
+
+extension DownloadEvent {
+    /// The wire name of each of the machine's announcements.
+    init(_ announcement: DownloadQueueStateMachine.Announcement) {
+        switch announcement {
+        case .added: self = .added
+        case .started: self = .started
+        case .progress: self = .progress
+        case .paused: self = .paused
+        case .resumed: self = .resumed
+        case .retrying: self = .retrying
+        case .completed: self = .completed
+        case .failed: self = .failed
+        case .removed: self = .removed
+        }
+    }
+}
