@@ -250,7 +250,7 @@ package enum EventTopic: String, CaseIterable, Codable, Sendable {
     case downloads
     /// `podcast.subscribed`, `podcast.refreshed`, `podcast.unsubscribed` (``PodcastEvent``).
     case podcasts
-    /// `episode.played`, `episode.unplayed`, `episode.deleted` (``EpisodeEvent``).
+    /// `episode.played`, `episode.unplayed`, `episode.marked`, `episode.deleted` (``EpisodeEvent``).
     case episodes
 }
 
