@@ -152,6 +152,9 @@ package struct Router: Sendable {
         case .redownload:
             let ids = try params(EpisodeSelectionParams.self, request).episodes
             return try WireCoding.encoded(await context.podcasts.redownload(episodes: ids))
+        case .episode:
+            let ids = try params(EpisodeSelectionParams.self, request).episodes
+            return try WireCoding.encoded(InboxResult(try await context.podcasts.episodeDetails(ids)))
         case .inbox:
             let params = try request.params == nil ? InboxParams() : params(InboxParams.self, request)
             return try WireCoding.encoded(InboxResult(try await context.podcasts.inbox(limit: params.limit)))

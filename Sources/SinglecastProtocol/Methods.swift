@@ -19,6 +19,7 @@ package enum Method: String, CaseIterable, Sendable {
     case unsubscribe
     case podcasts
     case episodes
+    case episode
     case refresh
     case set
     case download

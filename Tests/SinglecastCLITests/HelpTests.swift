@@ -41,6 +41,7 @@ import Testing
           unsubscribe             Unsubscribe from a podcast.
           podcasts                List subscribed podcasts.
           episodes                List a podcast's episodes, newest first.
+          show-episode            Show an episode, its download and its description.
           inbox                   List new episodes of every podcast, newest first.
           refresh                 Fetch podcast feeds now.
           set                     Change a podcast's download policy, rules and
