@@ -152,6 +152,9 @@ package struct Router: Sendable {
         case .redownload:
             let ids = try params(EpisodeSelectionParams.self, request).episodes
             return try WireCoding.encoded(await context.podcasts.redownload(episodes: ids))
+        case .podcast:
+            let selector = try params(PodcastParams.self, request).podcast
+            return try WireCoding.encoded(PodcastDetailResult(try await context.podcasts.details(selector)))
         case .episode:
             let ids = try params(EpisodeSelectionParams.self, request).episodes
             return try WireCoding.encoded(InboxResult(try await context.podcasts.episodeDetails(ids)))

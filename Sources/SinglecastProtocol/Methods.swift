@@ -18,6 +18,7 @@ package enum Method: String, CaseIterable, Sendable {
     case subscribe
     case unsubscribe
     case podcasts
+    case podcast
     case episodes
     case episode
     case refresh
