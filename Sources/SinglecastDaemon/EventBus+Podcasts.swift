@@ -23,6 +23,15 @@ extension EventBus {
     /// Whether anyone watches episode events: marking a long back catalogue need not read episodes for no one.
     var episodesWatched: Bool { isWatched(.episodes) }
 
+    /// `episode.marked`: one event for a mark of many episodes, however many they are.
+    func episodesMarked(_ ids: [Int64], _ mark: EpisodeMark, podcast: Int64?, at: Int64) {
+        publish(
+            .episodes,
+            method: EpisodeEvent.marked.rawValue,
+            params: EpisodesMarkedParams(mark: mark.rawValue, episodes: ids, podcast: podcast, at: iso8601(at))
+        )
+    }
+
     /// `episode.played` or `episode.unplayed`, one per episode.
     func episodesMarked(_ episodes: [EpisodeRecord], played: Bool, at: Int64) {
         for episode in episodes {

@@ -164,10 +164,27 @@ extension RulesResult {
             dryRun: report.dryRun,
             autoDownload: AutoDownload(report.autoDownload),
             keep: report.keep,
-            rules: report.rules.map { Rule(key: $0.key.rawValue, value: $0.value, source: $0.source.rawValue) },
+            rules: report.rules.map(Rule.init),
             download: entries(report.download),
             delete: entries(report.delete),
             skipped: entries(report.skipped)
+        )
+    }
+}
+
+extension RulesResult.Rule {
+    init(_ setting: RulesReport.Setting) {
+        self.init(key: setting.key.rawValue, value: setting.value, source: setting.source.rawValue)
+    }
+}
+
+extension PodcastDetailResult {
+    init(_ details: PodcastDetails) {
+        self.init(
+            podcast: PodcastInfo(details.podcast),
+            rules: details.rules.map(RulesResult.Rule.init),
+            files: details.files,
+            diskBytes: details.bytes
         )
     }
 }

@@ -145,6 +145,12 @@ package struct Router: Sendable {
         case .redownload:
             let ids = try params(EpisodeSelectionParams.self, request).episodes
             return try WireCoding.encoded(EnqueueResult(try await context.podcasts.redownload(episodes: ids)))
+        case .podcast:
+            let selector = try params(PodcastParams.self, request).podcast
+            return try WireCoding.encoded(PodcastDetailResult(try await context.podcasts.details(selector)))
+        case .episode:
+            let ids = try params(EpisodeSelectionParams.self, request).episodes
+            return try WireCoding.encoded(InboxResult(try await context.podcasts.episodeDetails(ids)))
         case .inbox:
             let params = try request.params == nil ? InboxParams() : params(InboxParams.self, request)
             return try WireCoding.encoded(InboxResult(try await context.podcasts.inbox(limit: params.limit)))

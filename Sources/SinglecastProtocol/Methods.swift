@@ -18,7 +18,9 @@ package enum Method: String, CaseIterable, Sendable {
     case subscribe
     case unsubscribe
     case podcasts
+    case podcast
     case episodes
+    case episode
     case refresh
     case set
     case download
@@ -279,7 +281,7 @@ package enum EventTopic: String, CaseIterable, Codable, Sendable {
     case downloads
     /// `podcast.subscribed`, `podcast.refreshed`, `podcast.unsubscribed` (``PodcastEvent``).
     case podcasts
-    /// `episode.played`, `episode.unplayed`, `episode.deleted` (``EpisodeEvent``).
+    /// `episode.played`, `episode.unplayed`, `episode.marked`, `episode.deleted` (``EpisodeEvent``).
     case episodes
 }
 

@@ -170,9 +170,63 @@ package struct EpisodeEventParams: Codable, Hashable, Sendable {
     }
 }
 
+/// Params of `podcast`.
+package struct PodcastParams: Codable, Hashable, Sendable {
+    /// An id or an unambiguous title prefix.
+    package var podcast: String
+
+    package init(podcast: String) { self.podcast = podcast }
+}
+
+/// Result of `podcast`: the podcast, the rules that apply to it, and the disk its downloaded files take.
+package struct PodcastDetailResult: Codable, Hashable, Sendable {
+    package var podcast: PodcastInfo
+    package var rules: [RulesResult.Rule]
+    /// Completed downloads of its episodes.
+    package var files: Int
+    /// Their bytes, as downloaded.
+    package var diskBytes: Int64
+
+    package init(podcast: PodcastInfo, rules: [RulesResult.Rule], files: Int, diskBytes: Int64) {
+        self.podcast = podcast
+        self.rules = rules
+        self.files = files
+        self.diskBytes = diskBytes
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case podcast
+        case rules
+        case files
+        case diskBytes = "disk_bytes"
+    }
+}
+
+/// Params of the `episode.marked` event: one mark of many episodes (or any pin), one event for all of them.
+package struct EpisodesMarkedParams: Codable, Hashable, Sendable {
+    /// `played`, `unplayed`, `pinned` or `unpinned`.
+    package var mark: String
+    /// The episodes whose mark changed.
+    package var episodes: [Int64]
+    package var count: Int
+    /// The podcast, when every episode of it was marked (`all: true`).
+    package var podcast: Int64?
+    /// ISO 8601 UTC.
+    package var at: String
+
+    package init(mark: String, episodes: [Int64], podcast: Int64?, at: String) {
+        self.mark = mark
+        self.episodes = episodes
+        self.count = episodes.count
+        self.podcast = podcast
+        self.at = at
+    }
+}
+
 /// The events of the `episodes` topic.
 package enum EpisodeEvent: String, CaseIterable, Codable, Sendable {
     case played = "episode.played"
     case unplayed = "episode.unplayed"
+    case marked = "episode.marked"
     case deleted = "episode.deleted"
 }

@@ -152,7 +152,9 @@ import Glibc
             as: UnsubscribeResult.self
         )
         #expect(removed.deletedFiles.count == 3)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
+        // Its folder went with its files; the download directory stays.
+        #expect(!FileManager.default.fileExists(atPath: folder))
+        #expect(FileManager.default.fileExists(atPath: daemon.root.file("data/singlecast/episodes")))
         #expect(try call(client, "podcasts", nil, as: PodcastsResult.self).podcasts.isEmpty)
         let opmlJSON = String(decoding: try JSONEncoder().encode(exported.opml), as: UTF8.self)
         let imported = try call(client, "import", #"{"opml":\#(opmlJSON)}"#, as: ImportResult.self)

@@ -40,7 +40,9 @@ import Testing
           subscribe               Subscribe to a podcast feed.
           unsubscribe             Unsubscribe from a podcast.
           podcasts                List subscribed podcasts.
+          show-podcast            Show a podcast's feed, settings, rules and disk use.
           episodes                List a podcast's episodes, newest first.
+          show-episode            Show an episode, its download and its description.
           inbox                   List new episodes of every podcast, newest first.
           refresh                 Fetch podcast feeds now.
           set                     Change a podcast's download policy, rules and

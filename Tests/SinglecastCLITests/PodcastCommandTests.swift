@@ -247,14 +247,14 @@ import Testing
     static let episodesTable = """
         3  The Daily: 120 episodes, 2 new
 
-        ID   DATE        DURATION  STATE        TITLE
-        815  2026-11-28  1:02:03   new          Friday
-        814  2026-11-27  0:45:12   queued       Thursday
-        813  -           -         downloading  Wednesday
-        812  2026-11-28  0:00:59   downloaded   Tuesday
-        811  someday     30:00:00  failed       Monday
-        810  2026-11-28  1:02:03   paused       Sunday
-        809  2026-11-28  1:02:03   -            Saturday
+        ID   DATE        DURATION  STATE        DOWNLOAD  TITLE
+        815  2026-11-28  1:02:03   new          -         Friday
+        814  2026-11-27  0:45:12   queued       1814      Thursday
+        813  -           -         downloading  1813      Wednesday
+        812  2026-11-28  0:00:59   downloaded   1812      Tuesday
+        811  someday     30:00:00  failed       1811      Monday
+        810  2026-11-28  1:02:03   paused       1810      Sunday
+        809  2026-11-28  1:02:03   -            -         Saturday
 
         """
 

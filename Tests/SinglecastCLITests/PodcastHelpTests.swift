@@ -137,7 +137,9 @@ import Testing
         downloading, paused, failed, downloaded or played (marked with 'singlecastctl
         played'), with ', pinned' for a pinned one; for an episode the podcast's rules
         do not download, it says which rule skipped it (skipped: title excludes
-        "trailer"). Queue episodes by ID with 'singlecastctl enqueue <id> ...'.
+        "trailer"). DOWNLOAD is the id of the episode's download, as 'singlecastctl
+        downloads' lists it: another number than the episode's ID. Queue episodes by ID
+        with 'singlecastctl enqueue <id> ...'.
 
         Examples:
           singlecastctl episodes 3 --limit 10

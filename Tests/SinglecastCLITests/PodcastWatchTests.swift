@@ -49,6 +49,27 @@ import Testing
         )
     }
 
+    @Test func watchPrintsABulkMarkAsOneLine() async throws {
+        let lines = [
+            #"{"jsonrpc":"2.0","id":1,"result":{"topics":["episodes"]}}"#,
+            #"{"jsonrpc":"2.0","method":"episode.played","params":{"at":"2026-11-29T12:00:00Z","episode":815,"podcast":3,"title":"Friday"}}"#,
+            #"{"jsonrpc":"2.0","method":"episode.marked","params":{"at":"2026-11-29T12:01:00Z","count":3,"episodes":[815,814,813],"mark":"played","podcast":3}}"#,
+            #"{"jsonrpc":"2.0","method":"episode.marked","params":{"at":"2026-11-29T12:02:00Z","count":2,"episodes":[815,12],"mark":"pinned"}}"#,
+            #"{"jsonrpc":"2.0","method":"daemon.stopping","params":{"at":"2026-11-29T12:05:00Z"}}"#,
+        ]
+        let (run, _) = try await exchange(["watch", "--topic", "episodes"], reply: lines)
+        #expect(run.status == 0)
+        #expect(
+            run.stdout == """
+                episode 815  played Friday
+                podcast 3  marked played: 3 episodes (815, 814, 813)
+                episodes  marked pinned: 2 episodes (815, 12)
+                2026-11-29T12:05:00Z daemon.stopping
+
+                """
+        )
+    }
+
     @Test func watchJSONPrintsPodcastEventsRaw() async throws {
         let lines = [
             #"{"jsonrpc":"2.0","id":1,"result":{"topics":["daemon","downloads","podcasts"]}}"#,

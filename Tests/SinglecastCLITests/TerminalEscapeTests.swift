@@ -46,8 +46,8 @@ import Testing
             EpisodesCommand.render(result, timeZone: Fixtures.utc) == """
                 9  \(Self.shown): 1 episode, 0 new
 
-                ID   DATE        DURATION  STATE  TITLE
-                815  2026-11-28  1:02:03   -      Friday\\u{1B}]2;x\\u{7}
+                ID   DATE        DURATION  STATE  DOWNLOAD  TITLE
+                815  2026-11-28  1:02:03   -      -         Friday\\u{1B}]2;x\\u{7}
 
                 """
         )

@@ -46,6 +46,7 @@ struct PodcastHarness {
     let feeds = ScriptedFeedFetcher()
     let clock = HandClock()
     let engine: ScriptedTransferEngine
+    let events: EventBus
 
     static let feedURL = "https://feeds.example/show.xml"
 
@@ -62,7 +63,7 @@ struct PodcastHarness {
             bodies: Dictionary(uniqueKeysWithValues: enclosures.map { ($0, Self.body(for: $0)) })
         )
         let logger = Logger(level: .error)
-        let events = EventBus(logger: logger)
+        events = EventBus(logger: logger)
         var podcastSettings = PodcastSettings()
         var queueSettings = QueueSettings()
         queueSettings.scheduler.maximumConcurrent = 8

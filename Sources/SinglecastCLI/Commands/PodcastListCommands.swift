@@ -70,7 +70,8 @@ package struct EpisodesCommand: CLICommand {
             downloaded, appeared after subscribing), queued, downloading, paused, failed, downloaded or played \
             (marked with 'singlecastctl played'), with ', pinned' for a pinned one; for an episode the \
             podcast's rules do not download, it says which rule skipped it (skipped: title excludes \
-            "trailer"). Queue episodes by ID with 'singlecastctl enqueue <id> ...'.
+            "trailer"). DOWNLOAD is the id of the episode's download, as 'singlecastctl downloads' lists it: \
+            another number than the episode's ID. Queue episodes by ID with 'singlecastctl enqueue <id> ...'.
 
             Examples:
               singlecastctl episodes 3 --limit 10
@@ -134,13 +135,14 @@ package struct EpisodesCommand: CLICommand {
             "\(PodcastText.name(podcast)): \(Formatting.count(podcast.episodes, "episode")), "
             + "\(podcast.newEpisodes) new\n\n"
         if result.episodes.isEmpty { return text + (onlyNew ? "No new episodes.\n" : "No episodes.\n") }
-        let header = ["ID", "DATE", "DURATION", "STATE", "TITLE"]
+        let header = ["ID", "DATE", "DURATION", "STATE", "DOWNLOAD", "TITLE"]
         let rows = result.episodes.map { episode in
             [
                 String(episode.id),
                 episode.published.map { PodcastText.day($0, timeZone: timeZone) } ?? "-",
                 PodcastText.duration(seconds: episode.durationSeconds),
                 PodcastText.state(episode),
+                episode.downloadID.map(String.init) ?? "-",
                 episode.title,
             ]
         }

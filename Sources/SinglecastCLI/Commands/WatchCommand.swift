@@ -58,6 +58,10 @@ package struct WatchCommand: CLICommand {
                     let event = try? WireCoding.decode(PodcastEventParams.self, from: params)
                 {
                     stdout.write(renderer.message(PodcastText.eventLine(method, event) + "\n"))
+                } else if method == EpisodeEvent.marked.rawValue, let params,
+                    let event = try? WireCoding.decode(EpisodesMarkedParams.self, from: params)
+                {
+                    stdout.write(renderer.message(PodcastText.markedEventLine(event) + "\n"))
                 } else if method.hasPrefix("episode."), let params,
                     let event = try? WireCoding.decode(EpisodeEventParams.self, from: params)
                 {

@@ -93,6 +93,16 @@ package enum PodcastText {
         return TerminalText.escaped(line)
     }
 
+    /// One `episode.marked` event as a line without its newline, e.g.
+    /// `podcast 3  marked played: 120 episodes (815, 814, …)`; ten ids at most, as it may be thousands.
+    package static func markedEventLine(_ event: EpisodesMarkedParams) -> String {
+        let who = event.podcast.map { "podcast \($0)" } ?? "episodes"
+        var shown = ids(Array(event.episodes.prefix(10)))
+        if event.episodes.count > 10 { shown += ", …" }
+        let count = event.count == 1 ? "1 episode" : "\(event.count) episodes"
+        return TerminalText.escaped("\(who)  marked \(event.mark): \(count) (\(shown))")
+    }
+
     package static func eventLine(_ method: String, _ event: PodcastEventParams) -> String {
         let podcast = event.podcast
         let detail: String

@@ -69,6 +69,20 @@ package enum DownloadDirectory {
         within(path, root: root) { directory, name in unlinkat(directory, name, 0) == 0 ? 0 : errno } ?? errno
     }
 
+    /// Removes each of `folders` below `root` that is empty, then its parents that are left empty, up to (never
+    /// including) `root`. Each is removed relative to its opened parent (`unlinkat` with `AT_REMOVEDIR`), so a link
+    /// is never followed nor removed, and a folder with anything in it stays.
+    package static func removeEmptyFolders(_ folders: some Sequence<String>, root: String) {
+        func below(_ folder: String) -> Bool { isInside(folder, root: root) && trimmed(folder) != trimmed(root) }
+        var pending = Set(folders.map(trimmed).filter(below))
+        // The deepest first, so a folder whose only content was an empty folder goes too.
+        while let folder = pending.max(by: { $0.count < $1.count }) {
+            pending.remove(folder)
+            let removed = within(folder, root: root) { parent, name in unlinkat(parent, name, AT_REMOVEDIR) == 0 }
+            if removed == true, below(parent(of: folder)) { pending.insert(parent(of: folder)) }
+        }
+    }
+
     /// The status of the file at `path` itself (a link is not followed), or `nil` with `errno` set.
     package static func status(_ path: String, root: String) -> stat? {
         within(path, root: root) { directory, name in

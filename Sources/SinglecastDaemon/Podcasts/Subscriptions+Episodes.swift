@@ -109,6 +109,17 @@ extension Subscriptions {
         } catch {
             throw PodcastError.store("cannot read the episodes: \(error)")
         }
+        return try await listing(records)
+    }
+
+    /// `episode`: the episodes with these ids, in the order asked, with everything known of them (their
+    /// description too) and their downloads, and their podcasts.
+    package func episodeDetails(_ ids: [Int64]) async throws -> InboxListing {
+        try await listing(try await existingEpisodes(ids, fields: .all))
+    }
+
+    /// `records` with their downloads, and the podcasts they belong to, by id.
+    private func listing(_ records: [EpisodeRecord]) async throws -> InboxListing {
         let downloads = await queue.infos(records.compactMap(\.downloadID))
         let counts = try await counts()
         let shown = Set(records.map(\.podcastID))
@@ -120,13 +131,13 @@ extension Subscriptions {
     }
 
     /// The episodes with these ids, in the order asked; an unknown id is `unknown_episode`.
-    func existingEpisodes(_ ids: [Int64]) async throws -> [EpisodeRecord] {
+    func existingEpisodes(_ ids: [Int64], fields: EpisodeFields = .withoutDescription) async throws -> [EpisodeRecord] {
         guard !ids.isEmpty else {
             throw PodcastError.invalid("'episodes' must name at least one episode", parameter: "episodes")
         }
         let found: [EpisodeRecord]
         do {
-            found = try await store.episodes(ids: ids, fields: .withoutDescription)
+            found = try await store.episodes(ids: ids, fields: fields)
         } catch {
             throw PodcastError.store("cannot read the episodes: \(error)")
         }

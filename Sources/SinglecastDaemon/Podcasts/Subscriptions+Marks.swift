@@ -9,6 +9,11 @@ package enum EpisodeChoice: Sendable, Hashable {
     case wholePodcast(String)
 }
 
+/// A mark the listener sets or takes back.
+package enum EpisodeMark: String, Sendable, Hashable {
+    case played, unplayed, pinned, unpinned
+}
+
 /// What a mark changed: the episodes whose state it changed, and those already so.
 package struct MarkOutcome: Sendable, Hashable {
     package var changed: [Int64]
@@ -20,7 +25,7 @@ extension Subscriptions {
     // MARK: - Played and pinned
 
     package func markPlayed(_ choice: EpisodeChoice, played: Bool) async throws -> MarkOutcome {
-        let ids = try await episodeIDs(choice)
+        let (ids, podcast) = try await episodeIDs(choice)
         let changed: [Int64]
         let at = now()
         do {
@@ -30,9 +35,14 @@ extension Subscriptions {
         }
         if !changed.isEmpty {
             episodesWritten()
-            // `played --all` of a long back catalogue is one event per episode, so they are read only when watched.
-            let records = events.episodesWatched ? try await store.episodes(ids: changed, fields: .listing) : []
-            events.episodesMarked(records, played: played, at: at)
+            if changed.count == 1 {
+                // One episode is the event it always was, with its title: read only when watched.
+                let records = events.episodesWatched ? try await store.episodes(ids: changed, fields: .listing) : []
+                events.episodesMarked(records, played: played, at: at)
+            } else {
+                // `played --all` of a long back catalogue is one event, not thousands.
+                events.episodesMarked(changed, played ? .played : .unplayed, podcast: podcast, at: at)
+            }
             logger.info("marked \(changed.count) episode(s) \(played ? "played" : "unplayed")")
             // A played episode may be due for deletion now or later.
             await retentionWanted()
@@ -42,7 +52,7 @@ extension Subscriptions {
     }
 
     package func pin(_ choice: EpisodeChoice, pinned: Bool) async throws -> MarkOutcome {
-        let ids = try await episodeIDs(choice)
+        let (ids, podcast) = try await episodeIDs(choice)
         let changed: [Int64]
         do {
             changed = try await store.setPinned(ids, pinned)
@@ -52,21 +62,22 @@ extension Subscriptions {
         if !changed.isEmpty {
             // No count changes: the episode totals stay cached.
             logger.info("\(pinned ? "pinned" : "unpinned") \(changed.count) episode(s)")
+            events.episodesMarked(changed, pinned ? .pinned : .unpinned, podcast: podcast, at: now())
             if !pinned { await retentionWanted() }
         }
         let changedSet = Set(changed)
         return MarkOutcome(changed: changed, unchanged: ids.filter { !changedSet.contains($0) })
     }
 
-    /// The episodes a mark applies to, newest first for a whole podcast.
-    private func episodeIDs(_ choice: EpisodeChoice) async throws -> [Int64] {
+    /// The episodes a mark applies to, newest first for a whole podcast, and that podcast.
+    private func episodeIDs(_ choice: EpisodeChoice) async throws -> (ids: [Int64], podcast: Int64?) {
         switch choice {
         case .episodes(let ids):
-            return try await existingEpisodes(ids).map(\.id)
+            return (try await existingEpisodes(ids).map(\.id), nil)
         case .wholePodcast(let selector):
             let podcast = try resolve(selector)
             do {
-                return try await store.episodeIDs(of: podcast.id)
+                return (try await store.episodeIDs(of: podcast.id), podcast.id)
             } catch {
                 throw PodcastError.store("cannot read the episodes: \(error)")
             }

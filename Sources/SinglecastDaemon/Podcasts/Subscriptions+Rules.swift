@@ -44,15 +44,7 @@ extension Subscriptions {
                 }
             }
         let evaluated = ContinuousClock.now - started
-        var rules: [RulesReport.Setting] = []
-        let own = EpisodeRules(stored: tried.rules)
-        for key in EpisodeRules.Key.allCases {
-            if let value = own.value(of: key) {
-                rules.append(RulesReport.Setting(key: key, value: value, source: .podcast))
-            } else if let value = settings.rules.value(of: key) {
-                rules.append(RulesReport.Setting(key: key, value: value, source: .configuration))
-            }
-        }
+        let rules = ruleSettings(own: tried.rules)
         var retentionRules = podcasts.mapValues { self.policy(for: $0).retention }
         retentionRules[podcast.id] = policy.retention
         let retention = try await self.retention.evaluate(rules: retentionRules)

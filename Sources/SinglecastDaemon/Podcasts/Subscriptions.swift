@@ -236,7 +236,10 @@ package actor Subscriptions {
             urlTaken: { url in podcasts.values.contains { $0.feedURL == url } }
         )
         for line in change.log { logger.log(line.level, line.message) }
-        podcasts[podcast.id] = change.podcast
+        var subscribed = change.podcast
+        // Chosen once and stored, so it stays when either podcast's title changes.
+        subscribed.folder = ownFolder(for: subscribed)
+        podcasts[podcast.id] = subscribed
         // The back catalogue is not "new": only episodes that appear after subscribing are.
         let episodes = try await storeFeed(podcast.id, feed, markNew: false)
         let queued = try await applyPolicy(podcast.id, inserted: episodes, initial: true)
@@ -273,6 +276,13 @@ package actor Subscriptions {
             reason: "unsubscribed"
         )
         .deleted
+        if params.deleteFiles {
+            // The podcast's folders, left empty once its files went; anything else in them keeps them.
+            DownloadDirectory.removeEmptyFolders(
+                before.values.map { DownloadDirectory.parent(of: $0.file) },
+                root: downloadDirectory
+            )
+        }
         episodesWritten()
         defer { episodesWritten() }
         do {
@@ -505,6 +515,22 @@ package actor Subscriptions {
             }
         }
         throw PodcastError(code: .unknownPodcast(selector), message: "no podcast matches '\(selector)'")
+    }
+
+    /// What `{podcast}` stands for in a podcast's file names: its `folder`, else its title.
+    static func folderName(of podcast: PodcastRecord) -> String {
+        FileNaming.sanitize(podcast.folder ?? (podcast.title.isEmpty ? "podcast \(podcast.id)" : podcast.title))
+    }
+
+    /// `podcast`'s folder: its own, or `Title (2)`, `Title (3)`… when another podcast's files go to the folder its
+    /// title names (compared without case, as a case-blind disk would), so the two never share one.
+    func ownFolder(for podcast: PodcastRecord) -> String? {
+        let taken = Set(podcasts.values.filter { $0.id != podcast.id }.map { Self.folderName(of: $0).lowercased() })
+        let name = Self.folderName(of: podcast)
+        guard taken.contains(name.lowercased()) else { return podcast.folder }
+        var number = 2
+        while taken.contains("\(name) (\(number))".lowercased()) { number += 1 }
+        return "\(name) (\(number))"
     }
 
     func save(_ podcast: PodcastRecord) async throws {
