@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "SinglecastCLI", dependencies: ["SinglecastProtocol", "SinglecastSupport"]),
         .target(name: "SinglecastHTTP", dependencies: ["CCurl", "CPosix", "SinglecastSupport"]),
         // Loopback peers (nginx, a python3 fault server) that test targets share.
-        .target(name: "SinglecastTestServers", resources: [.copy("Resources")]),
+        .target(name: "SinglecastTestServers", dependencies: ["CPosix"], resources: [.copy("Resources")]),
         .executableTarget(name: "singlecastd", dependencies: ["SinglecastDaemon"]),
         .executableTarget(name: "singlecastctl", dependencies: ["SinglecastCLI"]),
         // Pure feed and OPML parsing (a byte-level XML reader of its own); FoundationEssentials only.

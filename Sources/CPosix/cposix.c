@@ -78,3 +78,7 @@ int cposix_renameat_noreplace(int from_directory, const char *from, int to_direc
     }
     return unlinkat(from_directory, from, 0);
 }
+
+int cposix_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, lowest);
+}

@@ -61,10 +61,17 @@ package final class SystemdNotifier: Sendable {
         return .microseconds(Int64(microseconds / 2))
     }
 
+    /// sd_notify blocks while the receiver's queue is full (10 datagrams by default: a busy service manager, a
+    /// socket nobody reads). On the cooperative pool that wedged the daemon, and the SIGTERM handler's STOPPING=1
+    /// kept the stop from ever starting; one serial queue sends instead, in order, and nobody waits for it.
+    private let sender = DispatchQueue(label: "singlecast.sd-notify")
+
     private func send(_ state: String) {
-        let result = sd_notify(0, state)
-        if result < 0 {
-            logger.warning("sd_notify failed: \(String(cString: strerror(-result))); continuing")
+        sender.async { [logger] in
+            let result = sd_notify(0, state)
+            if result < 0 {
+                logger.warning("sd_notify failed: \(String(cString: strerror(-result))); continuing")
+            }
         }
     }
 }

@@ -1,3 +1,4 @@
+import CPosix
 import Foundation
 import Synchronization
 
@@ -50,6 +51,11 @@ final class ChildProcess: Sendable {
         if let standardInput { posix_spawn_file_actions_adddup2(&actions, standardInput, 0) }
         if let standardOutput { posix_spawn_file_actions_adddup2(&actions, standardOutput, 1) }
         if let standardError { posix_spawn_file_actions_adddup2(&actions, standardError, 2) }
+        // Nothing else of the test process's: Foundation's Process learns that a child (a singlecastd) exited when the
+        // last copy of a socket it gives that child closes, and a server spawned here while another test started a
+        // daemon held such a copy for its whole life, so that daemon "ran" long after its exit and every stop of it
+        // timed out. The socket is not close-on-exec (the child needs it), so only closing here keeps it out.
+        cposix_spawn_close_from(&actions, 3)
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }

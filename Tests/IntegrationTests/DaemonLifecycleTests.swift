@@ -27,6 +27,21 @@ import Glibc
         #expect(daemon.log.contains("stopped"))
     }
 
+    /// A notify socket nobody reads fills up (10 datagrams by default), and sd_notify then blocks. It used to block
+    /// on the cooperative pool, and the SIGTERM handler's STOPPING=1 came before the stop itself: the daemon never
+    /// stopped (seen under load as a stop timing out 20 s after SIGTERM, with every pool thread in sendmsg).
+    @Test func aNotifySocketNobodyReadsDoesNotKeepTheDaemonFromStopping() throws {
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        // Each reload sends RELOADING=1 and READY=1; the test reads none of them.
+        for _ in 0..<8 {
+            daemon.signal(SIGHUP)
+            usleep(100_000)
+        }
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(timeout: 10) == 0, "\(daemon.log)")
+    }
+
     @Test func statusReportsXDGPathsAndEmbeddedDefaults() throws {
         let daemon = DaemonProcess()
         try daemon.startAndWaitUntilReady()

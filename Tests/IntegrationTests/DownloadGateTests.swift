@@ -197,6 +197,31 @@ import Glibc
         second.stop()
     }
 
+    /// The system bus goes away and its socket comes back with nobody answering on it (dbus.socket listening while
+    /// dbus.service is stopped): the metered watch connects to it and waits for an answer, and a SIGTERM meanwhile
+    /// must still stop the daemon at once. Closing the connection used to flush it first, which blocked for sd-bus's
+    /// authentication time-out (longer than systemd's default TimeoutStopSec leaves after it).
+    @Test(.enabled(if: canRunNetworkManagerMock), .timeLimit(.minutes(2)))
+    func aStopWhileTheMeteredWatchWaitsForASilentBusEndsAtOnce() async throws {
+        let place = try SinglecastTestServers.TemporaryDirectory(prefix: "sc-bus")
+        let bus = try await networkManager(metered: 2, place: place)
+        let daemon = DaemonProcess(extraEnvironment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+        try daemon.writeConfig("metered = pause\n")
+        try daemon.startAndWaitUntilReady()
+        bus.stop()
+        let socketPath = place.file("bus")
+        unlink(socketPath)
+        // Listens and never accepts: connecting succeeds, and no byte ever comes back.
+        let silent = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        defer { close(silent) }
+        #expect(withUnixAddress(socketPath) { bind(silent, $0, $1) } == 0 && listen(silent, 16) == 0)
+        let deadline = Date.now.addingTimeInterval(30)
+        while !daemon.log.contains("connected to the system bus again"), Date.now < deadline { usleep(50_000) }
+        #expect(daemon.log.contains("connected to the system bus again"), "\(daemon.log)")
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(timeout: 10) == 0, "\(daemon.log)")
+    }
+
     /// A download a metered network paused stays paused across a restart until NetworkManager answers, however
     /// long it takes to; a download queued meanwhile runs.
     @Test(.enabled(if: canRunNetworkManagerMock), .timeLimit(.minutes(2)))

@@ -412,9 +412,11 @@ import Glibc
         let daemon = DaemonProcess()
         let record = daemon.root.file("hook.out")
         let hook = daemon.root.file("hook.sh")
-        try
-            "#!/bin/sh\nprintf '%s\\n' \"$1\" \"$SINGLECAST_URL\" \"$SINGLECAST_ID\" \"$SINGLECAST_BYTES\" > \(record)\n"
-            .write(toFile: hook, atomically: true, encoding: .utf8)
+        // Renamed into place: the test waits for the file, which `>` creates before printf writes it.
+        let script =
+            "#!/bin/sh\nprintf '%s\\n' \"$1\" \"$SINGLECAST_URL\" \"$SINGLECAST_ID\" \"$SINGLECAST_BYTES\" > \(record).new\n"
+            + "mv \(record).new \(record)\n"
+        try script.write(toFile: hook, atomically: true, encoding: .utf8)
         chmod(hook, 0o755)
         try daemon.writeConfig("on_complete = \(hook)\n")
         try daemon.startAndWaitUntilReady()

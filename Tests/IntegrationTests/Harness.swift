@@ -199,13 +199,16 @@ final class LineClient: @unchecked Sendable {
 
     init(path: String, timeout: Double = 20) throws {
         self.path = path
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        // A local until connected: a class whose stored properties are all set runs its deinit when its init throws,
+        // so closing `self.fd` here and in deinit closed the number twice, maybe another test's descriptor by then.
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         let result = withUnixAddress(path) { connect(fd, $0, $1) }
         guard result == 0 else {
             let message = String(cString: strerror(errno))
             close(fd)
             throw HarnessError("connect \(path): \(message)")
         }
+        self.fd = fd
         var interval = timeval(tv_sec: Int(timeout), tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
     }

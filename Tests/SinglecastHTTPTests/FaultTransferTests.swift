@@ -47,11 +47,18 @@ import Testing
                         reported.bytes.withLock { $0 = progress.bytesInFile }
                     }
                 }
+                defer { group.cancelAll() }
+                // Only the time after the burst's first bytes counts: before them the transfer may wait for a thread
+                // of the cooperative pool, which other tests' set-up (a fault server's start blocks one until python
+                // prints its port) held for more than 10 s under load, and the test then failed with nothing sent.
+                let started = ContinuousClock.now + .seconds(60)
+                while ContinuousClock.now < started, reported.bytes.withLock({ $0 }) == 0 {
+                    try? await Task.sleep(for: .milliseconds(50))
+                }
                 let deadline = ContinuousClock.now + .seconds(10)
                 while ContinuousClock.now < deadline, reported.bytes.withLock({ $0 }) != 200_000 {
                     try? await Task.sleep(for: .milliseconds(50))
                 }
-                defer { group.cancelAll() }
                 return reported.bytes.withLock { $0 }
             }
         }

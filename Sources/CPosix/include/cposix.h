@@ -1,4 +1,5 @@
 #pragma once
+#include <spawn.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/types.h>
@@ -53,3 +54,9 @@ int cposix_rename_noreplace(const char *from, const char *to);
 ///
 /// Returns 0, or -1 with errno set (EEXIST when `to` is taken).
 int cposix_renameat_noreplace(int from_directory, const char *from, int to_directory, const char *to);
+
+/// posix_spawn_file_actions_addclosefrom_np(3) (declared only with _GNU_SOURCE): the child closes every descriptor
+/// from `lowest` up, so it inherits none of the spawner's that are not close-on-exec.
+///
+/// Returns 0 or an error number.
+int cposix_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);

@@ -191,7 +191,7 @@ final class SystemBusConnection {
         if result >= 0 { result = sd_bus_start(bus) }
         if result >= 0 { result = sd_bus_get_fd(bus) }
         guard result >= 0, let bus else {
-            if let bus { sd_bus_flush_close_unref(bus) }
+            if let bus { sd_bus_close_unref(bus) }
             state.deallocate()
             throw Problem(message: "cannot connect to the system bus \(address): \(String(cString: strerror(-result)))")
         }
@@ -204,11 +204,16 @@ final class SystemBusConnection {
         state.deallocate()
     }
 
-    /// Closes the connection; call after deregistering ``fd`` from the reactor.
+    /// Closes the connection, dropping what was not sent yet; call after deregistering ``fd`` from the reactor.
+    ///
+    /// Never sd_bus_flush_close_unref: a flush first waits, blocking the thread, for the connection to be set up and
+    /// its queue written. On a bus that accepts but does not answer (dbus.socket listening while dbus.service is
+    /// stopped, or a slow broker just started) that took the authentication time-out, and a SIGTERM meanwhile left
+    /// the daemon running. Nothing queued here (matches, a question) matters once the connection is given up.
     func close() {
         guard !closed else { return }
         closed = true
-        sd_bus_flush_close_unref(bus)
+        sd_bus_close_unref(bus)
     }
 
     func watchNetworkManager() throws(Problem) {
