@@ -32,7 +32,7 @@ package final class SystemdNotifier: Sendable {
             defer { last = text }
             return last != text
         }
-        if changed { send("STATUS=\(text)") }
+        if changed { send("STATUS=\(text)", supersededByTheNext: true) }
     }
 
     /// `RELOADING=1` with the `MONOTONIC_USEC` timestamp systemd uses to match the reload to its request.
@@ -50,7 +50,7 @@ package final class SystemdNotifier: Sendable {
 
     /// `WATCHDOG=1`: the daemon is alive and its store answers.
     package func watchdog() {
-        send("WATCHDOG=1")
+        send("WATCHDOG=1", supersededByTheNext: true)
     }
 
     /// Half the watchdog interval systemd asked for, or `nil` when the watchdog is off.
@@ -65,9 +65,21 @@ package final class SystemdNotifier: Sendable {
     /// socket nobody reads). On the cooperative pool that wedged the daemon, and the SIGTERM handler's STOPPING=1
     /// kept the stop from ever starting; one serial queue sends instead, in order, and nobody waits for it.
     private let sender = DispatchQueue(label: "singlecast.sd-notify")
+    /// Notifications handed to ``sender`` and not yet sent.
+    private let waiting = Mutex(0)
+    /// Past this many waiting, a status line or watchdog ping is dropped (the next one says the same, newer), so a
+    /// socket nobody reads does not grow the backlog for as long as the daemon runs; state changes always queue.
+    private static let backlog = 16
 
-    private func send(_ state: String) {
-        sender.async { [logger] in
+    private func send(_ state: String, supersededByTheNext: Bool = false) {
+        let admitted = waiting.withLock { count in
+            guard !supersededByTheNext || count < Self.backlog else { return false }
+            count += 1
+            return true
+        }
+        guard admitted else { return }
+        sender.async { [self] in
+            defer { waiting.withLock { $0 -= 1 } }
             let result = sd_notify(0, state)
             if result < 0 {
                 logger.warning("sd_notify failed: \(String(cString: strerror(-result))); continuing")
