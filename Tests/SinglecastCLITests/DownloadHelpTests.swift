@@ -9,12 +9,15 @@ import Testing
 
         An argument made only of digits is an episode ID, as 'episodes' lists it: the
         episode is saved in its podcast's folder under the configured name template, so
-        --to and --name apply to URLs only. A URL or episode that is already queued is
-        not added twice. The password is read from the first line of --password-file
-        ('-' reads standard input), so it never appears in the process list or the
-        shell history. Outside the configured download windows and on a metered network
-        new downloads wait, paused; --now lets the downloads of this request run
-        anyway, also ones that were already queued.
+        --to and --name apply to URLs only. A URL or episode that is already queued, or
+        downloaded with its file still there, is not added twice; --name with another
+        name (or 'redownload' for an episode) fetches a downloaded URL again, and --to
+        or --name naming another place than an unfinished download's is refused. The
+        password is read from the first line of --password-file ('-' reads standard
+        input), so it never appears in the process list or the shell history. Outside
+        the configured download windows and on a metered network new downloads wait,
+        paused; --now lets the downloads of this request run anyway, also ones that
+        were already queued.
 
         Examples:
           singlecastctl enqueue 812 815

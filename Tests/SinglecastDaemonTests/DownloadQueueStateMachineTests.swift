@@ -657,4 +657,43 @@ import Testing
         _ = machine.transferEnded(1)
         #expect(machine.lives[1] == .windingDown(.paused, holdsSlot: false))
     }
+
+    // MARK: - A URL asked for again
+
+    @Test func aCompletedDownloadWhoseFileIsThereAnswersTheSameURLAgain() throws {
+        let done = record(1, "ep.mp3", state: .completed)
+        let machine = machine([done])
+        let again = Machine.Repeat(url: done.url, directory: nil, name: nil)
+        #expect(try machine.existing(for: again) { _ in true }?.id == 1)
+        // The same place named explicitly is still that download.
+        let same = Machine.Repeat(url: done.url, directory: "/srv/episodes", name: "ep.mp3")
+        #expect(try machine.existing(for: same) { _ in true }?.id == 1)
+        // Its file deleted by hand: fetched again.
+        #expect(try machine.existing(for: again) { _ in false } == nil)
+        // Another name or directory asks for another copy.
+        let renamed = Machine.Repeat(url: done.url, directory: nil, name: "copy.mp3")
+        #expect(try machine.existing(for: renamed) { _ in true } == nil)
+        let elsewhere = Machine.Repeat(url: done.url, directory: "/srv/other", name: nil)
+        #expect(try machine.existing(for: elsewhere) { _ in true } == nil)
+    }
+
+    @Test func anUnfinishedDownloadIsNotSilentlyKeptWhereARequestDoesNotWantIt() throws {
+        let failed = record(1, "ep.mp3", state: .failed)
+        let machine = machine([failed])
+        // Asked for again as it is: the store answers with it (existing), nothing is refused here.
+        #expect(
+            try machine.existing(for: Machine.Repeat(url: failed.url, directory: nil, name: nil)) { _ in true } == nil
+        )
+        #expect(throws: DownloadQueueError.self) {
+            try machine.existing(for: Machine.Repeat(url: failed.url, directory: "/srv/other", name: nil)) { _ in true }
+        }
+        do {
+            _ = try machine.existing(for: Machine.Repeat(url: failed.url, directory: nil, name: "x.mp3")) { _ in true }
+            Issue.record("another name for a failed download was accepted")
+        } catch {
+            #expect(error.code == .invalid(parameter: "name"))
+            #expect(error.message.contains("download 1 (failed"), "\(error.message)")
+        }
+    }
+
 }

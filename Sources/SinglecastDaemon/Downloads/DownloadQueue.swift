@@ -25,6 +25,9 @@ package struct DownloadRequest: Sendable, Hashable {
     package var episode: Int64?
     /// Pass the download gate (`--now`).
     package var now: Bool
+    /// Whether the client chose `directory` (`--to`) rather than taking the default: only a chosen one asks for a
+    /// copy of a completed download elsewhere, or conflicts with an unfinished one saving somewhere else.
+    package var directoryChosen: Bool
 
     package init(
         url: String,
@@ -35,9 +38,11 @@ package struct DownloadRequest: Sendable, Hashable {
         password: String? = nil,
         priority: Int = 0,
         episode: Int64? = nil,
-        now: Bool = false
+        now: Bool = false,
+        directoryChosen: Bool = true
     ) {
         self.now = now
+        self.directoryChosen = directoryChosen
         self.episode = episode
         self.url = url
         self.directory = directory
@@ -591,7 +596,8 @@ package actor DownloadQueue: Service {
                 user: params.user,
                 password: params.password,
                 priority: params.priority ?? 0,
-                now: params.now == true
+                now: params.now == true,
+                directoryChosen: params.directory != nil
             )
         }
         for request in requests { _ = try validatedURL(request.url) }
@@ -621,19 +627,32 @@ package actor DownloadQueue: Service {
             }
             close(fd)
         }
+        // A URL already downloaded, its file still there, is answered with that download; one queued elsewhere is
+        // refused. Episodes are placed by their podcast, which decides on their downloads itself.
+        var done: [Int: DownloadRecord] = [:]
+        for index in requests.indices where requests[index].episode == nil {
+            let request = requests[index]
+            let wanted = DownloadQueueStateMachine.Repeat(
+                url: urls[index].string,
+                directory: request.directoryChosen ? request.directory : nil,
+                name: request.name.map { FileNaming.sanitize($0) }
+            )
+            done[index] = try machine.existing(for: wanted) { FileManager.default.fileExists(atPath: $0.path) }
+        }
+        let fresh = requests.indices.filter { done[$0] == nil }
         // A large batch lists each directory once instead of asking for two paths per download.
         let listings: [String: Set<String>]? =
-            requests.count < 32
+            fresh.count < 32
             ? nil
             : Dictionary(
-                uniqueKeysWithValues: Set(requests.map(\.directory)).map { directory in
+                uniqueKeysWithValues: Set(fresh.map { requests[$0].directory }).map { directory in
                     (directory, Set((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []))
                 }
             )
-        let wanted = zip(requests, urls).map { request, url in
+        let wanted = fresh.map { index in
             (
-                directory: request.directory,
-                name: request.name.map { FileNaming.sanitize($0) } ?? FileNaming.name(for: url.url)
+                directory: requests[index].directory,
+                name: requests[index].name.map { FileNaming.sanitize($0) } ?? FileNaming.name(for: urls[index].url)
             )
         }
         let paths = machine.reserveNames(wanted) { directory, name in
@@ -641,12 +660,13 @@ package actor DownloadQueue: Service {
                 ?? FileManager.default.fileExists(atPath: directory + "/" + name)
         }
         let added = now()
-        let newRecords = requests.indices.map { index in
-            let (request, url, directory) = (requests[index], urls[index], wanted[index].directory)
+        let newRecords = fresh.indices.map { slot in
+            let index = fresh[slot]
+            let (request, url, directory) = (requests[index], urls[index], wanted[slot].directory)
             var record = DownloadRecord(
                 url: url.string,
                 directory: directory,
-                fileName: String(paths[index].dropFirst(directory.count + 1)),
+                fileName: String(paths[slot].dropFirst(directory.count + 1)),
                 priority: request.priority,
                 addedAt: added,
                 headers: request.headers,
@@ -658,19 +678,22 @@ package actor DownloadQueue: Service {
             // Stored as the closed gate makes it (paused with its reason), so no second commit is needed.
             return machine.admitted(record)
         }
-        let outcomes: [EnqueueOutcome]
+        let stored: [EnqueueOutcome]
         do {
-            outcomes = try await store.enqueue(newRecords, linking: requests.map(\.episode))
+            stored = try await store.enqueue(newRecords, linking: fresh.map { requests[$0].episode })
         } catch {
             await perform(machine.enqueued([], reserved: paths))
             throw .notSaved(error)
         }
-        await perform(machine.enqueued(outcomes.filter { !$0.existing }.map(\.record), reserved: paths))
+        await perform(machine.enqueued(stored.filter { !$0.existing }.map(\.record), reserved: paths))
+        var outcomes = done.mapValues { EnqueueOutcome(record: $0, existing: true) }
+        for (slot, index) in fresh.enumerated() { outcomes[index] = stored[slot] }
+        let answers = requests.indices.compactMap { outcomes[$0] }
         // `--now` naming a download that already exists lets that one through too.
-        let expedited = zip(requests, outcomes).filter { $0.now && $1.existing }.map { $1.record.id }
+        let expedited = zip(requests, answers).filter { $0.now && $1.existing }.map { $1.record.id }
         if !expedited.isEmpty { try await performCommand(machine.expedite(expedited)) }
         return EnqueueResult(
-            downloads: outcomes.map {
+            downloads: answers.map {
                 // The table's state: the stored row of an existing download may be behind (active is not stored).
                 let current = machine.records[$0.record.id] ?? $0.record
                 return .init(
