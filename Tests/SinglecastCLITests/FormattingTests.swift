@@ -207,7 +207,12 @@ import Testing
 
     @Test func states() {
         var download = Fixtures.retrying
-        #expect(DownloadText.state(download, now: Fixtures.now + 50) == "queued (retry now)")
+        // A retry that came due and has not started waits for a transfer slot, not for its time.
+        #expect(DownloadText.state(download, now: Fixtures.now + 50) == "queued (waiting for a slot)")
+        #expect(
+            ShowCommand.render(download, now: Fixtures.now + 50).contains("(due, waiting for a slot)"),
+            "show says so too"
+        )
         download.nextRetryAt = "2026-11-29T12:02:00.250Z"
         #expect(DownloadText.state(download, now: Fixtures.now) == "queued (retry in 2m 0s)")
         download.nextRetryAt = "soon"

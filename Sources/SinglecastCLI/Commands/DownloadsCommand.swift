@@ -115,7 +115,10 @@ package struct ShowCommand: CLICommand {
         rows.append(("Attempts", String(download.attempts)))
         if let error = download.lastError { rows.append(("Last error", DownloadText.error(error))) }
         if let nextRetryAt = download.nextRetryAt {
-            rows.append(("Next retry", "\(nextRetryAt) (\(DownloadText.retryTime(nextRetryAt, now: now)))"))
+            let when =
+                DownloadText.isDue(nextRetryAt, now: now)
+                ? "due, waiting for a slot" : DownloadText.retryTime(nextRetryAt, now: now)
+            rows.append(("Next retry", "\(nextRetryAt) (\(when))"))
         }
         rows.append(("Added", download.addedAt))
         if let completedAt = download.completedAt { rows.append(("Completed", completedAt)) }
