@@ -281,25 +281,40 @@ package struct SelectionParams: Codable, Hashable, Sendable {
     package var all: Bool?
     /// `cancel` only: delete the partial `<file>.part` too; without it a non-empty partial file stays for the user.
     package var deletePartial: Bool?
+    /// `resume` only: the downloads pass the download gate from now on, as if queued with `now`.
+    package var now: Bool?
 
-    package init(ids: [Int64]? = nil, all: Bool? = nil, deletePartial: Bool? = nil) {
+    package init(ids: [Int64]? = nil, all: Bool? = nil, deletePartial: Bool? = nil, now: Bool? = nil) {
         self.ids = ids
         self.all = all
         self.deletePartial = deletePartial
+        self.now = now
     }
 
     enum CodingKeys: String, CodingKey {
         case ids
         case all
         case deletePartial = "delete_partial"
+        case now
     }
 }
 
 /// Result of `pause`, `resume`, `retry`, `cancel`, `move` and `clear`: the ids the command changed.
 package struct ChangedResult: Codable, Hashable, Sendable {
     package var changed: [Int64]
+    /// `resume`: those of `changed` the closed download gate keeps paused; `nil` when none.
+    package var held: [Int64]?
+    /// `resume`: why the gate is closed (`outside_window` or `metered`) when it holds some.
+    package var gate: String?
+    /// `move`: the moved download's new priority, when the move changed it.
+    package var priority: Int?
 
-    package init(changed: [Int64]) { self.changed = changed }
+    package init(changed: [Int64], held: [Int64]? = nil, gate: String? = nil, priority: Int? = nil) {
+        self.changed = changed
+        self.held = held
+        self.gate = gate
+        self.priority = priority
+    }
 }
 
 /// Params of `move`: exactly one of `top`, `bottom`, `before`.

@@ -113,9 +113,11 @@ import Testing
         OVERVIEW: Resume paused downloads.
 
         This also releases downloads the daemon paused itself, e.g. when the disk was
-        full.
+        full. Outside the configured download windows (download_window) and on a
+        metered network (metered = pause) resumed downloads wait for the gate to open,
+        and the reply says so; --now lets them run anyway.
 
-        USAGE: singlecastctl resume [--socket <path>] [--json] [<id> ...] [--all]
+        USAGE: singlecastctl resume [--socket <path>] [--json] [<id> ...] [--all] [--now]
 
         ARGUMENTS:
           <id>                    IDs of the downloads to resume.
@@ -126,6 +128,8 @@ import Testing
           --json                  Print machine-readable JSON; errors too, on stderr.
           --all                   Resume every paused download.
           --version               Show the version.
+          --now                   Start even outside the download windows or on a
+                                  metered network.
           -h, --help              Show help information.
 
 

@@ -802,7 +802,14 @@ package actor DownloadQueue: Service {
     }
 
     package func resume(_ selection: SelectionParams) async throws(DownloadQueueError) -> ChangedResult {
-        try await command(machine.resume(Self.selection(selection)))
+        var result = try await command(machine.resume(Self.selection(selection), now: selection.now == true))
+        // A resume the closed gate turned into a wait says so: "Resumed" alone would be a lie.
+        let held = result.changed.filter { machine.records[$0].map(DownloadQueueStateMachine.pausedByGate) == true }
+        if !held.isEmpty, let reason = machine.gate {
+            result.held = held
+            result.gate = reason.rawValue
+        }
+        return result
     }
 
     package func retry(_ selection: SelectionParams) async throws(DownloadQueueError) -> ChangedResult {

@@ -111,11 +111,14 @@ extension DownloadQueueStateMachine {
 
     /// While the gate is closed a resumed download waits for it (paused with the gate's reason) unless it was queued
     /// with `--now`: resuming means "run when allowed", and `--now` is how to say "run anyway".
-    package mutating func resume(_ selection: Selection) throws(DownloadQueueError) -> [Action] {
+    ///
+    /// - Parameter now: `resume --now`: these downloads pass the gate from now on, as if queued with `--now`.
+    package mutating func resume(_ selection: Selection, now: Bool = false) throws(DownloadQueueError) -> [Action] {
         let paused = { (record: DownloadRecord) in record.state == .paused }
         let changed = try change(selection, where: paused) { [self] in
             $0.pauseReason = nil
             $0.nextAttemptAt = nil
+            if now { $0.bypassesGate = true }
             return admission(&$0)
         }
         return [.persist(changed, .powerLoss)] + changed.map { .publish(Self.releaseEvent($0), $0) } + [.reschedule]
