@@ -53,11 +53,12 @@ import Testing
         "downloads": """
         OVERVIEW: List downloads and their progress.
 
-        Sizes and speeds are in decimal units: 1 kB is 1000 bytes, 1 MB/s a million
-        bytes per second. An active download that receives no bytes shows 'stalled' for
-        its speed, with how long when the daemon says ('stalled 30s'), and no ETA; an
-        ETA under a second reads '<1s'. Names longer than 60 characters are cut with
-        '…'; 'show' and --json give them whole.
+        A PRIORITY column shows when any download has a priority other than 0 (higher
+        runs first). Sizes and speeds are in decimal units: 1 kB is 1000 bytes, 1 MB/s
+        a million bytes per second. An active download that receives no bytes shows
+        'stalled' for its speed, with how long when the daemon says ('stalled 30s'),
+        and no ETA; an ETA under a second reads '<1s'. Names longer than 60 characters
+        are cut with '…'; 'show' and --json give them whole.
 
         USAGE: singlecastctl downloads [--socket <path>] [--json] [--state <state>]
 
@@ -127,9 +128,9 @@ import Testing
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
           --json                  Print machine-readable JSON; errors too, on stderr.
           --all                   Resume every paused download.
-          --version               Show the version.
           --now                   Start even outside the download windows or on a
                                   metered network.
+          --version               Show the version.
           -h, --help              Show help information.
 
 
@@ -175,8 +176,10 @@ import Testing
         "move": """
         OVERVIEW: Change a download's place in the queue.
 
-        Give exactly one of --top, --bottom and --before. The place counts within the
-        download's priority.
+        Give exactly one of --top, --bottom and --before. The queue runs by priority
+        first, so a move across priorities changes the download's priority: --top
+        raises it to the first download's, --bottom lowers it to the last one's,
+        --before takes that download's; the reply says so.
 
         USAGE: singlecastctl move [--socket <path>] [--json] <id> [--top] [--bottom] [--before <id>]
 

@@ -205,6 +205,19 @@ import Testing
         #expect(DownloadsCommand.render([], state: .paused, now: Fixtures.now) == "No paused downloads.\n")
     }
 
+    @Test func downloadsShowPrioritiesOnceOneIsSet() {
+        var urgent = Fixtures.all[3]
+        urgent.priority = 10
+        #expect(
+            DownloadsCommand.render([urgent, Fixtures.all[4]], now: Fixtures.now) == """
+                ID  PRIORITY  STATE               PROGRESS  SIZE              SPEED  ETA  NAME
+                8   10        queued              -         -                 -      -    episode-8.mp3
+                9   0         paused (disk full)  2%        1.0 MB / 50.0 MB  -      -    episode-9.mp3
+
+                """
+        )
+    }
+
     @Test func states() {
         var download = Fixtures.retrying
         // A retry that came due and has not started waits for a transfer slot, not for its time.

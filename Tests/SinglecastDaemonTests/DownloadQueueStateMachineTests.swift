@@ -696,4 +696,29 @@ import Testing
         }
     }
 
+    // MARK: - Moving across priorities
+
+    @Test func aMoveAcrossPrioritiesTakesThePriorityOfItsNewPlace() throws {
+        var urgent = record(1, "a.bin")
+        urgent.priority = 5
+        var machine = Machine()
+        machine.load([urgent, record(2, "b.bin"), record(3, "c.bin")])
+        let order = { machine.orderedRecords().map(\.id) }
+        #expect(order() == [1, 2, 3])
+        _ = try machine.move(3, to: .before(1))
+        #expect(order() == [3, 1, 2], "before a download of a higher priority means taking its priority")
+        #expect(machine.records[3]?.priority == 5)
+        _ = try machine.move(3, to: .bottom)
+        #expect(order() == [1, 2, 3], "the bottom is below the lower priorities too")
+        #expect(machine.records[3]?.priority == 0)
+        _ = try machine.move(2, to: .top)
+        #expect(order() == [2, 1, 3])
+        #expect(machine.records[2]?.priority == 5)
+        // Within one priority only the positions change.
+        _ = try machine.move(3, to: .before(2))
+        #expect(order() == [3, 2, 1])
+        _ = try machine.move(1, to: .before(2))
+        #expect(order() == [3, 1, 2])
+        #expect(machine.records.values.map(\.priority).sorted() == [5, 5, 5])
+    }
 }

@@ -5,8 +5,11 @@ package struct MoveCommand: CLICommand {
     package static let configuration = CommandConfiguration(
         commandName: "move",
         abstract: "Change a download's place in the queue.",
-        discussion:
-            "Give exactly one of --top, --bottom and --before. The place counts within the download's priority.",
+        discussion: """
+            Give exactly one of --top, --bottom and --before. The queue runs by priority first, so a move across \
+            priorities changes the download's priority: --top raises it to the first download's, --bottom lowers \
+            it to the last one's, --before takes that download's; the reply says so.
+            """,
         arguments: [
             .positional("id", help: "ID of the download to move."),
             .flag("top", help: "Move it to the front of the queue."),
@@ -44,12 +47,15 @@ package struct MoveCommand: CLICommand {
         ) { changed in Self.render(changed, params: params) }
     }
 
-    /// `Moved 3 to the top.`, `Moved 3 before 5.` or `Nothing to move.` when it was already there.
+    /// `Moved 3 to the top.`, `Moved 3 before 5.` or `Nothing to move.` when it was already there; `Its priority
+    /// is now 5.` when the move changed it.
     package static func render(_ result: ChangedResult, params: MoveParams) -> String {
         if result.changed.isEmpty { return "Nothing to move.\n" }
         var place = params.top == true ? "to the top" : "to the bottom"
         if let before = params.before { place = "before \(before)" }
-        return "Moved \(DownloadID.list(result.changed)) \(place).\n"
+        var text = "Moved \(params.id) \(place).\n"
+        if let priority = result.priority { text += "Its priority is now \(priority).\n" }
+        return text
     }
 }
 

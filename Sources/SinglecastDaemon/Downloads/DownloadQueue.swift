@@ -830,8 +830,10 @@ package actor DownloadQueue: Service {
         case (false, false, let before?): placement = .before(before)
         default: throw .invalid("'move' takes exactly one of 'top', 'bottom' or 'before'", parameter: "top")
         }
+        let before = machine.records[params.id]?.priority
         try await performCommand(machine.move(params.id, to: placement))
-        return ChangedResult(changed: [params.id])
+        let after = machine.records[params.id]?.priority
+        return ChangedResult(changed: [params.id], priority: after != before ? after : nil)
     }
 
     package func clear(_ params: ClearParams) async throws(DownloadQueueError) -> ChangedResult {

@@ -171,6 +171,10 @@ extension DownloadQueueStateMachine {
         case before(Int64)
     }
 
+    /// The queue runs by priority first, so a place among downloads of another priority is reached by taking theirs:
+    /// `top` raises it to the first one's when lower, `bottom` lowers it to the last one's when higher, `before`
+    /// takes that download's. Without it the positions change and the order does not; a client sees the priority
+    /// change in the moved download's record.
     package mutating func move(_ id: Int64, to placement: Placement) throws(DownloadQueueError) -> [Action] {
         guard isVisible(id), let moving = records[id] else { throw .unknownDownload(id) }
         let unfinished = { (state: DownloadRecord.State) in state == .queued || state == .paused || state == .active }
@@ -184,12 +188,16 @@ extension DownloadQueueStateMachine {
             guard let index = order.firstIndex(of: other) else { throw .unknownDownload(other) }
             order.insert(id, at: index)
         }
+        var priority = moving.priority
+        switch placement {
+        case .top: priority = max(priority, order.dropFirst().first.flatMap { records[$0]?.priority } ?? priority)
+        case .bottom: priority = min(priority, order.dropLast().last.flatMap { records[$0]?.priority } ?? priority)
+        case .before(let other): priority = records[other]?.priority ?? priority
+        }
         var changed: [DownloadRecord] = []
         for (index, current) in order.enumerated() {
             guard var record = records[current] else { continue }
-            if placement == .top && current == id, let first = order.dropFirst().first, let next = records[first] {
-                record.priority = max(record.priority, next.priority)
-            }
+            if current == id { record.priority = priority }
             let position = Int64(index + 1)
             if record.position != position || current == id {
                 record.position = position
