@@ -721,4 +721,22 @@ import Testing
         #expect(order() == [3, 1, 2])
         #expect(machine.records.values.map(\.priority).sorted() == [5, 5, 5])
     }
+
+    // MARK: - Partial files of failed downloads
+
+    @Test func aDownloadFailingForGoodDiscardsItsPartialFileWhenEmptyAndARetryDoesNot() throws {
+        var machine = machine([record(1), record(2, "b.bin", host: "b.example")], transferring: [1, 2])
+        for id: Int64 in [1, 2] { _ = machine.transferEnded(id) }
+        let notFound = DownloadFailure.httpStatus(404, url: "http://a.example/a.bin", retryAfter: nil)
+        let failed = machine.failed(1, notFound, policy: RetryPolicy(), now: 0, random: 0)
+        let record = try #require(machine.records[1])
+        #expect(record.state == .failed)
+        // The queue removes it only when empty (or asked to): bytes a server sent stay for a `retry`.
+        #expect(failed.contains(.discardPartial(record)))
+        #expect(!record.deletePartial)
+        let unavailable = DownloadFailure.httpStatus(503, url: "http://b.example/b.bin", retryAfter: nil)
+        let retrying = machine.failed(2, unavailable, policy: RetryPolicy(), now: 0, random: 0)
+        #expect(machine.records[2]?.state == .queued)
+        #expect(!retrying.contains { if case .discardPartial = $0 { true } else { false } })
+    }
 }
