@@ -63,9 +63,16 @@ import Glibc
             #expect(!FileManager.default.fileExists(atPath: done.file + ".part"))
             #expect(done.bytesDone == Int64(source.count))
         }
-        // The same URL again, while the first is completed, is a new download whose file gets a new name.
+        // The same URL again, while the first is completed and its file is there: that download, not 'a (2).mp3'.
         let again = try enqueue(client, EnqueueParams(urls: [nginx.url("/a.mp3")], directory: target))
-        #expect(again.downloads[0].file.hasSuffix("/a (2).mp3"))
+        #expect(again.downloads[0].existing)
+        #expect(again.downloads[0].state == .completed)
+        #expect(again.downloads[0].file == target + "/a.mp3")
+        #expect(try enqueue(client, EnqueueParams(urls: [nginx.url("/a.mp3")])).downloads[0].existing, "any directory")
+        // Another name asks for a copy: a new download.
+        let copy = try enqueue(client, EnqueueParams(urls: [nginx.url("/a.mp3")], directory: target, name: "b.mp3"))
+        #expect(!copy.downloads[0].existing)
+        #expect(copy.downloads[0].file.hasSuffix("/b (2).mp3"), "b.mp3 is taken")
         let status = try client.result("status", as: StatusResult.self)
         #expect(status.downloads?.completed ?? 0 >= 3)
         #expect(daemon.stop() == 0)
