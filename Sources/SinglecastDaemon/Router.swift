@@ -124,7 +124,7 @@ package struct Router: Sendable {
             return try WireCoding.encoded(await context.queue.clear(try params(ClearParams.self, request)))
         case .limit:
             let params = try request.params == nil ? nil : params(LimitParams.self, request)
-            return try WireCoding.encoded(await context.queue.limit(params))
+            return try WireCoding.encoded(try await context.queue.limit(params))
         case .subscribe:
             let command = try SubscribeCommand(try params(SubscribeParams.self, request))
             return try WireCoding.encoded(SubscribeResult(try await context.podcasts.subscribe(command)))

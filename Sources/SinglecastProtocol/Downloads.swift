@@ -356,8 +356,13 @@ package struct ClearParams: Codable, Hashable, Sendable {
 /// Without params, `limit` only reports the current limit.
 package struct LimitParams: Codable, Hashable, Sendable {
     package var rate: Int64?
+    /// Params only: forget the limit `limit` set; the configured `speed_limit` applies again.
+    package var reset: Bool?
 
-    package init(rate: Int64?) { self.rate = rate }
+    package init(rate: Int64?, reset: Bool? = nil) {
+        self.rate = rate
+        self.reset = reset
+    }
 }
 
 /// Params of every `download.*` event: the download as it is now.

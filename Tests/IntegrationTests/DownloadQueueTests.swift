@@ -389,6 +389,31 @@ import Glibc
         #expect(daemon.stop() == 0)
     }
 
+    @Test func aSpeedLimitSetAtRuntimeOutlivesARestartUntilReset() throws {
+        var daemon = DaemonProcess()
+        try daemon.writeConfig("speed_limit = 2M\n")
+        func limit(_ params: String? = nil) throws -> Int64? {
+            try LineClient(path: daemon.socketPath).result("limit", as: LimitParams.self, params: params).rate
+        }
+        func restart() throws {
+            #expect(daemon.stop() == 0)
+            daemon = DaemonProcess(root: daemon.root)
+            try daemon.startAndWaitUntilReady()
+        }
+        try daemon.startAndWaitUntilReady()
+        #expect(try limit() == 2_097_152)
+        #expect(try limit(#"{"rate":1048576}"#) == 1_048_576)
+        try restart()
+        #expect(try limit() == 1_048_576, "the limit set with 'limit' is not lost on restart")
+        #expect(try limit(#"{"rate":0}"#) == nil)
+        try restart()
+        #expect(try limit() == nil, "unlimited is a setting too")
+        #expect(try limit(#"{"reset":true}"#) == 2_097_152, "reset goes back to the configured limit")
+        try restart()
+        #expect(try limit() == 2_097_152)
+        #expect(daemon.stop() == 0)
+    }
+
     @Test func singlecastctlQueuesAndLists() throws {
         let server = try FaultServer()
         let daemon = DaemonProcess()

@@ -438,6 +438,11 @@ import Testing
         #expect(request == Self.request("limit", #"{"rate":0}"#))
         #expect(run.stdout == "Speed limit: none\n")
 
+        // `default` forgets the limit set with `limit`: the configured one applies again.
+        (run, request) = try await exchange(["limit", "default"], result: LimitParams(rate: 2_097_152))
+        #expect(request == Self.request("limit", #"{"reset":true}"#))
+        #expect(run.stdout == "Speed limit: 2.1 MB/s\n")
+
         (run, _) = try await exchange(["limit", "none"], reply: [#"{"jsonrpc":"2.0","id":1,"result":{"rate":0}}"#])
         #expect(run.stdout == "Speed limit: none\n")
 

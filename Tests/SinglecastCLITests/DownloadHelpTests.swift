@@ -224,16 +224,18 @@ import Testing
         OVERVIEW: Show or set the global download speed limit.
 
         Without a rate, shows the current limit. The limit applies to all downloads
-        together. K, M and G count 1024 bytes, as in the configuration file, while
-        speeds are shown in decimal units (1 MB/s is a million bytes per second), so a
-        limit of 2M reads 2.1 MB/s.
+        together, and lasts across restarts of the daemon, in place of speed_limit in
+        the configuration, until 'limit default' goes back to that. K, M and G count
+        1024 bytes, as in the configuration file, while speeds are shown in decimal
+        units (1 MB/s is a million bytes per second), so a limit of 2M reads 2.1 MB/s.
 
         USAGE: singlecastctl limit [--socket <path>] [--json] [<rate>]
 
         ARGUMENTS:
           <rate>                  Bytes per second, with an optional K, M or G suffix
                                   (1024-based), e.g. 500K or 1.5M; 0, off or none
-                                  removes the limit.
+                                  removes the limit; default goes back to the
+                                  configured one.
 
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:

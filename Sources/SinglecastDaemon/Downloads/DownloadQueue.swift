@@ -106,6 +106,7 @@ package actor DownloadQueue: Service {
     private var settings: QueueSettings
     /// Runs `on_complete` programs; a service of its own in the daemon's task group, stopped after the queue.
     package nonisolated let hooks: HookRunner
+    /// The limit `limit` set (`.some(nil)`: unlimited), kept in the store across restarts; `nil`: the configured one.
     private var speedLimitOverride: Int64??
 
     private var machine = DownloadQueueStateMachine()
@@ -229,6 +230,7 @@ package actor DownloadQueue: Service {
             }
         }
         machine.load(kept)
+        speedLimitOverride = try await store.speedLimitOverride()
         try await store.deleteDownloads(removed)
         try await store.save(changed)
         let released = try await store.releaseEpisodesOfMissingDownloads(at: now(), reason: "its download was removed")
@@ -926,12 +928,18 @@ package actor DownloadQueue: Service {
         return outcome
     }
 
-    /// Sets (or with `nil` params only reports) the global speed limit; 0 means unlimited.
-    package func limit(_ params: LimitParams?) -> LimitParams {
+    /// Sets (or with `nil` params only reports) the global speed limit; 0 means unlimited, `reset` goes back to the
+    /// configured one. Saved before it applies: a limit that a restart would forget is not set.
+    package func limit(_ params: LimitParams?) async throws(DownloadQueueError) -> LimitParams {
         if let params {
-            let rate = params.rate.flatMap { $0 > 0 ? $0 : nil }
-            speedLimitOverride = .some(rate)
-            engine.setSpeedLimit(rate)
+            let wanted: Int64?? = params.reset == true ? nil : .some(params.rate.flatMap { $0 > 0 ? $0 : nil })
+            do {
+                try await store.setSpeedLimitOverride(wanted)
+            } catch {
+                throw .notSaved(error)
+            }
+            speedLimitOverride = wanted
+            engine.setSpeedLimit(effectiveSpeedLimit)
         }
         return LimitParams(rate: effectiveSpeedLimit)
     }
