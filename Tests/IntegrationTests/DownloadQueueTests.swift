@@ -389,6 +389,29 @@ import Glibc
         #expect(daemon.stop() == 0)
     }
 
+    @Test func aDownloadThatCannotFitPausesBeforeWritingAByte() throws {
+        let server = try FaultServer()
+        let daemon = DaemonProcess()
+        try daemon.writeConfig("max_download_size = off\n")
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        // No file system here has 4 EiB free; the server sends 1000 bytes of it and closes.
+        let huge: Int64 = 1 << 62
+        let url = server.url("/lie/1000/\(huge)")
+        let queued = try enqueue(client, EnqueueParams(urls: [url], directory: daemon.root.file("dl")))
+        let paused = try waitFor(client, queued.downloads[0].id) { $0.state == .paused }
+        #expect(paused.pauseReason == "no_space")
+        #expect(paused.lastError?.code == "no_space")
+        #expect(
+            paused.lastError?.message.contains("needs \(huge) bytes") == true,
+            "\(String(describing: paused.lastError))"
+        )
+        #expect(paused.bytesDone == 0)
+        let written = try? FileManager.default.attributesOfItem(atPath: paused.file + ".part")[.size] as? Int
+        #expect((written ?? 0) == 0, "nothing was written")
+        #expect(daemon.stop() == 0)
+    }
+
     @Test func aSpeedLimitSetAtRuntimeOutlivesARestartUntilReset() throws {
         var daemon = DaemonProcess()
         try daemon.writeConfig("speed_limit = 2M\n")
@@ -491,7 +514,16 @@ import Glibc
         let server = try FaultServer()
         try daemon.startAndWaitUntilReady()
         let client = try LineClient(path: daemon.socketPath)
-        let id = try enqueue(client, EnqueueParams(urls: [server.url("/file/4194304")], directory: small))
+        // A file whose Content-Length cannot fit is not written at all: the disk is not filled first.
+        let announced = try enqueue(client, EnqueueParams(urls: [server.url("/file/4194304")], directory: small))
+            .downloads[0].id
+        let held = try waitFor(client, announced) { $0.state != .queued && $0.state != .active }
+        #expect(held.state == .paused)
+        #expect(held.pauseReason == "no_space")
+        #expect(held.lastError?.message.contains("needs 4194304 bytes") == true)
+        #expect(held.bytesDone == 0)
+        // Without a length the disk fills, and the download pauses then.
+        let id = try enqueue(client, EnqueueParams(urls: [server.url("/no-length/4194304")], directory: small))
             .downloads[0].id
         let paused = try waitFor(client, id) { $0.state != .queued && $0.state != .active }
         #expect(paused.state == .paused)

@@ -330,7 +330,7 @@ package actor DownloadQueue: Service {
         transfer.progress.withLock { $0 = (offset, machine.records[id]?.bytesTotal) }
         await perform(machine.began(id, offset: offset, now: now()))
         guard let record = machine.records[id] else { return }
-        let request = TransferRequest(
+        var request = TransferRequest(
             url: record.url,
             headers: record.headers,
             basicAuthUser: record.authUser,
@@ -342,8 +342,10 @@ package actor DownloadQueue: Service {
             fileDescriptor: fd,
             options: settings.transfer
         )
+        // A body announced bigger than the file system can hold pauses the download before it fills the disk.
+        request.freeSpace = Self.freeSpace(fd)
         let outcome: TransferOutcome = await withTaskGroup(of: TransferOutcome?.self) { group in
-            group.addTask { [engine] in
+            group.addTask { [engine, request] in
                 await engine.transfer(request) { progress in
                     transfer.progress.withLock { $0 = (progress.bytesInFile, progress.totalLength) }
                     if progress.etag != nil || progress.lastModified != nil {
@@ -1101,6 +1103,14 @@ package actor DownloadQueue: Service {
         if record.deletePartial || fileSize(record.partialPath) == 0 {
             DownloadDirectory.remove(record.partialPath, root: root)
         }
+    }
+
+    /// Bytes an unprivileged writer may still use on the file system of `fd` (`statvfs`); `nil` when unknown.
+    private static func freeSpace(_ fd: Int32) -> Int64? {
+        var info = statvfs()
+        guard fstatvfs(fd, &info) == 0 else { return nil }
+        let (bytes, overflow) = UInt64(info.f_bavail).multipliedReportingOverflow(by: UInt64(info.f_frsize))
+        return overflow ? Int64.max : Int64(clamping: bytes)
     }
 
     private static func partialSize(_ record: DownloadRecord) -> Int64 {
