@@ -23,7 +23,8 @@ extension DownloadRequest {
                 user: params.user,
                 password: params.password,
                 priority: params.priority ?? 0,
-                now: params.now == true
+                now: params.now == true,
+                directoryChosen: params.directory != nil
             )
         }
         try await queue.check(requests)

@@ -93,3 +93,14 @@ extension DownloadCounts {
         )
     }
 }
+
+extension ChangedResult {
+    /// `resume`'s answer: what it resumed, and what of that the closed gate holds, with why.
+    init(_ resumed: DownloadQueue.Resumed) {
+        self.init(
+            changed: resumed.changed,
+            held: resumed.held.isEmpty ? nil : resumed.held,
+            gate: resumed.gate?.rawValue
+        )
+    }
+}

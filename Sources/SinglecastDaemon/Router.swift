@@ -113,11 +113,21 @@ package struct Router: Sendable {
         case .show:
             let id = try params(ShowParams.self, request).id
             return try WireCoding.encoded(DownloadInfo(try await context.queue.show(id)))
-        case .pause, .resume, .retry, .cancel, .move, .clear:
+        case .resume:
+            let params = try params(SelectionParams.self, request)
+            let resumed = try await context.queue.resume(.init(params), now: params.now == true)
+            return try WireCoding.encoded(ChangedResult(resumed))
+        case .move:
+            let params = try params(MoveParams.self, request)
+            let priority = try await context.queue.move(params.id, to: .init(params))
+            return try WireCoding.encoded(ChangedResult(changed: [params.id], priority: priority))
+        case .pause, .retry, .cancel, .clear:
             return try WireCoding.encoded(ChangedResult(changed: try await change(method, request)))
         case .limit:
             let params = try request.params == nil ? nil : params(LimitParams.self, request)
-            return try WireCoding.encoded(LimitParams(rate: await context.queue.limit(params.map(\.rate))))
+            let change: DownloadQueue.LimitChange? =
+                params.map { $0.reset == true ? .reset : .set($0.rate) }
+            return try WireCoding.encoded(LimitParams(rate: try await context.queue.limit(change)))
         case .subscribe:
             let command = try SubscribeCommand(try params(SubscribeParams.self, request))
             return try WireCoding.encoded(SubscribeResult(try await context.podcasts.subscribe(command)))
@@ -188,16 +198,11 @@ package struct Router: Sendable {
         let queue = context.queue
         switch method {
         case .pause: return try await queue.pause(.init(try params(SelectionParams.self, request)))
-        case .resume: return try await queue.resume(.init(try params(SelectionParams.self, request)))
         case .retry: return try await queue.retry(.init(try params(SelectionParams.self, request)))
         case .cancel:
             let params = try params(SelectionParams.self, request)
             let ids = try DownloadQueueStateMachine.Selection.cancelling(params)
             return try await queue.cancel(ids, deletePartial: params.deletePartial ?? false)
-        case .move:
-            let params = try params(MoveParams.self, request)
-            try await queue.move(params.id, to: .init(params))
-            return [params.id]
         case .clear:
             let params = try params(ClearParams.self, request)
             return try await queue.clear(Set(params), deletePartial: params.deletePartial ?? false)

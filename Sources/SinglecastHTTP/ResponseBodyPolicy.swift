@@ -131,6 +131,8 @@ package struct ResponseBodyPolicy: Sendable, Hashable {
         package var etag: String?
         /// The `Last-Modified` the bytes already in the file came with; compared like ``etag``.
         package var lastModified: String?
+        /// Bytes the file's file system has free for it; a body announced bigger stops before a byte is written.
+        package var freeSpace: Int64?
 
         package init(
             resumeOffset: Int64 = 0,
@@ -138,8 +140,10 @@ package struct ResponseBodyPolicy: Sendable, Hashable {
             maxFileSize: Int64? = nil,
             followsRedirects: Bool = true,
             etag: String? = nil,
-            lastModified: String? = nil
+            lastModified: String? = nil,
+            freeSpace: Int64? = nil
         ) {
+            self.freeSpace = freeSpace
             self.resumeOffset = resumeOffset
             self.expectedTotal = expectedTotal
             self.maxFileSize = maxFileSize
@@ -159,6 +163,8 @@ package struct ResponseBodyPolicy: Sendable, Hashable {
         case rangeMismatch(String)
         /// The announced size (`nil`: the bytes received) exceeds the maximum file size.
         case tooLarge(announced: Int64?)
+        /// The announced body (`needed` bytes) cannot fit in the `free` bytes of the file's file system.
+        case noSpace(needed: Int64, free: Int64)
         /// The response does not make sense as HTTP; the text says why.
         case malformed(String)
     }
@@ -369,6 +375,12 @@ package struct ResponseBodyPolicy: Sendable, Hashable {
             if let limit = configuration.maxFileSize, let length = contentLength, length > limit {
                 return stop(.tooLarge(announced: length))
             }
+            // The whole file is written afresh over the bytes kept, which free their space as the file is cut.
+            if let free = configuration.freeSpace, let length = contentLength,
+                length > free.saturatingAdd(configuration.resumeOffset)
+            {
+                return stop(.noSpace(needed: length, free: free.saturatingAdd(configuration.resumeOffset)))
+            }
             phase = .body(nextOffset: 0, truncatePending: true)
             resumed = false
             accepted = true
@@ -427,6 +439,10 @@ package struct ResponseBodyPolicy: Sendable, Hashable {
         }
         if let limit = configuration.maxFileSize, let total = range.total, total > limit {
             return stop(.tooLarge(announced: total))
+        }
+        let remaining = (range.last - range.first).saturatingAdd(1)
+        if let free = configuration.freeSpace, remaining > free {
+            return stop(.noSpace(needed: remaining, free: free))
         }
         phase = .body(nextOffset: offset, truncatePending: false)
         resumed = true

@@ -63,6 +63,10 @@ package struct TransferRequest: Sendable {
     package var expectedTotal: Int64?
     /// A descriptor opened `O_RDWR` by the caller, who also closes it.
     package var fileDescriptor: Int32
+    /// Bytes free on the file's file system when the transfer starts (a fresh start also reuses the space of the
+    /// bytes it cuts); a body announced bigger is not written at all (``TransferError/Code/noSpace``). `nil`: not
+    /// checked.
+    package var freeSpace: Int64?
     /// Limits and policies.
     package var options: TransferOptions
     /// Whether libcurl follows redirects itself; when `false` a `3xx` comes back as

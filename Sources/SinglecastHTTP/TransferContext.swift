@@ -90,7 +90,8 @@ final class TransferContext {
                 followsRedirects: request.followsRedirects,
                 // Compared only with what a resume appends to: the bytes of a fresh start have no version yet.
                 etag: request.resumeOffset > 0 ? request.etag : nil,
-                lastModified: request.resumeOffset > 0 ? request.lastModified : nil
+                lastModified: request.resumeOffset > 0 ? request.lastModified : nil,
+                freeSpace: request.freeSpace
             )
         )
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
@@ -467,6 +468,12 @@ final class TransferContext {
                 let limit = request.options.maxFileSize ?? 0
                 return .failed(
                     .tooLarge(request.url, limit: limit, size: announced),
+                    response: response,
+                    bytesInFile: bytesInFile
+                )
+            case .noSpace(let needed, let free):
+                return .failed(
+                    .noSpace(request.url, needed: needed, free: free),
                     response: response,
                     bytesInFile: bytesInFile
                 )

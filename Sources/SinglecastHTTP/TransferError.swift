@@ -22,6 +22,8 @@ package struct TransferError: Error, Hashable, Sendable, CustomStringConvertible
         case insecureRedirect = "insecure_redirect"
         /// Writing failed with `ENOSPC` or `EDQUOT`.
         case diskFull = "disk_full"
+        /// The announced body does not fit in the free space of the file's file system: nothing was written.
+        case noSpace = "no_space"
         /// Another write or truncate error.
         case io
         /// The transfer was cancelled, or the engine stopped.
@@ -82,7 +84,7 @@ extension TransferError.Code {
         switch self {
         case .network, .timeout, .protocolError, .io, .tls, .invalidRequest, .engineUnavailable: .afterBackoff
         case .rangeMismatch: .immediately
-        case .diskFull: .afterUserAction
+        case .diskFull, .noSpace: .afterUserAction
         case .schemeNotAllowed, .insecureRedirect, .tooManyRedirects, .tooLarge, .headersTooLarge, .invalidURL: .never
         case .cancelled: .notAFailure
         }
@@ -110,6 +112,14 @@ extension TransferError {
             code: .rangeMismatch,
             message: "Resuming \(redactedURL(url)) failed: \(detail). "
                 + "Nothing was written past the resume offset; restart the download from byte 0."
+        )
+    }
+
+    static func noSpace(_ url: String, needed: Int64, free: Int64) -> TransferError {
+        TransferError(
+            code: .noSpace,
+            message: "Not enough disk space for \(redactedURL(url)): it needs \(needed) bytes and its file system has "
+                + "\(free) free. Nothing was written; free space there, then resume."
         )
     }
 

@@ -281,25 +281,40 @@ package struct SelectionParams: Codable, Hashable, Sendable {
     package var all: Bool?
     /// `cancel` only: delete the partial `<file>.part` too; without it a non-empty partial file stays for the user.
     package var deletePartial: Bool?
+    /// `resume` only: the downloads pass the download gate from now on, as if queued with `now`.
+    package var now: Bool?
 
-    package init(ids: [Int64]? = nil, all: Bool? = nil, deletePartial: Bool? = nil) {
+    package init(ids: [Int64]? = nil, all: Bool? = nil, deletePartial: Bool? = nil, now: Bool? = nil) {
         self.ids = ids
         self.all = all
         self.deletePartial = deletePartial
+        self.now = now
     }
 
     enum CodingKeys: String, CodingKey {
         case ids
         case all
         case deletePartial = "delete_partial"
+        case now
     }
 }
 
 /// Result of `pause`, `resume`, `retry`, `cancel`, `move` and `clear`: the ids the command changed.
 package struct ChangedResult: Codable, Hashable, Sendable {
     package var changed: [Int64]
+    /// `resume`: those of `changed` the closed download gate keeps paused; `nil` when none.
+    package var held: [Int64]?
+    /// `resume`: why the gate is closed (`outside_window` or `metered`) when it holds some.
+    package var gate: String?
+    /// `move`: the moved download's new priority, when the move changed it.
+    package var priority: Int?
 
-    package init(changed: [Int64]) { self.changed = changed }
+    package init(changed: [Int64], held: [Int64]? = nil, gate: String? = nil, priority: Int? = nil) {
+        self.changed = changed
+        self.held = held
+        self.gate = gate
+        self.priority = priority
+    }
 }
 
 /// Params of `move`: exactly one of `top`, `bottom`, `before`.
@@ -341,8 +356,13 @@ package struct ClearParams: Codable, Hashable, Sendable {
 /// Without params, `limit` only reports the current limit.
 package struct LimitParams: Codable, Hashable, Sendable {
     package var rate: Int64?
+    /// Params only: forget the limit `limit` set; the configured `speed_limit` applies again.
+    package var reset: Bool?
 
-    package init(rate: Int64?) { self.rate = rate }
+    package init(rate: Int64?, reset: Bool? = nil) {
+        self.rate = rate
+        self.reset = reset
+    }
 }
 
 /// Params of every `download.*` event: the download as it is now.

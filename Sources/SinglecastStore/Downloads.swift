@@ -95,6 +95,11 @@ package struct EnqueueOutcome: Sendable, Hashable {
     package var record: DownloadRecord
     /// `true` when a live download of the same URL existed and is returned instead.
     package var existing: Bool
+
+    package init(record: DownloadRecord, existing: Bool) {
+        self.record = record
+        self.existing = existing
+    }
 }
 
 private let downloadColumns = """

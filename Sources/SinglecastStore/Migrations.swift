@@ -284,6 +284,15 @@ package enum Migrations {
             ALTER TABLE podcasts ADD COLUMN feed_size INTEGER;
             """
         ),
+        Migration(
+            11,
+            "the speed limit set at runtime",
+            """
+            -- `limit` outlives a restart. Row 'speed_limit': value in bytes per second, NULL for unlimited; without
+            -- the row the configured speed_limit applies. Written only by Store.setSpeedLimitOverride.
+            CREATE TABLE runtime_settings (name TEXT PRIMARY KEY, value INTEGER) STRICT;
+            """
+        ),
     ]
 
     /// The schema version a fully migrated database has.

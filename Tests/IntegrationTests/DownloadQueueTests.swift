@@ -63,9 +63,16 @@ import Glibc
             #expect(!FileManager.default.fileExists(atPath: done.file + ".part"))
             #expect(done.bytesDone == Int64(source.count))
         }
-        // The same URL again, while the first is completed, is a new download whose file gets a new name.
+        // The same URL again, while the first is completed and its file is there: that download, not 'a (2).mp3'.
         let again = try enqueue(client, EnqueueParams(urls: [nginx.url("/a.mp3")], directory: target))
-        #expect(again.downloads[0].file.hasSuffix("/a (2).mp3"))
+        #expect(again.downloads[0].existing)
+        #expect(again.downloads[0].state == .completed)
+        #expect(again.downloads[0].file == target + "/a.mp3")
+        #expect(try enqueue(client, EnqueueParams(urls: [nginx.url("/a.mp3")])).downloads[0].existing, "any directory")
+        // Another name asks for a copy: a new download.
+        let copy = try enqueue(client, EnqueueParams(urls: [nginx.url("/a.mp3")], directory: target, name: "b.mp3"))
+        #expect(!copy.downloads[0].existing)
+        #expect(copy.downloads[0].file.hasSuffix("/b (2).mp3"), "b.mp3 is taken")
         let status = try client.result("status", as: StatusResult.self)
         #expect(status.downloads?.completed ?? 0 >= 3)
         #expect(daemon.stop() == 0)
@@ -189,6 +196,10 @@ import Glibc
         #expect(gone.lastError?.code == "http_status")
         #expect(gone.lastError?.httpStatus == 404)
         #expect(!FileManager.default.fileExists(atPath: gone.file), "an error page is never saved as the file")
+        #expect(
+            !FileManager.default.fileExists(atPath: gone.file + ".part"),
+            "an empty partial file goes when the download fails for good"
+        )
 
         let busy = try enqueue(
             client,
@@ -205,8 +216,8 @@ import Glibc
         #expect(retried.changed == [busy.downloads[0].id])
         #expect(try client.finished([busy.downloads[0].id])[0].attempts == 2)
 
-        // Clearing failed downloads removes their empty partial files; one holding bytes stays unless
-        // delete_partial is given. (/lie sends 1000 of a claimed 5000 bytes, and ignores Range.)
+        // A failed download's empty partial file went when it failed; one holding bytes stays, also when it is
+        // cleared, unless delete_partial is given. (/lie sends 1000 of a claimed 5000 bytes, and ignores Range.)
         func partialFiles() -> [String] {
             ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".part") }
                 .sorted()
@@ -219,7 +230,7 @@ import Glibc
             return try client.finished([queued.downloads[0].id])[0]
         }
         let kept = try failedLie(1)
-        #expect(partialFiles().count == 3, "\(partialFiles())")
+        #expect(partialFiles() == [(kept.file as NSString).lastPathComponent + ".part"])
         let cleared = try client.result("clear", as: ChangedResult.self, params: #"{"failed":true}"#)
         #expect(cleared.changed == [missing.downloads[0].id, busy.downloads[0].id, kept.id])
         #expect(partialFiles() == [(kept.file as NSString).lastPathComponent + ".part"])
@@ -378,6 +389,54 @@ import Glibc
         #expect(daemon.stop() == 0)
     }
 
+    @Test func aDownloadThatCannotFitPausesBeforeWritingAByte() throws {
+        let server = try FaultServer()
+        let daemon = DaemonProcess()
+        try daemon.writeConfig("max_download_size = off\n")
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        // No file system here has 4 EiB free; the server sends 1000 bytes of it and closes.
+        let huge: Int64 = 1 << 62
+        let url = server.url("/lie/1000/\(huge)")
+        let queued = try enqueue(client, EnqueueParams(urls: [url], directory: daemon.root.file("dl")))
+        let paused = try waitFor(client, queued.downloads[0].id) { $0.state == .paused }
+        #expect(paused.pauseReason == "no_space")
+        #expect(paused.lastError?.code == "no_space")
+        #expect(
+            paused.lastError?.message.contains("needs \(huge) bytes") == true,
+            "\(String(describing: paused.lastError))"
+        )
+        #expect(paused.bytesDone == 0)
+        let written = try? FileManager.default.attributesOfItem(atPath: paused.file + ".part")[.size] as? Int
+        #expect((written ?? 0) == 0, "nothing was written")
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func aSpeedLimitSetAtRuntimeOutlivesARestartUntilReset() throws {
+        var daemon = DaemonProcess()
+        try daemon.writeConfig("speed_limit = 2M\n")
+        func limit(_ params: String? = nil) throws -> Int64? {
+            try LineClient(path: daemon.socketPath).result("limit", as: LimitParams.self, params: params).rate
+        }
+        func restart() throws {
+            #expect(daemon.stop() == 0)
+            daemon = DaemonProcess(root: daemon.root)
+            try daemon.startAndWaitUntilReady()
+        }
+        try daemon.startAndWaitUntilReady()
+        #expect(try limit() == 2_097_152)
+        #expect(try limit(#"{"rate":1048576}"#) == 1_048_576)
+        try restart()
+        #expect(try limit() == 1_048_576, "the limit set with 'limit' is not lost on restart")
+        #expect(try limit(#"{"rate":0}"#) == nil)
+        try restart()
+        #expect(try limit() == nil, "unlimited is a setting too")
+        #expect(try limit(#"{"reset":true}"#) == 2_097_152, "reset goes back to the configured limit")
+        try restart()
+        #expect(try limit() == 2_097_152)
+        #expect(daemon.stop() == 0)
+    }
+
     @Test func singlecastctlQueuesAndLists() throws {
         let server = try FaultServer()
         let daemon = DaemonProcess()
@@ -457,7 +516,16 @@ import Glibc
         let server = try FaultServer()
         try daemon.startAndWaitUntilReady()
         let client = try LineClient(path: daemon.socketPath)
-        let id = try enqueue(client, EnqueueParams(urls: [server.url("/file/4194304")], directory: small))
+        // A file whose Content-Length cannot fit is not written at all: the disk is not filled first.
+        let announced = try enqueue(client, EnqueueParams(urls: [server.url("/file/4194304")], directory: small))
+            .downloads[0].id
+        let held = try waitFor(client, announced) { $0.state != .queued && $0.state != .active }
+        #expect(held.state == .paused)
+        #expect(held.pauseReason == "no_space")
+        #expect(held.lastError?.message.contains("needs 4194304 bytes") == true)
+        #expect(held.bytesDone == 0)
+        // Without a length the disk fills, and the download pauses then.
+        let id = try enqueue(client, EnqueueParams(urls: [server.url("/no-length/4194304")], directory: small))
             .downloads[0].id
         let paused = try waitFor(client, id) { $0.state != .queued && $0.state != .active }
         #expect(paused.state == .paused)

@@ -270,6 +270,10 @@ import Testing
         var arguments: [String]
         var params: String
         var changed: [Int64]
+        /// `move`: the priority the move gave.
+        var priority: Int? = nil
+        /// `resume`: those the metered network keeps paused.
+        var held: [Int64]? = nil
         var stdout: String
         var testDescription: String { arguments.joined(separator: " ") }
     }
@@ -333,6 +337,27 @@ import Testing
             stdout: "Nothing to move.\n"
         ),
         ChangeCase(
+            arguments: ["move", "3", "--before", "5"],
+            params: #"{"before":5,"id":3}"#,
+            changed: [3],
+            priority: 10,
+            stdout: "Moved 3 before 5.\nIts priority is now 10.\n"
+        ),
+        ChangeCase(
+            arguments: ["resume", "3"],
+            params: #"{"ids":[3]}"#,
+            changed: [3],
+            held: [3],
+            stdout: "Not started: 3 wait for the download gate: the network is metered (metered = pause).\n"
+                + "Start them anyway with 'singlecastctl resume --now 3', or change the setting in the configuration.\n"
+        ),
+        ChangeCase(
+            arguments: ["resume", "3", "--now"],
+            params: #"{"ids":[3],"now":true}"#,
+            changed: [3],
+            stdout: "Resumed 3.\n"
+        ),
+        ChangeCase(
             arguments: ["clear", "--completed", "--failed"],
             params: #"{"completed":true,"failed":true}"#,
             changed: [1, 2, 3, 4, 5],
@@ -360,7 +385,13 @@ import Testing
 
     @Test(arguments: changeCases)
     func change(_ testCase: ChangeCase) async throws {
-        let (run, request) = try await exchange(testCase.arguments, result: ChangedResult(changed: testCase.changed))
+        let result = ChangedResult(
+            changed: testCase.changed,
+            held: testCase.held,
+            gate: testCase.held.map { _ in "metered" },
+            priority: testCase.priority
+        )
+        let (run, request) = try await exchange(testCase.arguments, result: result)
         #expect(run.stderr == "")
         #expect(run.status == 0)
         #expect(request == Self.request(testCase.arguments[0], testCase.params))
@@ -406,6 +437,11 @@ import Testing
         (run, request) = try await exchange(["limit", "off"], result: LimitParams(rate: nil))
         #expect(request == Self.request("limit", #"{"rate":0}"#))
         #expect(run.stdout == "Speed limit: none\n")
+
+        // `default` forgets the limit set with `limit`: the configured one applies again.
+        (run, request) = try await exchange(["limit", "default"], result: LimitParams(rate: 2_097_152))
+        #expect(request == Self.request("limit", #"{"reset":true}"#))
+        #expect(run.stdout == "Speed limit: 2.1 MB/s\n")
 
         (run, _) = try await exchange(["limit", "none"], reply: [#"{"jsonrpc":"2.0","id":1,"result":{"rate":0}}"#])
         #expect(run.stdout == "Speed limit: none\n")

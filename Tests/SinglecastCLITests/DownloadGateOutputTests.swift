@@ -97,4 +97,25 @@ import Testing
         #expect(latest?.params.now == true)
         #expect(try command(["download", "3", "--latest", "1"], as: DownloadLatestCommand.self)?.params.now == nil)
     }
+
+    @Test func resumeSaysWhenTheGateKeepsDownloadsPaused() throws {
+        #expect(try command(["resume", "4", "--now"], as: ResumeCommand.self)?.selection.now == true)
+        #expect(try command(["resume", "4"], as: ResumeCommand.self)?.selection.now == nil)
+        let result = ChangedResult(changed: [3, 4], held: [4], gate: "outside_window")
+        #expect(
+            ResumeCommand.render(result) == """
+                Resumed 3.
+                Not started: 4 wait for the download gate: outside the download windows (download_window).
+                Start them anyway with 'singlecastctl resume --now 4', or change the setting in the configuration.
+
+                """
+        )
+        #expect(
+            ResumeCommand.render(ChangedResult(changed: [4], held: [4], gate: "metered")).contains(
+                "the network is metered (metered = pause)"
+            )
+        )
+        // Paused for another reason than the gate: not the gate's doing.
+        #expect(ResumeCommand.render(ChangedResult(changed: [3, 4])) == "Resumed 3, 4.\n")
+    }
 }

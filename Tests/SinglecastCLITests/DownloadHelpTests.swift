@@ -9,12 +9,15 @@ import Testing
 
         An argument made only of digits is an episode ID, as 'episodes' lists it: the
         episode is saved in its podcast's folder under the configured name template, so
-        --to and --name apply to URLs only. A URL or episode that is already queued is
-        not added twice. The password is read from the first line of --password-file
-        ('-' reads standard input), so it never appears in the process list or the
-        shell history. Outside the configured download windows and on a metered network
-        new downloads wait, paused; --now lets the downloads of this request run
-        anyway, also ones that were already queued.
+        --to and --name apply to URLs only. A URL or episode that is already queued, or
+        downloaded with its file still there, is not added twice; --name with another
+        name (or 'redownload' for an episode) fetches a downloaded URL again, and --to
+        or --name naming another place than an unfinished download's is refused. The
+        password is read from the first line of --password-file ('-' reads standard
+        input), so it never appears in the process list or the shell history. Outside
+        the configured download windows and on a metered network new downloads wait,
+        paused; --now lets the downloads of this request run anyway, also ones that
+        were already queued.
 
         Examples:
           singlecastctl enqueue 812 815
@@ -50,11 +53,12 @@ import Testing
         "downloads": """
         OVERVIEW: List downloads and their progress.
 
-        Sizes and speeds are in decimal units: 1 kB is 1000 bytes, 1 MB/s a million
-        bytes per second. An active download that receives no bytes shows 'stalled' for
-        its speed, with how long when the daemon says ('stalled 30s'), and no ETA; an
-        ETA under a second reads '<1s'. Names longer than 60 characters are cut with
-        '…'; 'show' and --json give them whole.
+        A PRIORITY column shows when any download has a priority other than 0 (higher
+        runs first). Sizes and speeds are in decimal units: 1 kB is 1000 bytes, 1 MB/s
+        a million bytes per second. An active download that receives no bytes shows
+        'stalled' for its speed, with how long when the daemon says ('stalled 30s'),
+        and no ETA; an ETA under a second reads '<1s'. Names longer than 60 characters
+        are cut with '…'; 'show' and --json give them whole.
 
         USAGE: singlecastctl downloads [--socket <path>] [--json] [--state <state>]
 
@@ -110,9 +114,11 @@ import Testing
         OVERVIEW: Resume paused downloads.
 
         This also releases downloads the daemon paused itself, e.g. when the disk was
-        full.
+        full. Outside the configured download windows (download_window) and on a
+        metered network (metered = pause) resumed downloads wait for the gate to open,
+        and the reply says so; --now lets them run anyway.
 
-        USAGE: singlecastctl resume [--socket <path>] [--json] [<id> ...] [--all]
+        USAGE: singlecastctl resume [--socket <path>] [--json] [<id> ...] [--all] [--now]
 
         ARGUMENTS:
           <id>                    IDs of the downloads to resume.
@@ -122,6 +128,8 @@ import Testing
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
           --json                  Print machine-readable JSON; errors too, on stderr.
           --all                   Resume every paused download.
+          --now                   Start even outside the download windows or on a
+                                  metered network.
           --version               Show the version.
           -h, --help              Show help information.
 
@@ -168,8 +176,10 @@ import Testing
         "move": """
         OVERVIEW: Change a download's place in the queue.
 
-        Give exactly one of --top, --bottom and --before. The place counts within the
-        download's priority.
+        Give exactly one of --top, --bottom and --before. The queue runs by priority
+        first, so a move across priorities changes the download's priority: --top
+        raises it to the first download's, --bottom lowers it to the last one's,
+        --before takes that download's; the reply says so.
 
         USAGE: singlecastctl move [--socket <path>] [--json] <id> [--top] [--bottom] [--before <id>]
 
@@ -214,16 +224,18 @@ import Testing
         OVERVIEW: Show or set the global download speed limit.
 
         Without a rate, shows the current limit. The limit applies to all downloads
-        together. K, M and G count 1024 bytes, as in the configuration file, while
-        speeds are shown in decimal units (1 MB/s is a million bytes per second), so a
-        limit of 2M reads 2.1 MB/s.
+        together, and lasts across restarts of the daemon, in place of speed_limit in
+        the configuration, until 'limit default' goes back to that. K, M and G count
+        1024 bytes, as in the configuration file, while speeds are shown in decimal
+        units (1 MB/s is a million bytes per second), so a limit of 2M reads 2.1 MB/s.
 
         USAGE: singlecastctl limit [--socket <path>] [--json] [<rate>]
 
         ARGUMENTS:
           <rate>                  Bytes per second, with an optional K, M or G suffix
                                   (1024-based), e.g. 500K or 1.5M; 0, off or none
-                                  removes the limit.
+                                  removes the limit; default goes back to the
+                                  configured one.
 
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:

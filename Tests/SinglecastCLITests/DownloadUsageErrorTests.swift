@@ -22,7 +22,7 @@ import Testing
     static let downloads = usage("downloads", "[--state <state>]")
     static let show = usage("show", "<id>")
     static let pause = usage("pause", "[<id> ...] [--all]")
-    static let resume = usage("resume", "[<id> ...] [--all]")
+    static let resume = usage("resume", "[<id> ...] [--all] [--now]")
     static let retry = usage("retry", "[<id> ...] [--all]")
     static let cancel = usage("cancel", "<id> ... [--delete-partial]")
     static let move = usage("move", "<id> [--top] [--bottom] [--before <id>]")
@@ -181,9 +181,9 @@ import Testing
         Case(
             arguments: ["limit", "fast"],
             stderr: "Error: The value 'fast' is invalid for '<rate>': expected a number with an optional K, M or G "
-                + "suffix, or off\n"
+                + "suffix, off or default\n"
                 + "Help:  <rate>  Bytes per second, with an optional K, M or G suffix (1024-based), e.g. 500K or "
-                + "1.5M; 0, off or none removes the limit.\n" + limit
+                + "1.5M; 0, off or none removes the limit; default goes back to the configured one.\n" + limit
         ),
         Case(arguments: ["limit", "1M", "2M"], stderr: "Error: Unexpected argument '2M'\n" + limit),
     ]

@@ -220,9 +220,27 @@ import Testing
         #expect(DownloadsCommand.render([], state: .paused, now: Fixtures.now) == "No paused downloads.\n")
     }
 
+    @Test func downloadsShowPrioritiesOnceOneIsSet() {
+        var urgent = Fixtures.all[3]
+        urgent.priority = 10
+        #expect(
+            DownloadsCommand.render([urgent, Fixtures.all[4]], now: Fixtures.now) == """
+                ID  PRIORITY  STATE               PROGRESS  SIZE              SPEED  ETA  NAME
+                8   10        queued              -         -                 -      -    episode-8.mp3
+                9   0         paused (disk full)  2%        1.0 MB / 50.0 MB  -      -    episode-9.mp3
+
+                """
+        )
+    }
+
     @Test func states() {
         var download = Fixtures.retrying
-        #expect(DownloadText.state(download, now: Fixtures.now + 50) == "queued (retry now)")
+        // A retry that came due and has not started waits for a transfer slot, not for its time.
+        #expect(DownloadText.state(download, now: Fixtures.now + 50) == "queued (waiting for a slot)")
+        #expect(
+            ShowCommand.render(download, now: Fixtures.now + 50).contains("(due, waiting for a slot)"),
+            "show says so too"
+        )
         download.nextRetryAt = "2026-11-29T12:02:00.250Z"
         #expect(DownloadText.state(download, now: Fixtures.now) == "queued (retry in 2m 0s)")
         download.nextRetryAt = "soon"

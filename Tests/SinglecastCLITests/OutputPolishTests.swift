@@ -124,7 +124,11 @@ import Testing
         #expect(line(.active) == "Already downloading 13  \(url)\n")
         #expect(line(.paused) == "Already added 13  \(url)  paused; resume it with 'singlecastctl resume 13'\n")
         #expect(line(.failed) == "Already added 13  \(url)  failed; retry it with 'singlecastctl retry 13'\n")
-        #expect(line(.completed) == "Already downloaded 13  \(url)  → /music/2.mp3\n")
+        #expect(
+            line(.completed)
+                == "Already downloaded 13  \(url)  → /music/2.mp3; to fetch it again, give another --name "
+                + "(or 'singlecastctl redownload' an episode)\n"
+        )
     }
 
     @Test func enqueueStateIsAnOptionalField() throws {

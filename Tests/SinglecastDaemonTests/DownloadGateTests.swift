@@ -325,6 +325,19 @@ import Testing
         #expect(machine.records[1]?.state == .queued)
     }
 
+    @Test func resumeNowPassesTheGateForThoseDownloadsOnly() throws {
+        var machine = Machine()
+        machine.load([record(1, state: .paused), record(2, state: .paused), record(3)])
+        _ = machine.gateChanged(closedBecause: .outsideWindow)
+        let actions = try machine.resume(.ids([1]), now: true)
+        #expect(machine.records[1]?.state == .queued)
+        #expect(machine.records[1]?.bypassesGate == true, "it outlives a pause and a restart, like enqueue --now")
+        #expect(published(actions) == [1: .resumed])
+        #expect(machine.records[2]?.state == .paused)
+        #expect(machine.records[3]?.pauseReason == "outside_window")
+        #expect(machine.startDue(QueueScheduler(), now: 0) == [.startTransfer(1)])
+    }
+
     @Test func nowLetsAnExistingDownloadThrough() {
         var machine = Machine()
         machine.load([record(1), record(2, state: .paused)])

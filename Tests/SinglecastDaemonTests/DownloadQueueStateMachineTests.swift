@@ -657,4 +657,86 @@ import Testing
         _ = machine.transferEnded(1)
         #expect(machine.lives[1] == .windingDown(.paused, holdsSlot: false))
     }
+
+    // MARK: - A URL asked for again
+
+    @Test func aCompletedDownloadWhoseFileIsThereAnswersTheSameURLAgain() throws {
+        let done = record(1, "ep.mp3", state: .completed)
+        let machine = machine([done])
+        let again = Machine.Repeat(url: done.url, directory: nil, name: nil)
+        #expect(try machine.existing(for: again) { _ in true }?.id == 1)
+        // The same place named explicitly is still that download.
+        let same = Machine.Repeat(url: done.url, directory: "/srv/episodes", name: "ep.mp3")
+        #expect(try machine.existing(for: same) { _ in true }?.id == 1)
+        // Its file deleted by hand: fetched again.
+        #expect(try machine.existing(for: again) { _ in false } == nil)
+        // Another name or directory asks for another copy.
+        let renamed = Machine.Repeat(url: done.url, directory: nil, name: "copy.mp3")
+        #expect(try machine.existing(for: renamed) { _ in true } == nil)
+        let elsewhere = Machine.Repeat(url: done.url, directory: "/srv/other", name: nil)
+        #expect(try machine.existing(for: elsewhere) { _ in true } == nil)
+    }
+
+    @Test func anUnfinishedDownloadIsNotSilentlyKeptWhereARequestDoesNotWantIt() throws {
+        let failed = record(1, "ep.mp3", state: .failed)
+        let machine = machine([failed])
+        // Asked for again as it is: the store answers with it (existing), nothing is refused here.
+        #expect(
+            try machine.existing(for: Machine.Repeat(url: failed.url, directory: nil, name: nil)) { _ in true } == nil
+        )
+        #expect(throws: DownloadQueueError.self) {
+            try machine.existing(for: Machine.Repeat(url: failed.url, directory: "/srv/other", name: nil)) { _ in true }
+        }
+        do {
+            _ = try machine.existing(for: Machine.Repeat(url: failed.url, directory: nil, name: "x.mp3")) { _ in true }
+            Issue.record("another name for a failed download was accepted")
+        } catch {
+            #expect(error.code == .invalid(parameter: "name"))
+            #expect(error.message.contains("download 1 (failed"), "\(error.message)")
+        }
+    }
+
+    // MARK: - Moving across priorities
+
+    @Test func aMoveAcrossPrioritiesTakesThePriorityOfItsNewPlace() throws {
+        var urgent = record(1, "a.bin")
+        urgent.priority = 5
+        var machine = Machine()
+        machine.load([urgent, record(2, "b.bin"), record(3, "c.bin")])
+        let order = { machine.orderedRecords().map(\.id) }
+        #expect(order() == [1, 2, 3])
+        _ = try machine.move(3, to: .before(1))
+        #expect(order() == [3, 1, 2], "before a download of a higher priority means taking its priority")
+        #expect(machine.records[3]?.priority == 5)
+        _ = try machine.move(3, to: .bottom)
+        #expect(order() == [1, 2, 3], "the bottom is below the lower priorities too")
+        #expect(machine.records[3]?.priority == 0)
+        _ = try machine.move(2, to: .top)
+        #expect(order() == [2, 1, 3])
+        #expect(machine.records[2]?.priority == 5)
+        // Within one priority only the positions change.
+        _ = try machine.move(3, to: .before(2))
+        #expect(order() == [3, 2, 1])
+        _ = try machine.move(1, to: .before(2))
+        #expect(order() == [3, 1, 2])
+        #expect(machine.records.values.map(\.priority).sorted() == [5, 5, 5])
+    }
+
+    // MARK: - Partial files of failed downloads
+
+    @Test func aDownloadFailingForGoodDiscardsItsPartialFileWhenEmptyAndARetryDoesNot() throws {
+        var machine = machine([record(1), record(2, "b.bin", host: "b.example")], transferring: [1, 2])
+        for id: Int64 in [1, 2] { _ = machine.transferEnded(id) }
+        let notFound = DownloadFailure.httpStatus(404, url: "http://a.example/a.bin", retryAfter: nil)
+        let failed = machine.failed(1, notFound, policy: RetryPolicy(), now: 0, random: 0)
+        let record = try #require(machine.records[1])
+        #expect(record.state == .failed)
+        // The queue removes it only when empty (or asked to): bytes a server sent stay for a `retry`.
+        #expect(failed.contains(.discardPartial(record)))
+        #expect(!record.deletePartial)
+        let unavailable = DownloadFailure.httpStatus(503, url: "http://b.example/b.bin", retryAfter: nil)
+        let retrying = machine.failed(2, unavailable, policy: RetryPolicy(), now: 0, random: 0)
+        #expect(machine.records[2]?.state == .queued)
+        #expect(!retrying.contains { if case .discardPartial = $0 { true } else { false } })
+    }
 }

@@ -24,6 +24,13 @@ import Glibc
         #expect(decide(failure, attempts: 99) == .pause(reason: "disk_full"))
     }
 
+    @Test func aBodyThatCannotFitPausesAsNoSpace() {
+        let failure = DownloadFailure.transfer(TransferError(code: .noSpace, message: "needs 10 bytes, 9 free"))
+        #expect(decide(failure) == .pause(reason: "no_space"))
+        #expect(decide(failure, attempts: 99) == .pause(reason: "no_space"))
+        #expect(failure.info.code == "no_space")
+    }
+
     @Test func aFullDiskWhileWritingPauses() {
         let failure = DownloadFailure.transfer(TransferError(code: .diskFull, message: "full"))
         #expect(decide(failure) == .pause(reason: "disk_full"))

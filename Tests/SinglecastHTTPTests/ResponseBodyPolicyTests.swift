@@ -23,6 +23,25 @@ private func feed(_ policy: inout ResponseBodyPolicy, _ lines: [String]) -> Resp
         #expect(policy.headers["etag"] == "\"a\"")
     }
 
+    @Test func aBodyAnnouncedBiggerThanTheFreeSpaceStopsBeforeAByteIsWritten() {
+        var tight = ResponseBodyPolicy(.init(freeSpace: 9))
+        #expect(feed(&tight, ["HTTP/1.1 200 OK", "Content-Length: 10"]) == .stop(.noSpace(needed: 10, free: 9)))
+        var fits = ResponseBodyPolicy(.init(freeSpace: 10))
+        #expect(feed(&fits, ["HTTP/1.1 200 OK", "Content-Length: 10"]) == .proceed)
+        // A fresh start over 500 kept bytes cuts them first: their space counts.
+        var restart = ResponseBodyPolicy(.init(resumeOffset: 500, freeSpace: 600))
+        #expect(feed(&restart, ["HTTP/1.1 200 OK", "Content-Length: 1100"]) == .proceed)
+        // A resume needs room for the rest only.
+        var resume = ResponseBodyPolicy(.init(resumeOffset: 500, expectedTotal: 1000, freeSpace: 499))
+        #expect(
+            feed(&resume, ["HTTP/1.1 206 Partial Content", "Content-Range: bytes 500-999/1000", "Content-Length: 500"])
+                == .stop(.noSpace(needed: 500, free: 499))
+        )
+        // Without a length nothing is known before the bytes come.
+        var unknown = ResponseBodyPolicy(.init(freeSpace: 1))
+        #expect(feed(&unknown, ["HTTP/1.1 200 OK"]) == .proceed)
+    }
+
     @Test func partialContentAtTheResumeOffsetIsAppended() {
         var policy = ResponseBodyPolicy(.init(resumeOffset: 500, expectedTotal: 1000))
         let action = feed(

@@ -7,6 +7,7 @@ package struct DownloadsCommand: CLICommand {
         commandName: "downloads",
         abstract: "List downloads and their progress.",
         discussion: """
+            A PRIORITY column shows when any download has a priority other than 0 (higher runs first). \
             Sizes and speeds are in decimal units: 1 kB is 1000 bytes, 1 MB/s a million bytes per second. An \
             active download that receives no bytes shows 'stalled' for its speed, with how long when the daemon \
             says ('stalled 30s'), and no ETA; an ETA under a second reads '<1s'. Names longer than \
@@ -60,10 +61,11 @@ package struct DownloadsCommand: CLICommand {
         style: TextStyle = .plain
     ) -> String {
         if downloads.isEmpty { return "No \(state.map { "\($0.rawValue) " } ?? "")downloads.\n" }
-        let header = ["ID", "STATE", "PROGRESS", "SIZE", "SPEED", "ETA", "NAME"]
+        // Priorities decide the order before positions do; the column appears once one is not the default.
+        let prioritized = downloads.contains { $0.priority != 0 }
+        let header = ["ID"] + (prioritized ? ["PRIORITY"] : []) + ["STATE", "PROGRESS", "SIZE", "SPEED", "ETA", "NAME"]
         let rows = downloads.map { download in
-            [
-                String(download.id),
+            [String(download.id)] + (prioritized ? [String(download.priority)] : []) + [
                 DownloadText.state(download, now: now),
                 DownloadText.progress(download),
                 DownloadText.size(download),
@@ -115,7 +117,10 @@ package struct ShowCommand: CLICommand {
         rows.append(("Attempts", String(download.attempts)))
         if let error = download.lastError { rows.append(("Last error", DownloadText.error(error))) }
         if let nextRetryAt = download.nextRetryAt {
-            rows.append(("Next retry", "\(nextRetryAt) (\(DownloadText.retryTime(nextRetryAt, now: now)))"))
+            let when =
+                DownloadText.isDue(nextRetryAt, now: now)
+                ? "due, waiting for a slot" : DownloadText.retryTime(nextRetryAt, now: now)
+            rows.append(("Next retry", "\(nextRetryAt) (\(when))"))
         }
         rows.append(("Added", download.addedAt))
         if let completedAt = download.completedAt { rows.append(("Completed", completedAt)) }

@@ -14,7 +14,9 @@ package struct EnqueueCommand: CLICommand {
         discussion: """
             An argument made only of digits is an episode ID, as 'episodes' lists it: the episode is saved in \
             its podcast's folder under the configured name template, so --to and --name apply to URLs only. A URL \
-            or episode that is already queued is not added twice. The password is read from the first line of \
+            or episode that is already queued, or downloaded with its file still there, is not added twice; \
+            --name with another name (or 'redownload' for an episode) fetches a downloaded URL again, and --to or \
+            --name naming another place than an unfinished download's is refused. The password is read from the first line of \
             --password-file ('-' reads standard input), so it never appears in the process list or the shell \
             history. Outside the configured download windows and on a metered network new downloads wait, paused; \
             --now lets the downloads of this request run anyway, also ones that were already queued.
@@ -189,7 +191,10 @@ package struct EnqueueCommand: CLICommand {
             case .failed?:
                 line =
                     "Already added \(entry.id)  \(entry.url)  failed; retry it with 'singlecastctl retry \(entry.id)'"
-            case .completed?: line = "Already downloaded \(entry.id)  \(entry.url)  → \(entry.file)"
+            case .completed?:
+                line =
+                    "Already downloaded \(entry.id)  \(entry.url)  → \(entry.file); to fetch it again, give "
+                    + "another --name (or 'singlecastctl redownload' an episode)"
             }
             return line + "\n"
         }.joined()

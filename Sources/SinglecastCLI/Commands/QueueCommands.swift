@@ -5,8 +5,11 @@ package struct MoveCommand: CLICommand {
     package static let configuration = CommandConfiguration(
         commandName: "move",
         abstract: "Change a download's place in the queue.",
-        discussion:
-            "Give exactly one of --top, --bottom and --before. The place counts within the download's priority.",
+        discussion: """
+            Give exactly one of --top, --bottom and --before. The queue runs by priority first, so a move across \
+            priorities changes the download's priority: --top raises it to the first download's, --bottom lowers \
+            it to the last one's, --before takes that download's; the reply says so.
+            """,
         arguments: [
             .positional("id", help: "ID of the download to move."),
             .flag("top", help: "Move it to the front of the queue."),
@@ -44,12 +47,15 @@ package struct MoveCommand: CLICommand {
         ) { changed in Self.render(changed, params: params) }
     }
 
-    /// `Moved 3 to the top.`, `Moved 3 before 5.` or `Nothing to move.` when it was already there.
+    /// `Moved 3 to the top.`, `Moved 3 before 5.` or `Nothing to move.` when it was already there; `Its priority
+    /// is now 5.` when the move changed it.
     package static func render(_ result: ChangedResult, params: MoveParams) -> String {
         if result.changed.isEmpty { return "Nothing to move.\n" }
         var place = params.top == true ? "to the top" : "to the bottom"
         if let before = params.before { place = "before \(before)" }
-        return "Moved \(DownloadID.list(result.changed)) \(place).\n"
+        var text = "Moved \(params.id) \(place).\n"
+        if let priority = result.priority { text += "Its priority is now \(priority).\n" }
+        return text
     }
 }
 
@@ -107,14 +113,15 @@ package struct LimitCommand: CLICommand {
         commandName: "limit",
         abstract: "Show or set the global download speed limit.",
         discussion:
-            "Without a rate, shows the current limit. The limit applies to all downloads together. K, M and G "
-            + "count 1024 bytes, as in the configuration file, while speeds are shown in decimal units (1 MB/s is "
-            + "a million bytes per second), so a limit of 2M reads 2.1 MB/s.",
+            "Without a rate, shows the current limit. The limit applies to all downloads together, and lasts across "
+            + "restarts of the daemon, in place of speed_limit in the configuration, until 'limit default' goes back "
+            + "to that. K, M and G count 1024 bytes, as in the configuration file, while speeds are shown in decimal "
+            + "units (1 MB/s is a million bytes per second), so a limit of 2M reads 2.1 MB/s.",
         arguments: [
             .positional(
                 "rate",
                 help:
-                    "Bytes per second, with an optional K, M or G suffix (1024-based), e.g. 500K or 1.5M; 0, off or none removes the limit.",
+                    "Bytes per second, with an optional K, M or G suffix (1024-based), e.g. 500K or 1.5M; 0, off or none removes the limit; default goes back to the configured one.",
                 required: false
             )
         ]
@@ -124,6 +131,8 @@ package struct LimitCommand: CLICommand {
     package enum Rate: Hashable, Sendable {
         case unlimited
         case bytesPerSecond(Int64)
+        /// `default`: the configured `speed_limit` again.
+        case configured
     }
 
     package var options: GlobalOptions
@@ -137,7 +146,7 @@ package struct LimitCommand: CLICommand {
                 throw UsageError.invalidValue(
                     word,
                     for: arguments.spec("rate", kind: .positional),
-                    reason: "expected a number with an optional K, M or G suffix, or off"
+                    reason: "expected a number with an optional K, M or G suffix, off or default"
                 )
             }
             return rate
@@ -148,6 +157,7 @@ package struct LimitCommand: CLICommand {
     package static func parseRate(_ text: String) -> Rate? {
         let word = text.lowercased()
         if word == "off" || word == "none" { return .unlimited }
+        if word == "default" { return .configured }
         var digits = Substring(word)
         var multiplier = 1.0
         if let suffix = digits.last, let power = ["k": 1, "m": 2, "g": 3][suffix] {
@@ -174,6 +184,7 @@ package struct LimitCommand: CLICommand {
             switch rate {
             case .unlimited: try WireCoding.value(of: LimitParams(rate: 0))
             case .bytesPerSecond(let bytes): try WireCoding.value(of: LimitParams(rate: bytes))
+            case .configured: try WireCoding.value(of: LimitParams(rate: nil, reset: true))
             }
         }
         try await context.callAndPrint(.limit, params: params, options: options, as: LimitParams.self) { limit in

@@ -38,6 +38,8 @@ package protocol SelectionCommand: CLICommand {
     static var pastTense: String { get }
     var options: GlobalOptions { get }
     var selection: SelectionParams { get }
+    /// The reply's text (a requirement, so that `resume` can say more than the others).
+    static func render(_ result: ChangedResult) -> String
 }
 
 extension SelectionCommand {
@@ -106,10 +108,15 @@ package struct ResumeCommand: SelectionCommand {
     package static let configuration = CommandConfiguration(
         commandName: "resume",
         abstract: "Resume paused downloads.",
-        discussion: "This also releases downloads the daemon paused itself, e.g. when the disk was full.",
+        discussion: """
+            This also releases downloads the daemon paused itself, e.g. when the disk was full. Outside the \
+            configured download windows (download_window) and on a metered network (metered = pause) resumed \
+            downloads wait for the gate to open, and the reply says so; --now lets them run anyway.
+            """,
         arguments: [
             idArgument("IDs of the downloads to resume."),
             .flag("all", help: "Resume every paused download."),
+            .flag("now", help: "Start even outside the download windows or on a metered network."),
         ]
     )
     package static let method = SinglecastProtocol.Method.resume
@@ -121,6 +128,24 @@ package struct ResumeCommand: SelectionCommand {
     package init(_ arguments: ParsedArguments) throws {
         options = try GlobalOptions(arguments)
         selection = try Self.selection(arguments, allowsAll: true)
+        if arguments.flag("now") { selection.now = true }
+    }
+
+    /// `Resumed 3, 4.`, and for those the closed gate keeps paused, what they wait for and how to pass it.
+    package static func render(_ result: ChangedResult) -> String {
+        let held = result.held ?? []
+        guard !held.isEmpty else {
+            return result.changed.isEmpty ? "Nothing to resume.\n" : "Resumed \(DownloadID.list(result.changed)).\n"
+        }
+        let running = result.changed.filter { !held.contains($0) }
+        var text = running.isEmpty ? "" : "Resumed \(DownloadID.list(running)).\n"
+        let why =
+            result.gate == "metered"
+            ? "the network is metered (metered = pause)" : "outside the download windows (download_window)"
+        text += "Not started: \(DownloadID.list(held)) wait for the download gate: \(why).\n"
+        text += "Start them anyway with 'singlecastctl resume --now \(held.map(String.init).joined(separator: " "))', "
+        text += "or change the setting in the configuration.\n"
+        return text
     }
 }
 

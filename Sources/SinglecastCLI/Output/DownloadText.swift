@@ -4,12 +4,14 @@ import SinglecastSupport
 
 /// The human-readable pieces of a ``DownloadInfo`` that `downloads`, `show` and `watch` share.
 package enum DownloadText {
-    /// `queued`, `queued (retry in 42s)`, `paused (disk full)`, `paused (waiting for window 01:00)`,
+    /// `queued`, `queued (retry in 42s)`, `queued (waiting for a slot)` once that time has passed (the queue starts
+    /// a due retry at once unless every slot, or its host's, is taken), `paused (disk full)`, `paused (waiting for window 01:00)`,
     /// `paused (metered network)`, `failed (HTTP 404)`.
     package static func state(_ download: DownloadInfo, now: Date, zone: LocalTimeZone = .system) -> String {
         switch download.state {
         case .queued:
             guard let nextRetryAt = download.nextRetryAt else { return "queued" }
+            if isDue(nextRetryAt, now: now) { return "queued (waiting for a slot)" }
             return "queued (retry \(retryTime(nextRetryAt, now: now)))"
         case .paused:
             guard let reason = download.pauseReason else { return "paused" }
@@ -23,6 +25,11 @@ package enum DownloadText {
         case .active, .completed, .cancelled:
             return download.state.rawValue
         }
+    }
+
+    /// Whether a retry's time has passed.
+    package static func isDue(_ iso8601: String, now: Date) -> Bool {
+        parseDate(iso8601).map { $0.timeIntervalSince(now) < 1 } ?? false
     }
 
     /// `in 42s`, `now` once the time has passed, or `at <time>` when the time cannot be read.

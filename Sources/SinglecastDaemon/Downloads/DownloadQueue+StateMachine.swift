@@ -499,7 +499,10 @@ package struct DownloadQueueStateMachine {
         put(record)
         settle(id, state)
         guard let settled = records[id] else { return [] }
-        return [log, .persist([settled], .powerLoss), .publish(event, settled)]
+        // A failure for good leaves no 0-byte `<name>.part` behind in the folder (a 404 opened one); bytes stay for a
+        // `retry`. Before the commit, so that nothing can start the download again in between.
+        let discard: [Action] = state == .failed ? [.discardPartial(settled)] : []
+        return [log] + discard + [.persist([settled], .powerLoss), .publish(event, settled)]
     }
 
     /// A transfer stopped by a pause, a cancel or the shutdown: records the checkpoint. A cancelled download leaves

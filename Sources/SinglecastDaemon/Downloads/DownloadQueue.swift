@@ -24,6 +24,9 @@ package struct DownloadRequest: Sendable, Hashable {
     package var episode: Int64?
     /// Pass the download gate (`--now`).
     package var now: Bool
+    /// Whether the client chose `directory` (`--to`) rather than taking the default: only a chosen one asks for a
+    /// copy of a completed download elsewhere, or conflicts with an unfinished one saving somewhere else.
+    package var directoryChosen: Bool
 
     package init(
         url: String,
@@ -34,9 +37,11 @@ package struct DownloadRequest: Sendable, Hashable {
         password: String? = nil,
         priority: Int = 0,
         episode: Int64? = nil,
-        now: Bool = false
+        now: Bool = false,
+        directoryChosen: Bool = true
     ) {
         self.now = now
+        self.directoryChosen = directoryChosen
         self.episode = episode
         self.url = url
         self.directory = directory
@@ -101,6 +106,7 @@ package actor DownloadQueue: Service {
     private var settings: QueueSettings
     /// Runs `on_complete` programs; a service of its own in the daemon's task group, stopped after the queue.
     package nonisolated let hooks: HookRunner
+    /// The limit `limit` set (`.some(nil)`: unlimited), kept in the store across restarts; `nil`: the configured one.
     private var speedLimitOverride: Int64??
 
     private var machine = DownloadQueueStateMachine()
@@ -224,6 +230,7 @@ package actor DownloadQueue: Service {
             }
         }
         machine.load(kept)
+        speedLimitOverride = try await store.speedLimitOverride()
         try await store.deleteDownloads(removed)
         try await store.save(changed)
         let released = try await store.releaseEpisodesOfMissingDownloads(at: now(), reason: "its download was removed")
@@ -323,7 +330,7 @@ package actor DownloadQueue: Service {
         transfer.progress.withLock { $0 = (offset, machine.records[id]?.bytesTotal) }
         await perform(machine.began(id, offset: offset, now: now()))
         guard let record = machine.records[id] else { return }
-        let request = TransferRequest(
+        var request = TransferRequest(
             url: record.url,
             headers: record.headers,
             basicAuthUser: record.authUser,
@@ -335,8 +342,10 @@ package actor DownloadQueue: Service {
             fileDescriptor: fd,
             options: settings.transfer
         )
+        // A body announced bigger than the file system can hold pauses the download before it fills the disk.
+        request.freeSpace = Self.freeSpace(fd)
         let outcome: TransferOutcome = await withTaskGroup(of: TransferOutcome?.self) { group in
-            group.addTask { [engine] in
+            group.addTask { [engine, request] in
                 await engine.transfer(request) { progress in
                     transfer.progress.withLock { $0 = (progress.bytesInFile, progress.totalLength) }
                     if progress.etag != nil || progress.lastModified != nil {
@@ -600,19 +609,32 @@ package actor DownloadQueue: Service {
             }
             close(fd)
         }
+        // A URL already downloaded, its file still there, is answered with that download; one queued elsewhere is
+        // refused. Episodes are placed by their podcast, which decides on their downloads itself.
+        var done: [Int: DownloadRecord] = [:]
+        for index in requests.indices where requests[index].episode == nil {
+            let request = requests[index]
+            let wanted = DownloadQueueStateMachine.Repeat(
+                url: urls[index].string,
+                directory: request.directoryChosen ? request.directory : nil,
+                name: request.name.map { FileNaming.sanitize($0) }
+            )
+            done[index] = try machine.existing(for: wanted) { FileManager.default.fileExists(atPath: $0.path) }
+        }
+        let fresh = requests.indices.filter { done[$0] == nil }
         // A large batch lists each directory once instead of asking for two paths per download.
         let listings: [String: Set<String>]? =
-            requests.count < 32
+            fresh.count < 32
             ? nil
             : Dictionary(
-                uniqueKeysWithValues: Set(requests.map(\.directory)).map { directory in
+                uniqueKeysWithValues: Set(fresh.map { requests[$0].directory }).map { directory in
                     (directory, Set((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []))
                 }
             )
-        let wanted = zip(requests, urls).map { request, url in
+        let wanted = fresh.map { index in
             (
-                directory: request.directory,
-                name: request.name.map { FileNaming.sanitize($0) } ?? FileNaming.name(for: url.url)
+                directory: requests[index].directory,
+                name: requests[index].name.map { FileNaming.sanitize($0) } ?? FileNaming.name(for: urls[index].url)
             )
         }
         let paths = machine.reserveNames(wanted) { directory, name in
@@ -620,12 +642,13 @@ package actor DownloadQueue: Service {
                 ?? FileManager.default.fileExists(atPath: directory + "/" + name)
         }
         let added = now()
-        let newRecords = requests.indices.map { index in
-            let (request, url, directory) = (requests[index], urls[index], wanted[index].directory)
+        let newRecords = fresh.indices.map { slot in
+            let index = fresh[slot]
+            let (request, url, directory) = (requests[index], urls[index], wanted[slot].directory)
             var record = DownloadRecord(
                 url: url.string,
                 directory: directory,
-                fileName: String(paths[index].dropFirst(directory.count + 1)),
+                fileName: String(paths[slot].dropFirst(directory.count + 1)),
                 priority: request.priority,
                 addedAt: added,
                 headers: request.headers,
@@ -637,18 +660,21 @@ package actor DownloadQueue: Service {
             // Stored as the closed gate makes it (paused with its reason), so no second commit is needed.
             return machine.admitted(record)
         }
-        let outcomes: [EnqueueOutcome]
+        let stored: [EnqueueOutcome]
         do {
-            outcomes = try await store.enqueue(newRecords, linking: requests.map(\.episode))
+            stored = try await store.enqueue(newRecords, linking: fresh.map { requests[$0].episode })
         } catch {
             await perform(machine.enqueued([], reserved: paths))
             throw .notSaved(error)
         }
-        await perform(machine.enqueued(outcomes.filter { !$0.existing }.map(\.record), reserved: paths))
+        await perform(machine.enqueued(stored.filter { !$0.existing }.map(\.record), reserved: paths))
+        var outcomes = done.mapValues { EnqueueOutcome(record: $0, existing: true) }
+        for (slot, index) in fresh.enumerated() { outcomes[index] = stored[slot] }
+        let answers = requests.indices.compactMap { outcomes[$0] }
         // `--now` naming a download that already exists lets that one through too.
-        let expedited = zip(requests, outcomes).filter { $0.now && $1.existing }.map { $1.record.id }
+        let expedited = zip(requests, answers).filter { $0.now && $1.existing }.map { $1.record.id }
         if !expedited.isEmpty { try await performCommand(machine.expedite(expedited)) }
-        return outcomes.map {
+        return answers.map {
             // The table's state: the stored row of an existing download may be behind (active is not stored).
             let current = machine.records[$0.record.id] ?? $0.record
             return EnqueuedDownload(
@@ -754,9 +780,22 @@ package actor DownloadQueue: Service {
         try await command(machine.pause(selection))
     }
 
-    /// - Returns: The downloads it resumed.
-    package func resume(_ selection: DownloadQueueStateMachine.Selection) async throws(DownloadQueueError) -> [Int64] {
-        try await command(machine.resume(selection))
+    /// What a resume did: the downloads it resumed, and those of them the closed gate keeps paused, with why.
+    package struct Resumed: Sendable, Hashable {
+        package var changed: [Int64]
+        package var held: [Int64]
+        package var gate: GateReason?
+    }
+
+    /// - Parameter now: Pass the download gate, for these downloads only (`resume --now`).
+    package func resume(
+        _ selection: DownloadQueueStateMachine.Selection,
+        now: Bool = false
+    ) async throws(DownloadQueueError) -> Resumed {
+        let changed = try await command(machine.resume(selection, now: now))
+        // A resume the closed gate turned into a wait says so: "Resumed" alone would be a lie.
+        let held = changed.filter { machine.records[$0].map(DownloadQueueStateMachine.pausedByGate) == true }
+        return Resumed(changed: changed, held: held, gate: held.isEmpty ? nil : machine.gate)
     }
 
     /// - Returns: The downloads it queued again.
@@ -769,8 +808,15 @@ package actor DownloadQueue: Service {
         try await command(machine.cancel(ids, deletePartial: deletePartial))
     }
 
-    package func move(_ id: Int64, to placement: DownloadQueueStateMachine.Placement) async throws(DownloadQueueError) {
+    /// - Returns: The moved download's new priority, when the move changed it.
+    package func move(
+        _ id: Int64,
+        to placement: DownloadQueueStateMachine.Placement
+    ) async throws(DownloadQueueError) -> Int? {
+        let before = machine.records[id]?.priority
         try await performCommand(machine.move(id, to: placement))
+        let after = machine.records[id]?.priority
+        return after != before ? after : nil
     }
 
     /// Takes finished downloads in `states` off the list.
@@ -863,14 +909,32 @@ package actor DownloadQueue: Service {
         return outcome
     }
 
-    /// Sets (or with no `change` only reports) the global speed limit; 0 or `nil` means unlimited.
+    /// A change of the global speed limit.
+    package enum LimitChange: Sendable, Hashable {
+        /// Bytes per second; `nil` or 0 means unlimited.
+        case set(Int64?)
+        /// Forget the limit set at runtime: the configured `speed_limit` applies again.
+        case reset
+    }
+
+    /// Sets (or with no `change` only reports) the global speed limit. Saved before it applies: a limit that a
+    /// restart would forget is not set.
     ///
     /// - Returns: The limit in force, bytes per second; `nil` = unlimited.
-    package func limit(_ change: Int64??) -> Int64? {
+    package func limit(_ change: LimitChange?) async throws(DownloadQueueError) -> Int64? {
         if let change {
-            let rate = change.flatMap { $0 > 0 ? $0 : nil }
-            speedLimitOverride = .some(rate)
-            engine.setSpeedLimit(rate)
+            let wanted: Int64??
+            switch change {
+            case .reset: wanted = nil
+            case .set(let rate): wanted = .some(rate.flatMap { $0 > 0 ? $0 : nil })
+            }
+            do {
+                try await store.setSpeedLimitOverride(wanted)
+            } catch {
+                throw .notSaved(error)
+            }
+            speedLimitOverride = wanted
+            engine.setSpeedLimit(effectiveSpeedLimit)
         }
         return effectiveSpeedLimit
     }
@@ -981,6 +1045,14 @@ package actor DownloadQueue: Service {
         if record.deletePartial || fileSize(record.partialPath) == 0 {
             DownloadDirectory.remove(record.partialPath, root: root)
         }
+    }
+
+    /// Bytes an unprivileged writer may still use on the file system of `fd` (`statvfs`); `nil` when unknown.
+    private static func freeSpace(_ fd: Int32) -> Int64? {
+        var info = statvfs()
+        guard fstatvfs(fd, &info) == 0 else { return nil }
+        let (bytes, overflow) = UInt64(info.f_bavail).multipliedReportingOverflow(by: UInt64(info.f_frsize))
+        return overflow ? Int64.max : Int64(clamping: bytes)
     }
 
     private static func partialSize(_ record: DownloadRecord) -> Int64 {

@@ -111,11 +111,14 @@ extension DownloadQueueStateMachine {
 
     /// While the gate is closed a resumed download waits for it (paused with the gate's reason) unless it was queued
     /// with `--now`: resuming means "run when allowed", and `--now` is how to say "run anyway".
-    package mutating func resume(_ selection: Selection) throws(DownloadQueueError) -> [Action] {
+    ///
+    /// - Parameter now: `resume --now`: these downloads pass the gate from now on, as if queued with `--now`.
+    package mutating func resume(_ selection: Selection, now: Bool = false) throws(DownloadQueueError) -> [Action] {
         let paused = { (record: DownloadRecord) in record.state == .paused }
         let changed = try change(selection, where: paused) { [self] in
             $0.pauseReason = nil
             $0.nextAttemptAt = nil
+            if now { $0.bypassesGate = true }
             return admission(&$0)
         }
         return [.persist(changed, .powerLoss)] + changed.map { .publish(Self.releaseEvent($0), $0) } + [.reschedule]
@@ -168,6 +171,10 @@ extension DownloadQueueStateMachine {
         case before(Int64)
     }
 
+    /// The queue runs by priority first, so a place among downloads of another priority is reached by taking theirs:
+    /// `top` raises it to the first one's when lower, `bottom` lowers it to the last one's when higher, `before`
+    /// takes that download's. Without it the positions change and the order does not; a client sees the priority
+    /// change in the moved download's record.
     package mutating func move(_ id: Int64, to placement: Placement) throws(DownloadQueueError) -> [Action] {
         guard isVisible(id), let moving = records[id] else { throw .unknownDownload(id) }
         let unfinished = { (state: DownloadRecord.State) in state == .queued || state == .paused || state == .active }
@@ -181,12 +188,16 @@ extension DownloadQueueStateMachine {
             guard let index = order.firstIndex(of: other) else { throw .unknownDownload(other) }
             order.insert(id, at: index)
         }
+        var priority = moving.priority
+        switch placement {
+        case .top: priority = max(priority, order.dropFirst().first.flatMap { records[$0]?.priority } ?? priority)
+        case .bottom: priority = min(priority, order.dropLast().last.flatMap { records[$0]?.priority } ?? priority)
+        case .before(let other): priority = records[other]?.priority ?? priority
+        }
         var changed: [DownloadRecord] = []
         for (index, current) in order.enumerated() {
             guard var record = records[current] else { continue }
-            if placement == .top && current == id, let first = order.dropFirst().first, let next = records[first] {
-                record.priority = max(record.priority, next.priority)
-            }
+            if current == id { record.priority = priority }
             let position = Int64(index + 1)
             if record.position != position || current == id {
                 record.position = position

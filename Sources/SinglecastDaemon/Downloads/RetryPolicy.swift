@@ -77,6 +77,7 @@ package struct RetryPolicy: Sendable, Hashable {
             case immediately
         }
         if failure.isDiskFull { return .pause(reason: "disk_full") }
+        if case .transfer(let error) = failure, error.code == .noSpace { return .pause(reason: "no_space") }
         let retry: Retry
         switch failure {
         case .transfer(let error):
