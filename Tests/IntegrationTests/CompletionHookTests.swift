@@ -10,15 +10,6 @@ import Glibc
 /// `on_complete` programs: a few at a time however many downloads complete, and at most once each, also when the
 /// daemon dies between a completion and its program.
 @Suite struct CompletionHookTests {
-    private func waitUntil(_ timeout: Double = 60, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date.now.addingTimeInterval(timeout)
-        while Date.now < deadline {
-            if try condition() { return true }
-            usleep(50_000)
-        }
-        return try condition()
-    }
-
     private func lines(_ path: String) -> [String] {
         ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     }
@@ -51,7 +42,7 @@ import Glibc
             as: EnqueueResult.self,
             params: #"{"urls":[\#(list)],"directory":"\#(daemon.root.file("dl"))"}"#
         )
-        #expect(try waitUntil { lines(log).count == 12 }, "hooks ran \(lines(log).count) times, not 12")
+        #expect(try eventually(60) { lines(log).count == 12 }, "hooks ran \(lines(log).count) times, not 12")
         let most = lines(log).compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }.max() ?? 0
         #expect(most <= 2, "\(most) hooks ran at once")
         #expect(daemon.stop() == 0)
@@ -90,7 +81,7 @@ import Glibc
             params: #"{"url":"\#(feedURL)","auto_download":"latest:1"}"#
         )
         #expect(try client.finished(subscribed.queued).allSatisfy { $0.state == .completed })
-        #expect(waitUntil(20) { lines(log).count == 6 }, "\(daemon.log)")
+        #expect(eventually(20) { lines(log).count == 6 }, "\(daemon.log)")
         let episode = try client.result(
             "episodes",
             as: EpisodesResult.self,
@@ -117,7 +108,7 @@ import Glibc
             params: #"{"urls":["\#(url)"],"directory":"\#(daemon.root.file("dl"))"}"#
         ).downloads[0].id
         #expect(
-            try waitUntil {
+            try eventually(60) {
                 try client.result("show", as: DownloadInfo.self, params: #"{"id":\#(id)}"#).state == .completed
             }
         )
@@ -148,7 +139,7 @@ import Glibc
         for _ in 0..<2 {
             let again = DaemonProcess(root: daemon.root)
             try again.startAndWaitUntilReady()
-            _ = waitUntil(5) { !lines(log).isEmpty }
+            _ = eventually(5) { !lines(log).isEmpty }
             usleep(300_000)
             #expect(again.stop() == 0)
         }
@@ -179,7 +170,7 @@ import Glibc
             as: EnqueueResult.self,
             params: #"{"urls":["\#(url)"],"directory":"\#(daemon.root.file("dl"))"}"#
         )
-        #expect(waitUntil { !lines(log).isEmpty }, "the hook did not run")
+        #expect(eventually(60) { !lines(log).isEmpty }, "the hook did not run")
         // Signals 1 to 31; glibc's posix_spawn keeps its two internal real-time signals (32, 33) ignored in every
         // child it starts, whatever is asked.
         let masks = lines(log).map { line in

@@ -412,3 +412,14 @@ func kernelTable(_ path: String) -> String? {
     guard let bytes = try? handle.readToEnd() else { return nil }
     return String(decoding: bytes, as: UTF8.self)
 }
+
+/// Whether `condition` holds within `timeout` seconds, asked every 50 ms: for what the daemon shows only in its log
+/// or on disk (a file moved, a line logged), where there is no event to wait for.
+func eventually(_ timeout: Double = 20, _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = Date.now.addingTimeInterval(timeout)
+    while Date.now < deadline {
+        if try condition() { return true }
+        usleep(50_000)
+    }
+    return try condition()
+}

@@ -11,15 +11,6 @@ import Glibc
 /// made for another file, what goes for the budget is deleted rather than moved to the Trash (which frees nothing),
 /// and what singlecast put in the Trash counts and is emptied before any episode is deleted.
 @Suite struct StorageBudgetTests {
-    private func eventually(_ timeout: Double = 20, _ condition: () throws -> Bool) throws -> Bool {
-        let deadline = Date.now.addingTimeInterval(timeout)
-        while Date.now < deadline {
-            if try condition() { return true }
-            usleep(50_000)
-        }
-        return try condition()
-    }
-
     private func trashFiles(_ daemon: DaemonProcess) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: daemon.root.file("data/Trash/files"))) ?? []).sorted()
     }

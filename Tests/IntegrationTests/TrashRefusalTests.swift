@@ -10,15 +10,6 @@ import Glibc
 /// `use_trash = true` with a Trash that cannot take a file: retention leaves the file, its download and the
 /// episode's link, logs why, and `rules` shows the deletion as one that could not be made.
 @Suite struct TrashRefusalTests {
-    private func eventually(_ timeout: Double = 20, _ condition: () throws -> Bool) throws -> Bool {
-        let deadline = Date.now.addingTimeInterval(timeout)
-        while Date.now < deadline {
-            if try condition() { return true }
-            usleep(50_000)
-        }
-        return try condition()
-    }
-
     @Test func aPlayedFileTheTrashRefusesStaysAndRulesSayWhy() throws {
         let site = try NginxServer()
         _ = try site.serve(TestContent.mp3(count: 4096, filler: 5), as: "media-a.mp3")
