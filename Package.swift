@@ -17,6 +17,8 @@ let package = Package(
         // Title filters written as regular expressions (`/…/`): PCRE2 reports where a pattern is wrong.
         .systemLibrary(name: "CPCRE2", pkgConfig: "libpcre2-8", providers: [.apt(["libpcre2-dev"])]),
         .systemLibrary(name: "CMagic", pkgConfig: "libmagic", providers: [.apt(["libmagic-dev"])]),
+        // QR codes of the personal feeds' URLs, for a phone to scan.
+        .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         // Glibc declarations Swift cannot see without _GNU_SOURCE (struct ucred).
         .target(name: "CPosix", cSettings: [.define("_GNU_SOURCE")]),
 
@@ -29,8 +31,10 @@ let package = Package(
             name: "SinglecastDaemon",
             dependencies: [
                 "SinglecastProtocol", "SinglecastStore", "SinglecastHTTP", "SinglecastFeeds", "SinglecastSupport",
-                "CSystemd", "CCurl", "CMagic", "CPCRE2", "CPosix",
-            ]
+                "CSystemd", "CCurl", "CMagic", "CPCRE2", "CPosix", "CQRencode",
+            ],
+            // The web view's page, script and style sheet, compiled in as byte arrays (`PackageResources`).
+            resources: [.embedInCode("Web/Page")]
         ),
         // FoundationEssentials only, like the daemon: local times come from the C library, not ICU. Support gives it
         // the daemon's text helpers and named threads in place of Foundation's.

@@ -41,6 +41,26 @@ extension StringProtocol {
         return String(result)
     }
 
+    /// Every byte of the UTF-8 form percent-encoded except RFC 3986's unreserved characters
+    /// (`A-Z a-z 0-9 - . _ ~`): safe in a query value, a path segment and a URL's user information alike.
+    package func percentEncodedExceptUnreserved() -> String {
+        var encoded = ""
+        for byte in utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".unicodeScalars)
+                encoded.unicodeScalars.append("%")
+                encoded.unicodeScalars.append(hex[Int(byte >> 4)])
+                encoded.unicodeScalars.append(hex[Int(byte & 0x0F)])
+            }
+        }
+        return encoded
+    }
+
     /// Decodes `%XX` escapes as UTF-8, like `removingPercentEncoding`: `nil` when a `%` is not followed by
     /// two hex digits or the decoded bytes are not UTF-8.
     package func percentDecoded() -> String? {

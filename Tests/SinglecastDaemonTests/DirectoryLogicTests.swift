@@ -2,6 +2,7 @@ import Foundation
 import SinglecastDaemon
 import SinglecastHTTP
 import SinglecastProtocol
+import SinglecastSupport
 import SinglecastTestServers
 import Synchronization
 import Testing
@@ -18,7 +19,7 @@ import Testing
         ("🎙️", "%F0%9F%8E%99%EF%B8%8F"),
     ])
     func percentEncodesAllButUnreserved(term: String, encoded: String) {
-        #expect(DirectoryQuery.percentEncoded(term) == encoded)
+        #expect(term.percentEncodedExceptUnreserved() == encoded)
     }
 
     @Test func searchURLHasEveryParameter() {

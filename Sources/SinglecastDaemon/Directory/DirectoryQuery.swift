@@ -1,4 +1,5 @@
 import FoundationEssentials
+import SinglecastSupport
 
 /// The URLs of the directory's endpoints, built from validated parts. Pure.
 package enum DirectoryQuery {
@@ -12,29 +13,9 @@ package enum DirectoryQuery {
         "search|\(normalizedTerm(term).lowercased())|\(country.uppercased())|\(limit)"
     }
 
-    /// Every byte of the UTF-8 form percent-encoded except RFC 3986's unreserved characters
-    /// (`A-Z a-z 0-9 - . _ ~`), so `&`, `+`, `=`, `#`, `/` and spaces can never change the query's meaning.
-    package static func percentEncoded(_ text: String) -> String {
-        var encoded = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"):
-                encoded.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                let hex = Array("0123456789ABCDEF".unicodeScalars)
-                encoded.unicodeScalars.append("%")
-                encoded.unicodeScalars.append(hex[Int(byte >> 4)])
-                encoded.unicodeScalars.append(hex[Int(byte & 0x0F)])
-            }
-        }
-        return encoded
-    }
-
     /// `<endpoint>/search?media=podcast&entity=podcast&term=…&limit=N&country=CC`.
     package static func searchURL(endpoint: String, term: String, country: String, limit: Int) -> String {
-        "\(endpoint)/search?media=podcast&entity=podcast&term=\(percentEncoded(normalizedTerm(term)))"
+        "\(endpoint)/search?media=podcast&entity=podcast&term=\(normalizedTerm(term).percentEncodedExceptUnreserved())"
             + "&limit=\(limit)&country=\(country.uppercased())"
     }
 
