@@ -15,10 +15,12 @@ package final class DirectoryServer: Sendable {
     ///
     /// - Parameters:
     ///   - delay: How long a search for `slow <term>` waits before answering.
+    ///   - feedURL: The feed every podcast with one gets in search and lookup answers, to subscribe to a served feed.
     ///   - lifetime: The server exits on its own after this long.
     /// - Throws: ``TestServerError`` when python3 or the script is missing or the server does not come up.
     package init(
         delay: Duration = .seconds(3),
+        feedURL: String? = nil,
         python: String = "/usr/bin/python3",
         lifetime: Duration = .seconds(600)
     ) throws {
@@ -26,7 +28,8 @@ package final class DirectoryServer: Sendable {
         let delaySeconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
         server = try PythonServer(
             script: "directory_server",
-            arguments: ["--log", directory.file("requests.log"), "--delay", "\(delaySeconds)"],
+            arguments: ["--log", directory.file("requests.log"), "--delay", "\(delaySeconds)"]
+                + (feedURL.map { ["--feed-url", $0] } ?? []),
             python: python,
             lifetime: lifetime
         )

@@ -20,6 +20,7 @@ Paths:
         anything else    search-podcast.json, as text/javascript like Apple
   /lookup?id=N&entity=podcast    lookup-podcast.json for 1470039059, a result without a feed for 1641171534,
                                  an empty result for any other id
+  With --feed-url, every podcast with a feed in the search and lookup answers has that feed instead.
   /api/v2/<cc>/podcasts/top/<n>/podcasts.json   top-podcasts-v2.json
   /<cc>/rss/toppodcasts/limit=<n>/json          top-podcasts-legacy.json
 """
@@ -40,7 +41,15 @@ UNRESERVED = re.compile(r"^(?:[A-Za-z0-9\-._~]|%[0-9A-F]{2})*$")
 
 def fixture(name):
     with open(os.path.join(FIXTURES, name), "rb") as file:
-        return file.read()
+        data = file.read()
+    if DirectoryHandler.feed_url and name in ("search-podcast.json", "lookup-podcast.json"):
+        # Every podcast that has a feed gets --feed-url, so a client subscribes to a feed the test serves.
+        document = json.loads(data)
+        for result in document["results"]:
+            if "feedUrl" in result:
+                result["feedUrl"] = DirectoryHandler.feed_url
+        data = json.dumps(document).encode()
+    return data
 
 
 class DirectoryHandler(http.server.BaseHTTPRequestHandler):
@@ -49,6 +58,7 @@ class DirectoryHandler(http.server.BaseHTTPRequestHandler):
     log_path = None
     log_lock = threading.Lock()
     delay = 3.0
+    feed_url = None
 
     def log_message(self, format, *args):  # quiet: tests read the request log, not stderr
         pass
@@ -137,7 +147,9 @@ def main():
     parser.add_argument("--lifetime", type=float, default=600, help="seconds before exiting on its own")
     parser.add_argument("--log", help="file that receives every request's path and query")
     parser.add_argument("--delay", type=float, default=3.0, help="seconds a 'slow ...' search waits")
+    parser.add_argument("--feed-url", help="the feed URL every podcast with a feed gets in search and lookup answers")
     arguments = parser.parse_args()
+    DirectoryHandler.feed_url = arguments.feed_url
     DirectoryHandler.log_path = arguments.log
     DirectoryHandler.delay = arguments.delay
 

@@ -15,6 +15,10 @@ const page = {
 
 const $ = (id) => document.getElementById(id);
 
+// Requests name the origin without the page's own URL: a page opened as http://user:password@host/ would
+// otherwise resolve '/rpc' with the credentials in it, which fetch refuses.
+const origin = location.origin;
+
 function element(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
@@ -49,7 +53,7 @@ function showMessage(text, ok) {
 }
 
 async function session() {
-  const response = await fetch('/session', { credentials: 'same-origin', cache: 'no-store' });
+  const response = await fetch(`${origin}/session`, { credentials: 'same-origin', cache: 'no-store' });
   if (!response.ok) throw new Error(`the daemon refused the session (${response.status})`);
   page.csrf = (await response.json()).csrf;
 }
@@ -71,7 +75,7 @@ async function rpc(method, params) {
 }
 
 function post(body) {
-  return fetch('/rpc', {
+  return fetch(`${origin}/rpc`, {
     method: 'POST',
     credentials: 'same-origin',
     headers: { 'Content-Type': 'application/json', 'X-Singlecast-CSRF': page.csrf },
@@ -185,11 +189,11 @@ async function openPodcast(id) {
 }
 
 async function showPersonalFeed(id, withCredentials) {
-  let url = `${location.origin}/feeds/${id}.xml`;
+  let url = `${origin}/feeds/${id}.xml`;
   let code = `/feeds/${id}.svg`;
   if (withCredentials) {
     const secret = await rpc('http_password');
-    const withSecret = new URL(`/feeds/${id}.xml`, location.origin);
+    const withSecret = new URL(`/feeds/${id}.xml`, origin);
     withSecret.username = secret.user;
     withSecret.password = secret.password;
     url = withSecret.href;
@@ -234,11 +238,16 @@ function renderEpisodes() {
 
 function progressBar(download) {
   const bar = element('progress');
-  bar.max = download.bytes_total || 1;
-  bar.value = download.bytes_total ? download.bytes_done : 0;
+  setProgress(bar, download);
   bar.dataset.download = download.id;
-  bar.setAttribute('aria-label', `${fileName(download.file)}: ${percent(download)}`);
   return bar;
+}
+
+function setProgress(bar, download) {
+  const done = download.state === 'completed';
+  bar.max = download.bytes_total || 1;
+  bar.value = done ? bar.max : download.bytes_total ? download.bytes_done : 0;
+  bar.setAttribute('aria-label', `${fileName(download.file)}: ${done ? '100 %' : percent(download)}`);
 }
 
 function percent(download) {
@@ -289,7 +298,7 @@ function downloadRow(download) {
     }));
   }
   item.append(actions);
-  if (download.state !== 'completed') item.append(progressBar(download));
+  item.append(progressBar(download));
   return item;
 }
 
@@ -298,11 +307,7 @@ function applyDownloadEvent(method, download) {
   if (method === 'download.removed') page.downloads.delete(download.id);
   else page.downloads.set(download.id, download);
   if (method === 'download.progress') {
-    for (const bar of document.querySelectorAll(`progress[data-download="${download.id}"]`)) {
-      bar.max = download.bytes_total || 1;
-      bar.value = download.bytes_total ? download.bytes_done : 0;
-      bar.setAttribute('aria-label', `${fileName(download.file)}: ${percent(download)}`);
-    }
+    for (const bar of document.querySelectorAll(`progress[data-download="${download.id}"]`)) setProgress(bar, download);
     const row = document.querySelector(`#downloads li[data-download="${download.id}"] .sub`);
     if (row) row.textContent = downloadDescription(download);
     return;
@@ -315,7 +320,7 @@ function applyDownloadEvent(method, download) {
 }
 
 function listen() {
-  const events = new EventSource('/events?topics=downloads,podcasts,daemon');
+  const events = new EventSource(`${origin}/events?topics=downloads,podcasts,daemon`);
   events.onmessage = (message) => {
     let notification;
     try {
