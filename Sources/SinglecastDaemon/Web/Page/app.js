@@ -55,7 +55,7 @@ function showMessage(text, ok) {
 async function session() {
   const response = await fetch(`${origin}/session`, { credentials: 'same-origin', cache: 'no-store' });
   if (!response.ok) throw new Error(`the daemon refused the session (${response.status})`);
-  page.csrf = (await response.json()).csrf;
+  page.csrf = (await response.json()).csrf_token;
 }
 
 // One JSON-RPC call; a JSON-RPC error becomes an Error carrying the daemon's message.
