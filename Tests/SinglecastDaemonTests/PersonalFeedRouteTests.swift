@@ -228,6 +228,15 @@ import Testing
                 ]
             )
             #expect(outlines.first?.title == "Show & Tell")
+            // The list has a validator of its own; its bytes stay the same while the subscriptions do.
+            let etag = try #require(header(response, "ETag"))
+            let again = try await get(
+                route,
+                "/feeds.opml",
+                headers: ["if-none-match": etag],
+                base: "http://192.0.2.1:8372"
+            )
+            #expect(again.status == 304)
         }
     }
 

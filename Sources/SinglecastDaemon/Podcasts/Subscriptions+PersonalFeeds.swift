@@ -12,6 +12,8 @@ package struct PersonalFeedPodcast: Sendable, Hashable {
     package var description: String
     package var link: String?
     package var language: String?
+    /// Unix milliseconds.
+    package var subscribedAt: Int64
     /// The artwork cache holds its image.
     package var hasArtwork: Bool
 }
@@ -147,6 +149,7 @@ extension Subscriptions {
             description: record.description,
             link: record.link,
             language: record.language,
+            subscribedAt: record.subscribedAt,
             hasArtwork: record.artworkPath != nil
         )
     }

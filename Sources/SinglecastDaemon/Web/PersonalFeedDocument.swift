@@ -91,8 +91,10 @@ package struct PersonalFeedDocument: Sendable {
         "  <\(name)>\(XMLEscape.text(text))</\(name)>\n"
     }
 
-    /// Every personal feed as an OPML list, each podcast's and the one of all episodes.
-    package func opml(_ podcasts: [PersonalFeedPodcast], created: Date) -> [UInt8] {
+    /// Every personal feed as an OPML list, each podcast's and the one of all episodes. Its date is the latest
+    /// subscription's, so the list's bytes (and its ETag) change only when the list does.
+    package func opml(_ podcasts: [PersonalFeedPodcast]) -> [UInt8] {
+        let created = Date(timeIntervalSince1970: TimeInterval((podcasts.map(\.subscribedAt).max() ?? 0) / 1000))
         let outlines =
             podcasts.map {
                 OPMLOutline(title: $0.title.isEmpty ? nil : $0.title, feedURL: feedURL($0.id), htmlURL: $0.link)

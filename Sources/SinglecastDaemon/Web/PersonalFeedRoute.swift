@@ -18,12 +18,8 @@ package struct PersonalFeedRoute: WebRoute {
         guard WebAnswers.isGet(request) != nil else { return WebAnswers.methodNotAllowed() }
         let document = PersonalFeedDocument(baseURL: request.baseURL)
         if request.rawPath == "/feeds.opml" {
-            let bytes = document.opml(await subscriptions.personalFeedPodcasts(), created: .now)
-            return WebResponse(
-                status: 200,
-                headers: [("Content-Type", "text/x-opml; charset=utf-8"), ("Cache-Control", "no-cache")],
-                body: .bytes(bytes)
-            )
+            let bytes = document.opml(await subscriptions.personalFeedPodcasts())
+            return Self.answer(bytes, type: "text/x-opml; charset=utf-8", ifNoneMatch: request.header("If-None-Match"))
         }
         guard let segments = WebPath.segments(request.rawPath), segments.count == 2
         else { return WebAnswers.notFound() }
@@ -43,11 +39,15 @@ package struct PersonalFeedRoute: WebRoute {
         } catch {
             return WebAnswers.failed("the feed could not be read")
         }
-        return Self.answer(document.rss(feed, podcast: podcast), ifNoneMatch: request.header("If-None-Match"))
+        return Self.answer(
+            document.rss(feed, podcast: podcast),
+            type: "application/rss+xml; charset=utf-8",
+            ifNoneMatch: request.header("If-None-Match")
+        )
     }
 
     /// 200 with the document, or 304 when the client holds these bytes already.
-    static func answer(_ bytes: [UInt8], ifNoneMatch: String?) -> WebResponse {
+    static func answer(_ bytes: [UInt8], type: String, ifNoneMatch: String?) -> WebResponse {
         let etag = EntityTag.hashing(bytes)
         let headers = [("ETag", etag.header), ("Cache-Control", "no-cache")]
         if let ifNoneMatch, EntityTag.noneMatch(ifNoneMatch, current: etag) {
@@ -55,7 +55,7 @@ package struct PersonalFeedRoute: WebRoute {
         }
         return WebResponse(
             status: 200,
-            headers: [("Content-Type", "application/rss+xml; charset=utf-8")] + headers,
+            headers: [("Content-Type", type)] + headers,
             body: .bytes(bytes)
         )
     }
