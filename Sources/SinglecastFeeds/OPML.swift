@@ -39,53 +39,30 @@ package enum OPML {
 
     /// An OPML 2.0 document listing `outlines`, each as `<outline type="rss" …/>`.
     ///
-    /// Attribute values are escaped (`&`, `<`, `>`, `"`, and tabs and line breaks as character references
-    /// so they survive attribute normalization); characters XML 1.0 cannot carry at all (most C0
-    /// controls) are left out. `parse(document(…))` gives the outlines back.
+    /// Text and attribute values are escaped by ``XMLEscape``. `parse(document(…))` gives the outlines back.
     package static func document(title: String, outlines: [OPMLOutline], created: Date) -> Data {
         var out = """
             <?xml version="1.0" encoding="UTF-8"?>
             <opml version="2.0">
               <head>
-                <title>\(escape(title, attribute: false))</title>
+                <title>\(XMLEscape.text(title))</title>
                 <dateCreated>\(FeedDate.rfc822String(created))</dateCreated>
               </head>
               <body>
 
             """
         for outline in outlines {
-            let text = escape(outline.title ?? "", attribute: true)
+            let text = XMLEscape.attribute(outline.title ?? "")
             out += "    <outline type=\"rss\" text=\"\(text)\""
             if outline.title != nil { out += " title=\"\(text)\"" }
-            out += " xmlUrl=\"\(escape(outline.feedURL, attribute: true))\""
-            if let html = outline.htmlURL { out += " htmlUrl=\"\(escape(html, attribute: true))\"" }
+            out += " xmlUrl=\"\(XMLEscape.attribute(outline.feedURL))\""
+            if let html = outline.htmlURL { out += " htmlUrl=\"\(XMLEscape.attribute(html))\"" }
             out += "/>\n"
         }
         out += "  </body>\n</opml>\n"
         return Data(out.utf8)
     }
 
-    private static func escape(_ text: String, attribute: Bool) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"" where attribute: out += "&quot;"
-            case "\t" where attribute: out += "&#9;"
-            case "\n" where attribute: out += "&#10;"
-            case "\r": out += "&#13;"
-            case let control where control.value < 0x20 && control != "\t" && control != "\n":
-                continue
-            case "\u{FFFE}", "\u{FFFF}":
-                continue
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
 }
 
 /// Collects `outline` elements with an `xmlUrl`.
