@@ -1,6 +1,7 @@
 import Foundation
 import SinglecastFeeds
 import SinglecastStore
+import SinglecastSupport
 import SinglecastTestServers
 import Testing
 
@@ -146,7 +147,7 @@ import Testing
             for episode in downloaded {
                 let file = try await downloadedFile(harness, episode)
                 let name = URL(fileURLWithPath: file).lastPathComponent
-                let url = Self.base + "/media/\(episode.id)/" + WebPath.encoded(name)
+                let url = Self.base + "/media/\(episode.id)/" + name.percentEncodedExceptUnreserved()
                 let size = try #require(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int)
                 expected.append(
                     "\(episode.title)\t\(episode.guid!)\t\(url)\t\(size)\taudio/mpeg\t\(episode.durationSeconds!)"
@@ -246,7 +247,8 @@ import Testing
             let episode = try #require(episodes.first { $0.downloadID != nil })
             let file = try await downloadedFile(harness, episode)
             let original = Array(try Data(contentsOf: URL(fileURLWithPath: file)))
-            let path = "/media/\(episode.id)/" + WebPath.encoded(URL(fileURLWithPath: file).lastPathComponent)
+            let path =
+                "/media/\(episode.id)/" + URL(fileURLWithPath: file).lastPathComponent.percentEncodedExceptUnreserved()
 
             let full = try await get(route, path)
             #expect(full.status == 200)
@@ -307,7 +309,7 @@ import Testing
             let notDownloaded = try #require(episodes.first { $0.downloadID == nil })
             let file = try await downloadedFile(harness, episode)
             let name = URL(fileURLWithPath: file).lastPathComponent
-            let encoded = WebPath.encoded(name)
+            let encoded = name.percentEncodedExceptUnreserved()
             let id = episode.id
             #expect(try await get(route, "/media/\(id)/\(encoded)").status == 200)
             let attempts = [
@@ -327,7 +329,9 @@ import Testing
             // After `delete`, the file is no longer listed: 404 though the URL was good.
             let other = try #require(episodes.last { $0.downloadID != nil && $0.id != id })
             let otherFile = try await downloadedFile(harness, other)
-            let otherPath = "/media/\(other.id)/" + WebPath.encoded(URL(fileURLWithPath: otherFile).lastPathComponent)
+            let otherPath =
+                "/media/\(other.id)/"
+                + URL(fileURLWithPath: otherFile).lastPathComponent.percentEncodedExceptUnreserved()
             #expect(try await get(route, otherPath).status == 200)
             _ = try await harness.subscriptions.delete(episodes: [other.id])
             #expect(try await get(route, otherPath).status == 404)
@@ -339,7 +343,8 @@ import Testing
             let route = ServedFileRoute.media(subscriptions: harness.subscriptions)
             let episode = try #require(episodes.first { $0.downloadID != nil })
             let file = try await downloadedFile(harness, episode)
-            let path = "/media/\(episode.id)/" + WebPath.encoded(URL(fileURLWithPath: file).lastPathComponent)
+            let path =
+                "/media/\(episode.id)/" + URL(fileURLWithPath: file).lastPathComponent.percentEncodedExceptUnreserved()
             let manager = FileManager.default
             let outside = harness.home.file("outside.mp3")
             try Data("secret outside download_dir".utf8).write(to: URL(fileURLWithPath: outside))

@@ -1,3 +1,4 @@
+import SinglecastSupport
 import Testing
 
 @testable import SinglecastDaemon
@@ -152,6 +153,6 @@ import Testing
         for text in ["012", "+12", "-1", "0", "1e3", "", "99999999999999999999", "１２"] {
             #expect(WebPath.id(text) == nil, "\(text)")
         }
-        #expect(WebPath.encoded("Ep 1 – ü/?.mp3") == "Ep%201%20%E2%80%93%20%C3%BC%2F%3F.mp3")
+        #expect("Ep 1 – ü/?.mp3".percentEncodedExceptUnreserved() == "Ep%201%20%E2%80%93%20%C3%BC%2F%3F.mp3")
     }
 }

@@ -23,7 +23,7 @@ package struct FeedQRCodeRoute: WebRoute {
             return WebResponse(status: 405, headers: [("Allow", "GET, HEAD")])
         }
         guard await podcastExists(id) else { return WebResponse(status: 404) }
-        var feedURL = "\(request.baseURL)/feeds/\(id).xml"
+        var feedURL = PersonalFeedDocument(baseURL: request.baseURL).feedURL(id)
         if request.query["credentials"] == "1", let secret = await credentials() {
             feedURL = Self.withCredentials(feedURL, user: secret.user, password: secret.password)
         }

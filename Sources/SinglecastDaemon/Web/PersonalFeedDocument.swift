@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SinglecastFeeds
+import SinglecastSupport
 
 /// The personal feeds as documents: RSS 2.0 with the iTunes namespace for podcast apps, and an OPML list of them.
 /// Pure: the same feed and base URL give the same bytes, so the bytes' hash is the feed's ETag.
@@ -25,7 +26,7 @@ package struct PersonalFeedDocument: Sendable {
     }
 
     package func mediaURL(_ episode: PersonalFeedEpisode) -> String {
-        baseURL + "/media/\(episode.id)/" + WebPath.encoded(episode.file.name)
+        baseURL + "/media/\(episode.id)/" + episode.file.name.percentEncodedExceptUnreserved()
     }
 
     package func artworkURL(_ podcast: Int64) -> String { baseURL + "/artwork/\(podcast)" }

@@ -24,6 +24,4 @@ package enum WebPath {
         return value
     }
 
-    /// A name as one path segment: every byte but RFC 3986's unreserved characters percent-encoded.
-    package static func encoded(_ name: String) -> String { DirectoryQuery.percentEncoded(name) }
 }
