@@ -25,7 +25,7 @@ extension RPCError {
         case .unknownDownload(let id):
             self.init(
                 code: RPCError.invalidParamsCode,
-                message: "Invalid params: \(error.message); 'singlecastctl downloads' lists them.",
+                message: "Invalid params: \(error.message).",
                 reason: "unknown_download",
                 details: ["id": String(id)]
             )
@@ -62,7 +62,7 @@ extension RPCError {
         case .unknownEpisode(let id):
             self.init(
                 code: RPCError.invalidParamsCode,
-                message: "Invalid params: \(error.message); 'singlecastctl episodes PODCAST' lists them.",
+                message: "Invalid params: \(error.message).",
                 reason: "unknown_episode",
                 details: ["id": String(id)]
             )

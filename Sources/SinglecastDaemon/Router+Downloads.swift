@@ -78,6 +78,12 @@ extension Set<DownloadRecord.State> {
     }
 }
 
+extension DownloadListQuery {
+    init(_ params: DownloadsParams) throws(PodcastError) {
+        try self.init(state: params.state.map(DownloadRecord.State.init), podcast: params.podcast, limit: params.limit)
+    }
+}
+
 extension DownloadRecord.State {
     /// The state `downloads` filters by.
     init(_ state: DownloadState) {

@@ -5,6 +5,11 @@ import SinglecastSupport
 // The download queue's answers as the protocol's results: each result is built here and nowhere else.
 
 extension DownloadInfo {
+    init(_ listed: ListedDownload) {
+        self.init(listed.download)
+        episode = listed.episode.map(DownloadEpisode.init)
+    }
+
     init(_ download: DownloadSnapshot) {
         let record = download.record
         self.init(
@@ -34,8 +39,15 @@ extension DownloadInfo {
             hasCredentials: record.authUser != nil,
             stalledSince: download.stalledSince.map(iso8601),
             resumesAt: download.resumesAt.map(iso8601),
-            now: record.bypassesGate ? true : nil
+            now: record.bypassesGate ? true : nil,
+            waitingForHost: download.waitingForHost
         )
+    }
+}
+
+extension DownloadEpisode {
+    init(_ episode: EpisodeMention) {
+        self.init(id: episode.id, title: episode.title, podcastID: episode.podcastID, podcast: episode.podcast)
     }
 }
 
@@ -54,7 +66,7 @@ extension DownloadState {
 }
 
 extension DownloadsResult {
-    init(_ downloads: [DownloadSnapshot]) { self.init(downloads: downloads.map(DownloadInfo.init)) }
+    init(_ downloads: [ListedDownload]) { self.init(downloads: downloads.map(DownloadInfo.init)) }
 }
 
 extension EnqueueResult {
@@ -67,7 +79,8 @@ extension EnqueueResult {
                     existing: $0.existing,
                     file: $0.file,
                     state: DownloadState($0.state),
-                    pauseReason: $0.pauseReason
+                    pauseReason: $0.pauseReason,
+                    episode: $0.episode.map(DownloadEpisode.init)
                 )
             }
         )

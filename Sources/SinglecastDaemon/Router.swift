@@ -108,11 +108,11 @@ package struct Router: Sendable {
             return try WireCoding.encoded(EnqueueResult(try await context.queue.enqueue(requests)))
         case .downloads:
             let params = try request.params == nil ? DownloadsParams() : params(DownloadsParams.self, request)
-            let state = params.state.map(DownloadRecord.State.init)
-            return try WireCoding.encoded(DownloadsResult(await context.queue.list(state: state)))
+            let query = try DownloadListQuery(params)
+            return try WireCoding.encoded(DownloadsResult(try await context.podcasts.downloads(query)))
         case .show:
             let id = try params(ShowParams.self, request).id
-            return try WireCoding.encoded(DownloadInfo(try await context.queue.show(id)))
+            return try WireCoding.encoded(DownloadInfo(try await context.podcasts.download(id)))
         case .resume:
             let params = try params(SelectionParams.self, request)
             let resumed = try await context.queue.resume(.init(params), now: params.now == true)

@@ -75,6 +75,10 @@ package struct DownloadInfo: Codable, Hashable, Sendable {
     package var headerNames: [String]
     /// Whether Basic credentials are set (they are never shown).
     package var hasCredentials: Bool
+    /// The episode the download was made for, with its podcast; `nil` for a download by URL.
+    package var episode: DownloadEpisode?
+    /// The host whose per-host slots are all taken while this due download waits for one; `nil` otherwise.
+    package var waitingForHost: String?
 
     package init(
         id: Int64,
@@ -98,8 +102,12 @@ package struct DownloadInfo: Codable, Hashable, Sendable {
         hasCredentials: Bool,
         stalledSince: String? = nil,
         resumesAt: String? = nil,
-        now: Bool? = nil
+        now: Bool? = nil,
+        episode: DownloadEpisode? = nil,
+        waitingForHost: String? = nil
     ) {
+        self.episode = episode
+        self.waitingForHost = waitingForHost
         self.id = id
         self.url = url
         self.finalURL = finalURL
@@ -147,6 +155,32 @@ package struct DownloadInfo: Codable, Hashable, Sendable {
         case completedAt = "completed_at"
         case headerNames = "header_names"
         case hasCredentials = "has_credentials"
+        case episode
+        case waitingForHost = "waiting_for_host"
+    }
+}
+
+/// The episode a download belongs to, as `downloads` and `show` name it.
+package struct DownloadEpisode: Codable, Hashable, Sendable {
+    /// The episode's id, as `episodes` lists it (not the download's).
+    package var id: Int64
+    package var title: String
+    package var podcastID: Int64
+    /// The podcast's title.
+    package var podcast: String
+
+    package init(id: Int64, title: String, podcastID: Int64, podcast: String) {
+        self.id = id
+        self.title = title
+        self.podcastID = podcastID
+        self.podcast = podcast
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id
+        case title
+        case podcastID = "podcast_id"
+        case podcast
     }
 }
 
@@ -220,6 +254,8 @@ package struct EnqueueResult: Codable, Hashable, Sendable {
         /// Why it is paused (see ``DownloadInfo/pauseReason``); a new download is paused with `outside_window` or
         /// `metered` when the download gate holds it.
         package var pauseReason: String?
+        /// The episode this download is for, when the request named episode ids.
+        package var episode: DownloadEpisode?
 
         package init(
             id: Int64,
@@ -227,8 +263,10 @@ package struct EnqueueResult: Codable, Hashable, Sendable {
             existing: Bool,
             file: String,
             state: DownloadState? = nil,
-            pauseReason: String? = nil
+            pauseReason: String? = nil,
+            episode: DownloadEpisode? = nil
         ) {
+            self.episode = episode
             self.id = id
             self.url = url
             self.existing = existing
@@ -244,6 +282,7 @@ package struct EnqueueResult: Codable, Hashable, Sendable {
             case file
             case state
             case pauseReason = "pause_reason"
+            case episode
         }
     }
 
@@ -256,11 +295,20 @@ package struct EnqueueResult: Codable, Hashable, Sendable {
 package struct DownloadsParams: Codable, Hashable, Sendable {
     /// Only downloads in this state; default: all.
     package var state: DownloadState?
+    /// Only the downloads of this podcast's episodes: its id or title, matched as `episodes` matches it.
+    package var podcast: String?
+    /// At most this many downloads, the first in the listing's order; at least 1.
+    package var limit: Int?
 
-    package init(state: DownloadState? = nil) { self.state = state }
+    package init(state: DownloadState? = nil, podcast: String? = nil, limit: Int? = nil) {
+        self.state = state
+        self.podcast = podcast
+        self.limit = limit
+    }
 }
 
-/// Result of `downloads`: in queue order (active first, then by priority and position).
+/// Result of `downloads`: unfinished downloads in queue order (active first, then queued and paused by priority and
+/// position), then failed ones newest first, then completed ones most recently completed first.
 package struct DownloadsResult: Codable, Hashable, Sendable {
     package var downloads: [DownloadInfo]
 

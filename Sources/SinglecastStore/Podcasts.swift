@@ -521,6 +521,17 @@ extension Store {
         }
     }
 
+    /// An episode, without show notes, and its podcast's title; `nil` when there is no such episode.
+    package func episodeWithPodcast(_ id: Int64) throws(StoreError) -> (episode: EpisodeRecord, podcast: String)? {
+        try withConnection("reading an episode") { connection throws(SQLiteError) in
+            guard let episode = try Self.episodes(ids: [id], fields: .withoutDescription, connection).first else {
+                return nil
+            }
+            let title = try connection.query("SELECT title FROM podcasts WHERE id = ?", [.integer(episode.podcastID)])
+            return (episode, title.first?[0].string ?? "")
+        }
+    }
+
     /// Episodes by id, in the order asked; unknown ids are left out.
     package func episodes(ids: [Int64], fields: EpisodeFields = .all) throws(StoreError) -> [EpisodeRecord] {
         try withConnection("reading episodes") { connection throws(SQLiteError) in

@@ -363,12 +363,14 @@ func withUnixAddress(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t
 func runProgram(
     _ executable: String,
     _ arguments: [String],
-    environment: [String: String]? = nil
+    environment: [String: String]? = nil,
+    currentDirectory: String? = nil
 ) throws -> (status: Int32, stdout: String, stderr: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     if let environment { process.environment = environment }
+    if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
     let out = Pipe()
     let err = Pipe()
     process.standardOutput = out

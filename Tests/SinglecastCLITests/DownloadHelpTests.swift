@@ -19,12 +19,21 @@ import Testing
         paused; --now lets the downloads of this request run anyway, also ones that
         were already queued.
 
+        -i reads URLs (or episode IDs) from a file, one a line, as aria2c does; '-'
+        reads standard input. Blank lines and lines starting with '#' are skipped. A
+        line that is no http or https URL is reported with its number and left out; the
+        others are queued in one request, and the command then ends with status 1. The
+        reply names the episode of each episode ID, so an ID meant for a download (such
+        as a paused one: 'singlecastctl resume <id> --now') shows at once what it was
+        taken for.
+
         Examples:
           singlecastctl enqueue 812 815
           singlecastctl enqueue 812 --now
           singlecastctl enqueue https://cdn.example.com/ep1.mp3 --to ~/Music
+          singlecastctl enqueue -i urls.txt --to ~/Music
 
-        USAGE: singlecastctl enqueue [--socket <path>] [--json] <url-or-episode> ... [--to <dir>] [--name <file>] [--header <header> ...] [--user <user>] [--password-file <file>] [--priority <n>] [--now]
+        USAGE: singlecastctl enqueue [--socket <path>] [--json] [<url-or-episode> ...] [--input-file <file>] [--to <dir>] [--name <file>] [--header <header> ...] [--user <user>] [--password-file <file>] [--priority <n>] [--now]
 
         ARGUMENTS:
           <url-or-episode>        HTTP or HTTPS URLs of the files to download, or
@@ -34,6 +43,8 @@ import Testing
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
           --json                  Print machine-readable JSON; errors too, on stderr.
+          -i, --input-file <file> Also read URLs from this file, one a line; '-' reads
+                                  standard input.
           --to <dir>              Directory to save the files in. (default: the
                                   daemon's download directory)
           --name <file>           File name to save as; only with a single URL.
@@ -60,7 +71,18 @@ import Testing
         and no ETA; an ETA under a second reads '<1s'. Names longer than 60 characters
         are cut with '…'; 'show' and --json give them whole.
 
-        USAGE: singlecastctl downloads [--socket <path>] [--json] [--state <state>]
+        Unfinished downloads come first, in queue order (active, then queued and paused
+        by priority and place); then failed ones, newest first; then completed ones,
+        the most recently completed first. So --limit 10 shows what is running and
+        waiting, then what ended last. An episode's download shows the EPISODE's ID
+        (another number than the download's ID, which the commands for downloads take),
+        its PODCAST and the episode's title as its NAME.
+
+        Examples:
+          singlecastctl downloads --podcast "the daily" --limit 10
+          singlecastctl downloads --state failed
+
+        USAGE: singlecastctl downloads [--socket <path>] [--json] [--state <state>] [--podcast <podcast>] [--limit <n>]
 
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
@@ -68,6 +90,9 @@ import Testing
           --json                  Print machine-readable JSON; errors too, on stderr.
           --state <state>         Show only downloads in this state. (values: queued,
                                   active, paused, failed, completed)
+          --podcast <podcast>     Show only the downloads of this podcast's episodes:
+                                  its ID, or the start of its title.
+          --limit <n>             Show at most this many. (default: all)
           --version               Show the version.
           -h, --help              Show help information.
 

@@ -16,10 +16,10 @@ import Testing
 
     static let enqueue = usage(
         "enqueue",
-        "<url-or-episode> ... [--to <dir>] [--name <file>] [--header <header> ...] [--user <user>] [--password-file <file>] "
-            + "[--priority <n>] [--now]"
+        "[<url-or-episode> ...] [--input-file <file>] [--to <dir>] [--name <file>] [--header <header> ...] [--user <user>] "
+            + "[--password-file <file>] [--priority <n>] [--now]"
     )
-    static let downloads = usage("downloads", "[--state <state>]")
+    static let downloads = usage("downloads", "[--state <state>] [--podcast <podcast>] [--limit <n>]")
     static let show = usage("show", "<id>")
     static let pause = usage("pause", "[<id> ...] [--all]")
     static let resume = usage("resume", "[<id> ...] [--all] [--now]")
@@ -38,8 +38,15 @@ import Testing
         // enqueue
         Case(
             arguments: ["enqueue"],
-            stderr: "Error: Missing expected argument '<url-or-episode>'\n"
-                + "Help:  <url-or-episode>  HTTP or HTTPS URLs of the files to download, or episode IDs.\n" + enqueue
+            stderr: "Error: Give URLs or episode IDs to enqueue, or -i with a file of URLs\n" + enqueue
+        ),
+        Case(
+            arguments: ["enqueue", "-i", "-", "--user", "me", "--password-file", "-"],
+            stderr: "Error: -i and --password-file cannot both read standard input\n" + enqueue
+        ),
+        Case(
+            arguments: ["enqueue", "-i", "urls.txt", "--name", "x.mp3"],
+            stderr: "Error: --name needs exactly one URL, not -i\n" + enqueue
         ),
         Case(
             arguments: ["enqueue", "https://a/1.mp3", "https://a/2.mp3", "--name", "x.mp3"],
@@ -106,6 +113,17 @@ import Testing
                 + "paused, failed, completed\n"
                 + "Help:  --state <state>  Show only downloads in this state. (values: queued, active, paused, "
                 + "failed, completed)\n" + downloads
+        ),
+        Case(
+            arguments: ["downloads", "--limit", "0"],
+            stderr: "Error: The value '0' is invalid for '--limit <n>': a whole number of downloads, at least 1\n"
+                + "Help:  --limit <n>  Show at most this many.\n" + downloads
+        ),
+        Case(
+            arguments: ["downloads", "--podcast", " "],
+            stderr: "Error: The value ' ' is invalid for '--podcast <podcast>': give a podcast ID or the start of a "
+                + "title\nHelp:  --podcast <podcast>  Show only the downloads of this podcast's episodes: its ID, or "
+                + "the start of its title.\n" + downloads
         ),
         // show
         Case(arguments: ["show"], stderr: "Error: Missing expected argument '<id>'\n" + idHelp + show),

@@ -278,10 +278,12 @@ import Testing
         Episodes go to the podcast's folder under the configured name template. An
         episode that is already queued or downloaded is not queued again. The episode
         rules do not apply: these are the newest episodes whatever their title, length
-        or type, as you asked for them ('singlecastctl rules' shows what the rules
-        would take). To pick episodes one by one, pass their IDs to 'singlecastctl
-        enqueue'. Outside the configured download windows and on a metered network the
-        downloads wait, paused, unless --now is given.
+        or age, as you asked for them ('singlecastctl rules' shows what the rules would
+        take); only episode_types counts, as it says what is an episode of the podcast
+        at all (with 'full', a trailer or bonus is not among its newest). To pick
+        episodes one by one, pass their IDs to 'singlecastctl enqueue'. Outside the
+        configured download windows and on a metered network the downloads wait,
+        paused, unless --now is given.
 
         Examples:
           singlecastctl download 3 --latest 5

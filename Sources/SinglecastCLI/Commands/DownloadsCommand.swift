@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SinglecastProtocol
+import SinglecastSupport
 
 /// `singlecastctl downloads`: the queue as a table.
 package struct DownloadsCommand: CLICommand {
@@ -12,13 +13,29 @@ package struct DownloadsCommand: CLICommand {
             active download that receives no bytes shows 'stalled' for its speed, with how long when the daemon \
             says ('stalled 30s'), and no ETA; an ETA under a second reads '<1s'. Names longer than \
             \(Formatting.maximumCellWidth) characters are cut with '…'; 'show' and --json give them whole.
+
+            Unfinished downloads come first, in queue order (active, then queued and paused by priority and \
+            place); then failed ones, newest first; then completed ones, the most recently completed first. So \
+            --limit 10 shows what is running and waiting, then what ended last. An episode's download shows the \
+            EPISODE's ID (another number than the download's ID, which the commands for downloads take), its \
+            PODCAST and the episode's title as its NAME.
+
+            Examples:
+              singlecastctl downloads --podcast "the daily" --limit 10
+              singlecastctl downloads --state failed
             """,
         arguments: [
             .option(
                 "state",
                 valueName: "state",
                 help: "Show only downloads in this state. (values: " + stateNames + ")"
-            )
+            ),
+            .option(
+                "podcast",
+                valueName: "podcast",
+                help: "Show only the downloads of this podcast's episodes: its ID, or the start of its title."
+            ),
+            .option("limit", valueName: "n", help: "Show at most this many.", defaultDescription: "all"),
         ]
     )
 
@@ -28,9 +45,31 @@ package struct DownloadsCommand: CLICommand {
 
     package var options: GlobalOptions
     package var state: DownloadState?
+    package var podcast: String?
+    package var limit: Int?
 
     package init(_ arguments: ParsedArguments) throws {
         options = try GlobalOptions(arguments)
+        podcast = try arguments.option("podcast").map { word in
+            guard !word.allSatisfy(\.isWhitespace) else {
+                throw UsageError.invalidValue(
+                    word,
+                    for: arguments.spec("podcast", kind: .option),
+                    reason: "give a podcast ID or the start of a title"
+                )
+            }
+            return word
+        }
+        limit = try arguments.option("limit").map { word in
+            guard let value = OutsideNumber.decimal(word), value >= 1, let limit = Int(exactly: value) else {
+                throw UsageError.invalidValue(
+                    word,
+                    for: arguments.spec("limit", kind: .option),
+                    reason: "a whole number of downloads, at least 1"
+                )
+            }
+            return limit
+        }
         state = try arguments.option("state").map { word in
             guard let state = DownloadState(rawValue: word), state != .cancelled else {
                 throw UsageError.invalidValue(
@@ -44,7 +83,7 @@ package struct DownloadsCommand: CLICommand {
     }
 
     package func run(_ context: CommandContext) async throws {
-        let params = try WireCoding.value(of: DownloadsParams(state: state))
+        let params = try WireCoding.value(of: DownloadsParams(state: state, podcast: podcast, limit: limit))
         try await context.callAndPrint(.downloads, params: params, options: options, as: DownloadsResult.self) { list in
             Self.render(list.downloads, state: state, now: Date(), style: context.style)
         }
@@ -63,16 +102,28 @@ package struct DownloadsCommand: CLICommand {
         if downloads.isEmpty { return "No \(state.map { "\($0.rawValue) " } ?? "")downloads.\n" }
         // Priorities decide the order before positions do; the column appears once one is not the default.
         let prioritized = downloads.contains { $0.priority != 0 }
-        let header = ["ID"] + (prioritized ? ["PRIORITY"] : []) + ["STATE", "PROGRESS", "SIZE", "SPEED", "ETA", "NAME"]
-        let rows = downloads.map { download in
-            [String(download.id)] + (prioritized ? [String(download.priority)] : []) + [
+        // Episode ids are small integers like download ids: an episode's download shows which episode it is, in a
+        // column of its own, with its podcast, and the episode's title for a name.
+        let ofEpisodes = downloads.contains { $0.episode != nil }
+        let header =
+            ["ID"] + (prioritized ? ["PRIORITY"] : []) + ["STATE", "PROGRESS", "SIZE", "SPEED", "ETA"]
+            + (ofEpisodes ? ["EPISODE", "PODCAST"] : []) + ["NAME"]
+        let rows = downloads.map { download -> [String] in
+            var row = [String(download.id)]
+            if prioritized { row.append(String(download.priority)) }
+            row += [
                 DownloadText.state(download, now: now),
                 DownloadText.progress(download),
                 DownloadText.size(download),
                 DownloadText.speed(download, now: now) ?? "-",
                 DownloadText.eta(download, now: now) ?? "-",
-                DownloadText.name(download),
             ]
+            if ofEpisodes {
+                row.append(download.episode.map { String($0.id) } ?? "-")
+                row.append(download.episode?.podcast ?? "-")
+            }
+            row.append(download.episode?.title ?? DownloadText.name(download))
+            return row
         }
         return Formatting.columns([header] + rows, style: style)
     }
@@ -109,6 +160,10 @@ package struct ShowCommand: CLICommand {
         ]
         if let finalURL = download.finalURL, finalURL != download.url { rows.append(("Final URL", finalURL)) }
         rows.append(("File", download.file))
+        if let episode = download.episode {
+            rows.append(("Episode", "\(episode.id) \"\(episode.title)\""))
+            rows.append(("Podcast", "\(episode.podcastID) \"\(episode.podcast)\""))
+        }
         rows.append(("State", DownloadText.state(download, now: now)))
         rows.append(("Progress", DownloadText.progress(download)))
         rows.append(("Size", DownloadText.size(download)))
@@ -119,7 +174,8 @@ package struct ShowCommand: CLICommand {
         if let nextRetryAt = download.nextRetryAt {
             let when =
                 DownloadText.isDue(nextRetryAt, now: now)
-                ? "due, waiting for a slot" : DownloadText.retryTime(nextRetryAt, now: now)
+                ? "due, waiting for a slot" + (download.waitingForHost.map { " on \($0)" } ?? "")
+                : DownloadText.retryTime(nextRetryAt, now: now)
             rows.append(("Next retry", "\(nextRetryAt) (\(when))"))
         }
         rows.append(("Added", download.addedAt))

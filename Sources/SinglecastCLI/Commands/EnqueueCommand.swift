@@ -21,16 +21,30 @@ package struct EnqueueCommand: CLICommand {
             history. Outside the configured download windows and on a metered network new downloads wait, paused; \
             --now lets the downloads of this request run anyway, also ones that were already queued.
 
+            -i reads URLs (or episode IDs) from a file, one a line, as aria2c does; '-' reads standard input. \
+            Blank lines and lines starting with '#' are skipped. A line that is no http or https URL is reported \
+            with its number and left out; the others are queued in one request, and the command then ends with \
+            status 1. The reply names the episode of each episode ID, so an ID meant for a download (such as a \
+            paused one: 'singlecastctl resume <id> --now') shows at once what it was taken for.
+
             Examples:
               singlecastctl enqueue 812 815
               singlecastctl enqueue 812 --now
               singlecastctl enqueue https://cdn.example.com/ep1.mp3 --to ~/Music
+              singlecastctl enqueue -i urls.txt --to ~/Music
             """,
         arguments: [
             .positional(
                 "url-or-episode",
                 help: "HTTP or HTTPS URLs of the files to download, or episode IDs.",
-                repeating: true
+                repeating: true,
+                required: false
+            ),
+            .option(
+                "input-file",
+                short: "i",
+                valueName: "file",
+                help: "Also read URLs from this file, one a line; '-' reads standard input."
             ),
             .option(
                 "to",
@@ -57,6 +71,8 @@ package struct EnqueueCommand: CLICommand {
     )
 
     package var options: GlobalOptions
+    /// `-i`: a file of more URLs, read when the command runs.
+    package var inputFile: String?
     package var urls: [String]
     /// The arguments made only of digits, in order, without repeats.
     package var episodes: [Int64]
@@ -76,6 +92,17 @@ package struct EnqueueCommand: CLICommand {
             arguments.arguments("url-or-episode"),
             spec: arguments.spec("url-or-episode", kind: .positional)
         )
+        inputFile = arguments.option("input-file")
+        if inputFile == "" {
+            throw UsageError.invalidValue(
+                "",
+                for: arguments.spec("input-file", kind: .option),
+                reason: "the path is empty"
+            )
+        }
+        if inputFile == nil, urls.isEmpty, episodes.isEmpty {
+            throw UsageError.validation("Give URLs or episode IDs to enqueue, or -i with a file of URLs")
+        }
         directory = arguments.option("to")
         name = arguments.option("name")
         headers = arguments.options("header")
@@ -83,6 +110,9 @@ package struct EnqueueCommand: CLICommand {
         passwordFile = arguments.option("password-file")
         priority = try arguments.option("priority", as: Int.self)
         now = arguments.flag("now")
+        if inputFile == "-", passwordFile == "-" {
+            throw UsageError.validation("-i and --password-file cannot both read standard input")
+        }
 
         if directory == "" {
             throw UsageError.invalidValue("", for: arguments.spec("to", kind: .option), reason: "the path is empty")
@@ -105,8 +135,11 @@ package struct EnqueueCommand: CLICommand {
                 "--to and --name apply to URLs only; episodes are saved in their podcast's folder"
             )
         }
-        if name != nil, urls.count != 1 {
-            throw UsageError.validation("--name needs exactly one URL, not \(urls.count)")
+        if name != nil, urls.count != 1 || inputFile != nil {
+            throw UsageError.validation(
+                inputFile != nil
+                    ? "--name needs exactly one URL, not -i" : "--name needs exactly one URL, not \(urls.count)"
+            )
         }
         for header in headers {
             if let reason = RequestHeader.problem(header) {
@@ -141,6 +174,35 @@ package struct EnqueueCommand: CLICommand {
     }
 
     package func run(_ context: CommandContext) async throws {
+        var urls = urls
+        var episodes = episodes
+        var leftOut = false
+        if let inputFile {
+            let (words, problems) = EnqueueInputFile.parse(try TextFile.read(inputFile, what: "URL list"))
+            for problem in problems { context.stderr.write(EnqueueInputFile.describe(problem, in: inputFile)) }
+            leftOut = !problems.isEmpty
+            // Sorted as the command line's words are; an ID given twice is queued once.
+            let spec = ArgumentSpec.positional("url-or-episode", help: "")
+            let (moreURLs, moreEpisodes) = try Self.split(words, spec: spec)
+            if !moreEpisodes.isEmpty, directory != nil || name != nil {
+                throw UsageError.validation(
+                    "--to and --name apply to URLs only; episodes are saved in their podcast's folder"
+                )
+            }
+            urls += moreURLs
+            episodes += moreEpisodes.filter { !episodes.contains($0) }
+            if urls.isEmpty, episodes.isEmpty {
+                throw CommandError(
+                    code: .nothingToDo,
+                    message: "no URL to enqueue in \(inputFile == "-" ? "standard input" : "'\(inputFile)'")"
+                )
+            }
+        }
+        try await enqueue(urls: urls, episodes: episodes, context)
+        if leftOut { throw ExitCode.failure }
+    }
+
+    private func enqueue(urls: [String], episodes: [Int64], _ context: CommandContext) async throws {
         var password: String?
         if let passwordFile {
             let file = try PasswordFile.read(passwordFile)
@@ -173,27 +235,29 @@ package struct EnqueueCommand: CLICommand {
     /// An existing download says what it is doing when the daemon reports its `state`, and how to get a paused or
     /// failed one going: `Already added 7  https://…  failed; retry it with 'singlecastctl retry 7'`. One the
     /// download gate holds says so: `Queued 12  https://…  → /path/file.mp3  (waiting for the download window)`.
+    ///
+    /// An episode's download names the episode in place of the URL (`Queued 31  episode 29 "Title" of "Podcast"  → …`):
+    /// the number given was taken for an episode, not for a download.
     package static func render(_ result: EnqueueResult) -> String {
         result.downloads.map { entry in
             let waiting = entry.state == .paused ? entry.pauseReason.flatMap(DownloadText.gateWait) : nil
+            let what = entry.episode.map { "episode \($0.id) \"\($0.title)\" of \"\($0.podcast)\"" } ?? entry.url
             guard entry.existing else {
-                return "Queued \(entry.id)  \(entry.url)  → \(entry.file)" + (waiting.map { "  (\($0))" } ?? "") + "\n"
+                return "Queued \(entry.id)  \(what)  → \(entry.file)" + (waiting.map { "  (\($0))" } ?? "") + "\n"
             }
             let line: String
             switch entry.state {
-            case nil, .queued?, .cancelled?: line = "Already queued \(entry.id)  \(entry.url)"
-            case .active?: line = "Already downloading \(entry.id)  \(entry.url)"
+            case nil, .queued?, .cancelled?: line = "Already queued \(entry.id)  \(what)"
+            case .active?: line = "Already downloading \(entry.id)  \(what)"
             case .paused? where waiting != nil:
-                line = "Already queued \(entry.id)  \(entry.url)  \(waiting ?? "")"
+                line = "Already queued \(entry.id)  \(what)  \(waiting ?? "")"
             case .paused?:
-                line =
-                    "Already added \(entry.id)  \(entry.url)  paused; resume it with 'singlecastctl resume \(entry.id)'"
+                line = "Already added \(entry.id)  \(what)  paused; resume it with 'singlecastctl resume \(entry.id)'"
             case .failed?:
-                line =
-                    "Already added \(entry.id)  \(entry.url)  failed; retry it with 'singlecastctl retry \(entry.id)'"
+                line = "Already added \(entry.id)  \(what)  failed; retry it with 'singlecastctl retry \(entry.id)'"
             case .completed?:
                 line =
-                    "Already downloaded \(entry.id)  \(entry.url)  → \(entry.file); to fetch it again, give "
+                    "Already downloaded \(entry.id)  \(what)  → \(entry.file); to fetch it again, give "
                     + "another --name (or 'singlecastctl redownload' an episode)"
             }
             return line + "\n"
@@ -289,6 +353,8 @@ package enum PasswordFile {
 package struct CommandError: Error, Hashable, Sendable, LocalizedError {
     package enum Code: String, Hashable, Sendable {
         case cannotReadFile = "cannot_read_file"
+        /// `enqueue -i` found no URL in its file.
+        case nothingToDo = "nothing_to_do"
         case cannotWriteFile = "cannot_write_file"
     }
 

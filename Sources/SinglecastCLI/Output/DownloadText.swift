@@ -4,12 +4,15 @@ import SinglecastSupport
 
 /// The human-readable pieces of a ``DownloadInfo`` that `downloads`, `show` and `watch` share.
 package enum DownloadText {
-    /// `queued`, `queued (retry in 42s)`, `queued (waiting for a slot)` once that time has passed (the queue starts
+    /// `queued`, `queued (waiting for a slot on cdn.example.com)` while every slot of its host is taken,
+    /// `queued (retry in 42s)`, `queued (waiting for a slot)` once that time has passed (the queue starts
     /// a due retry at once unless every slot, or its host's, is taken), `paused (disk full)`, `paused (waiting for window 01:00)`,
     /// `paused (metered network)`, `failed (HTTP 404)`.
     package static func state(_ download: DownloadInfo, now: Date, zone: LocalTimeZone = .system) -> String {
         switch download.state {
         case .queued:
+            // The daemon names the host only while every one of its per-host slots is taken.
+            if let host = download.waitingForHost { return "queued (waiting for a slot on \(host))" }
             guard let nextRetryAt = download.nextRetryAt else { return "queued" }
             if isDue(nextRetryAt, now: now) { return "queued (waiting for a slot)" }
             return "queued (retry \(retryTime(nextRetryAt, now: now)))"

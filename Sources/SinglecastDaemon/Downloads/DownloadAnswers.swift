@@ -19,6 +19,8 @@ package struct DownloadSnapshot: Sendable, Hashable {
     package var stalledSince: Int64?
     /// Unix milliseconds at which a download paused outside the download windows resumes.
     package var resumesAt: Int64?
+    /// The host whose per-host slots are all taken while this due, queued download waits for one.
+    package var waitingForHost: String?
 
     package var id: Int64 { record.id }
     package var url: String { record.url }
@@ -37,6 +39,8 @@ package struct EnqueuedDownload: Sendable, Hashable {
     package var file: String
     package var state: DownloadRecord.State
     package var pauseReason: String?
+    /// The episode it was queued for, when an episode id asked for it.
+    package var episode: EpisodeMention?
 
     package init(
         id: Int64,

@@ -189,6 +189,24 @@ package struct DownloadQueueStateMachine {
         return actions
     }
 
+    /// The hosts whose per-host slots are all taken: a due download of theirs waits for one of them to end.
+    package func busyHosts(_ scheduler: QueueScheduler) -> Set<String> {
+        var perHost: [String: Int] = [:]
+        for (id, live) in lives where live.holdsSlot { perHost[records.host(of: id), default: 0] += 1 }
+        return Set(
+            perHost.compactMap { host, count in count >= scheduler.maximumPerHost && !host.isEmpty ? host : nil }
+        )
+    }
+
+    /// The busy host (``busyHosts(_:)``) a queued download waits on, when it is due: its retry time, if any, passed.
+    package func waitingForHost(_ id: Int64, busyHosts: Set<String>, now: Int64) -> String? {
+        guard lives[id] == .idle(.queued), let record = records[id], (record.nextAttemptAt ?? now) <= now else {
+            return nil
+        }
+        let host = records.host(of: id)
+        return busyHosts.contains(host) ? host : nil
+    }
+
     /// Whether a download holds a transfer slot (opening or transferring).
     package func holdsSlot(_ id: Int64) -> Bool {
         lives[id]?.holdsSlot == true
@@ -535,17 +553,21 @@ package struct DownloadQueueStateMachine {
 
     // MARK: - Reading
 
-    /// Active first, then queued by priority (high first) and position, then the rest by id.
+    /// Active first, then queued and paused by priority (high first) and position, then failed and completed ones
+    /// newest first.
     package func orderedRecords() -> [DownloadRecord] {
         // Small keys are sorted, not the records: moving whole records around was a tenth of a `downloads` call.
-        typealias Key = (rank: Int, priority: Int, position: Int64, id: Int64)
+        typealias Key = (rank: Int, priority: Int, position: Int64, order: Int64, id: Int64)
         let keys: [Key] = records.values.compactMap { record in
             // A cancelled download stays in the table only until its transfer stops; clients see it as removed.
             guard record.listed, record.state != .cancelled else { return nil }
             let rank = Self.rank(record.state)
             // Only unfinished downloads are ordered by priority (high first: `~` reverses the order and, unlike a
-            // minus, cannot overflow) and position; the rest by id.
-            return rank <= 2 ? (rank, ~record.priority, record.position, record.id) : (rank, 0, 0, record.id)
+            // minus, cannot overflow) and position. Finished ones come newest first, as a listener looks for what
+            // just ended: a completed one by when it completed, a failed one (its failure time is not kept) by when
+            // it was added.
+            guard rank > 2 else { return (rank, ~record.priority, record.position, record.id, record.id) }
+            return (rank, 0, ~(record.completedAt ?? record.addedAt), ~record.id, record.id)
         }
         return keys.sorted { $0 < $1 }.compactMap { records[$0.id] }
     }

@@ -712,16 +712,37 @@ package actor DownloadQueue: Service {
         return url
     }
 
-    package func list(state: DownloadRecord.State?) -> [DownloadSnapshot] {
-        machine.orderedRecords().compactMap { record in
-            let snapshot = snapshot(record)
-            return state == nil || snapshot.state == state ? snapshot : nil
+    /// The listed downloads in ``DownloadQueueStateMachine/orderedRecords()``'s order.
+    ///
+    /// - Parameter only: When given, only these downloads.
+    package func list(state: DownloadRecord.State?, only: Set<Int64>? = nil) -> [DownloadSnapshot] {
+        let busyHosts = machine.busyHosts(settings.scheduler)
+        return machine.orderedRecords().compactMap { record in
+            guard state == nil || record.state == state, only?.contains(record.id) ?? true else { return nil }
+            return snapshot(record, busyHosts: busyHosts)
         }
     }
 
-    package func show(_ id: Int64) throws(DownloadQueueError) -> DownloadSnapshot {
-        guard machine.isVisible(id), let record = machine.records[id] else { throw .unknownDownload(id) }
+    package func show(_ id: Int64) async throws(DownloadQueueError) -> DownloadSnapshot {
+        guard machine.isVisible(id), let record = machine.records[id] else {
+            throw await explained(.unknownDownload(id))
+        }
         return snapshot(record)
+    }
+
+    /// `error`, when it is about a number that is no download but is an episode, saying so: both are small
+    /// integers, and `pause 29` meant for episode 29 must not look like a typo.
+    private func explained(_ error: DownloadQueueError) async -> DownloadQueueError {
+        guard case .unknownDownload(let id) = error.code,
+            let found = try? await store.episodeWithPodcast(id)
+        else { return error }
+        let download: EpisodeMention.Download =
+            switch found.episode.downloadID {
+            case let download? where machine.isVisible(download): .listed(download)
+            case .some: .unlisted
+            case nil: .none
+            }
+        return .unknownDownload(id, episode: EpisodeMention(found.episode, podcast: found.podcast, download: download))
     }
 
     /// `--now` for downloads that exist already (an episode's): they pass the download gate from now on.
@@ -814,7 +835,13 @@ package actor DownloadQueue: Service {
         to placement: DownloadQueueStateMachine.Placement
     ) async throws(DownloadQueueError) -> Int? {
         let before = machine.records[id]?.priority
-        try await performCommand(machine.move(id, to: placement))
+        let actions: [DownloadQueueStateMachine.Action]
+        do {
+            actions = try machine.move(id, to: placement)
+        } catch {
+            throw await explained(error)
+        }
+        try await performCommand(actions)
         let after = machine.records[id]?.priority
         return after != before ? after : nil
     }
@@ -971,9 +998,16 @@ package actor DownloadQueue: Service {
 
     /// Performs a selection command's actions and answers with the downloads it changed: those its first action,
     /// the commit, saves.
+    /// - Parameter made: The state machine's answer to the command; an id it does not know is explained.
     private func command(
-        _ actions: [DownloadQueueStateMachine.Action]
+        _ made: @autoclosure () throws(DownloadQueueError) -> [DownloadQueueStateMachine.Action]
     ) async throws(DownloadQueueError) -> [Int64] {
+        let actions: [DownloadQueueStateMachine.Action]
+        do {
+            actions = try made()
+        } catch {
+            throw await explained(error)
+        }
         guard case .persist(let changed, _)? = actions.first else { preconditionFailure("a command commits first") }
         try await performCommand(actions)
         return changed.map(\.id)
@@ -987,7 +1021,8 @@ package actor DownloadQueue: Service {
     }
 
     /// The record with what only the running queue knows: the transfer's bytes, its pace, when the gate lets it go.
-    private func snapshot(_ record: DownloadRecord) -> DownloadSnapshot {
+    /// - Parameter busyHosts: ``DownloadQueueStateMachine/busyHosts(_:)``, when the caller has it already.
+    private func snapshot(_ record: DownloadRecord, busyHosts: Set<String>? = nil) -> DownloadSnapshot {
         let transfer = running[record.id]
         let live = transfer?.progress.withLock { $0 }
         let bytes =
@@ -1008,7 +1043,13 @@ package actor DownloadQueue: Service {
             etaSeconds: record.state == .active ? eta : nil,
             stalledSince: machine.stalledSince(record.id, now: now()),
             resumesAt: record.state == .paused && record.pauseReason == GateReason.outsideWindow.rawValue
-                ? gate.windowOpensAt : nil
+                ? gate.windowOpensAt : nil,
+            waitingForHost: record.state == .queued
+                ? machine.waitingForHost(
+                    record.id,
+                    busyHosts: busyHosts ?? machine.busyHosts(settings.scheduler),
+                    now: now()
+                ) : nil
         )
     }
 

@@ -20,8 +20,24 @@ package struct DownloadQueueError: Error, Equatable, Sendable {
         Self(code: .invalid(parameter: parameter), message: message)
     }
 
-    static func unknownDownload(_ id: Int64) -> Self {
-        Self(code: .unknownDownload(id), message: "there is no download \(id)")
+    /// - Parameter episode: The episode with that number, if any: the listener may have meant it.
+    static func unknownDownload(_ id: Int64, episode: EpisodeMention? = nil) -> Self {
+        guard let episode else {
+            return Self(
+                code: .unknownDownload(id),
+                message: "there is no download \(id); 'singlecastctl downloads' lists them"
+            )
+        }
+        let download =
+            switch episode.download {
+            case .listed(let download): "its download is \(download)"
+            case .unlisted: "downloaded; 'singlecastctl show-episode \(episode.id)' shows it"
+            case .none: "not downloaded; 'singlecastctl enqueue \(episode.id)' downloads it"
+            }
+        return Self(
+            code: .unknownDownload(id),
+            message: "there is no download \(id); episode \(id) is \(episode.name) (\(download))"
+        )
     }
 
     static func notMovable(_ id: Int64, _ state: DownloadRecord.State) -> Self {

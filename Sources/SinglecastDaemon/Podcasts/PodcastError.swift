@@ -29,7 +29,19 @@ package struct PodcastError: Error, Equatable, Sendable, CustomStringConvertible
 
     static func store(_ message: String) -> Self { Self(code: .store, message: message) }
 
-    static func unknownEpisode(_ id: Int64) -> Self {
-        Self(code: .unknownEpisode(id), message: "there is no episode \(id)")
+    /// - Parameter download: The download with that number, if any: the listener may have meant it.
+    static func unknownEpisode(_ id: Int64, download: DownloadMention? = nil) -> Self {
+        guard let download else {
+            return Self(
+                code: .unknownEpisode(id),
+                message: "there is no episode \(id); 'singlecastctl episodes PODCAST' lists them"
+            )
+        }
+        let what = download.episode.map { "the download of episode \($0.id), \($0.name)" } ?? "\"\(download.file)\""
+        return Self(
+            code: .unknownEpisode(id),
+            message: "there is no episode \(id); download \(id) is \(what), \(download.state.rawValue) "
+                + "(\(download.command))"
+        )
     }
 }

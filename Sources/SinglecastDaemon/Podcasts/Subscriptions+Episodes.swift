@@ -142,8 +142,20 @@ extension Subscriptions {
             throw PodcastError.store("cannot read the episodes: \(error)")
         }
         let foundIDs = Set(found.map(\.id))
-        if let missing = ids.first(where: { !foundIDs.contains($0) }) { throw PodcastError.unknownEpisode(missing) }
+        if let missing = ids.first(where: { !foundIDs.contains($0) }) {
+            throw PodcastError.unknownEpisode(missing, download: await downloadMention(missing))
+        }
         return found
+    }
+
+    /// The listed download with this number and the episode it was made for, to say what a number that is no
+    /// episode is instead.
+    func downloadMention(_ id: Int64) async -> DownloadMention? {
+        guard let download = await queue.list(state: nil, only: [id]).first else { return nil }
+        let episode = (try? await store.episodeOfDownload(id)).map {
+            EpisodeMention($0.episode, podcast: $0.podcast, download: .listed(id))
+        }
+        return DownloadMention(download, episode: episode)
     }
 
     /// The downloads among `downloads` that no episode but `leaving` points at: only those may be cancelled or have
@@ -256,6 +268,26 @@ extension Subscriptions {
                 result[index].pauseReason = info.pauseReason
             }
         }
-        return result
+        return await namingEpisodes(result, of: found)
+    }
+
+    /// `entries` with the episode each was queued for: an episode id and a download id are both small integers, so
+    /// the answer says which episode a number was taken for (`enqueue 29` meant for download 29 shows at once).
+    private func namingEpisodes(_ entries: [EnqueuedDownload], of episodes: [EpisodeRecord]) async -> [EnqueuedDownload]
+    {
+        guard !episodes.isEmpty else { return entries }
+        // Re-read: the links were written with the downloads.
+        let linked = (try? await store.episodes(ids: episodes.map(\.id), fields: .withoutDescription)) ?? []
+        var episodeOf: [Int64: EpisodeRecord] = [:]
+        for episode in linked {
+            if let download = episode.downloadID, episodeOf[download] == nil { episodeOf[download] = episode }
+        }
+        return entries.map { entry in
+            var entry = entry
+            entry.episode = episodeOf[entry.id].map {
+                EpisodeMention($0, podcast: podcasts[$0.podcastID]?.title ?? "", download: .listed(entry.id))
+            }
+            return entry
+        }
     }
 }

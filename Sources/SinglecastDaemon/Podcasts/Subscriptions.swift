@@ -476,7 +476,19 @@ package actor Subscriptions {
         guard params.latest >= 1 else {
             throw PodcastError.invalid("'latest' must be at least 1", parameter: "latest")
         }
-        let latest = try await store.episodes(of: podcast.id, limit: params.latest)
+        // episode_types says what counts as an episode of this podcast at all: with `full`, a trailer is not one of
+        // its newest episodes (the README's first flow fetched the trailer here). The other rules choose among
+        // episodes, and a request by count is not theirs to narrow.
+        let latest: [EpisodeRecord]
+        if let types = policy(for: podcast).rules.episodeTypes {
+            let admitted = Set(types.map(\.rawValue))
+            latest = Array(
+                try await episodeRecords(of: podcast.id).lazy.filter { admitted.contains($0.episodeType ?? "full") }
+                    .prefix(params.latest)
+            )
+        } else {
+            latest = try await store.episodes(of: podcast.id, limit: params.latest)
+        }
         return try await enqueueEpisodes(latest.map(\.id), priority: nil, requested: true, now: params.now)
     }
 
