@@ -96,6 +96,14 @@ import Testing
             eventually { names().isSuperset(of: ["Alpha.mp3", "Alpha.chapters.json", "Alpha.en.vtt"]) },
             "\(names())"
         )
+        // A rule deletes Beta (downloaded by the rules; Alpha was asked for): its transcript goes with it.
+        _ = try client.result(
+            "set",
+            as: PodcastResult.self,
+            params: #"{"podcast":"Side Cars","rules":{"delete_older_than":"1d"}}"#
+        )
+        #expect(eventually { names().isDisjoint(with: ["Beta.mp3", "Beta.vtt"]) }, "\(names())")
+        #expect(names().contains("Alpha.en.vtt"), "\(names())")
         _ = try client.result(
             "unsubscribe",
             as: UnsubscribeResult.self,
