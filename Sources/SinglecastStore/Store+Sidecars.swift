@@ -70,13 +70,21 @@ package struct SidecarRecord: Sendable, Hashable {
     package var error: String?
     /// The episode's file, where the sidecar goes beside: read with the row, `nil` when its download is not completed.
     package var episodeFile: String?
+    /// The podcast's feed URL and credentials, read with the row: the credentials go to the feed's host only.
+    package var feedURL: String?
+    package var authUser: String?
+    package var authPassword: String?
 }
 
 private let sidecarColumns = """
     s.id, s.episode_id, s.download_id, s.kind, s.format, s.language, s.mime_type, s.url, s.state, s.path, s.bytes,
-    s.attempts, s.next_attempt_at, s.error, CASE WHEN d.state = 'completed' THEN d.directory || '/' || d.file_name END
+    s.attempts, s.next_attempt_at, s.error, CASE WHEN d.state = 'completed' THEN d.directory || '/' || d.file_name END,
+    p.feed_url, p.auth_user, p.auth_password
     """
-private let sidecarFrom = "sidecars s LEFT JOIN downloads d ON d.id = s.download_id"
+private let sidecarFrom = """
+    sidecars s LEFT JOIN downloads d ON d.id = s.download_id LEFT JOIN episodes e ON e.id = s.episode_id \
+    LEFT JOIN podcasts p ON p.id = e.podcast_id
+    """
 
 extension SidecarRecord {
     fileprivate init(row: Row) {
@@ -98,7 +106,10 @@ extension SidecarRecord {
             attempts: Int(row.int64(11) ?? 0),
             nextAttemptAt: row.int64(12),
             error: row.string(13),
-            episodeFile: row.string(14)
+            episodeFile: row.string(14),
+            feedURL: row.string(15),
+            authUser: row.string(16),
+            authPassword: row.string(17)
         )
     }
 }
@@ -200,6 +211,29 @@ extension Store {
                 "SELECT \(sidecarColumns) FROM \(sidecarFrom) WHERE s.episode_id = ? ORDER BY s.id",
                 [.integer(id)]
             ).map(SidecarRecord.init(row:))
+        }
+    }
+
+    /// The saved sidecars of these episodes' current downloads, by episode, each in the order taken up.
+    package func savedSidecars(ofEpisodes ids: [Int64]) throws(StoreError) -> [Int64: [SidecarRecord]] {
+        guard !ids.isEmpty else { return [:] }
+        return try withConnection("reading saved chapters and transcripts") { connection throws(SQLiteError) in
+            var records: [Int64: [SidecarRecord]] = [:]
+            for chunk in stride(from: 0, to: ids.count, by: 500).map({ ids[$0..<min($0 + 500, ids.count)] }) {
+                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+                for row in try connection.query(
+                    """
+                    SELECT \(sidecarColumns) FROM \(sidecarFrom)
+                    WHERE s.episode_id IN (\(marks)) AND s.state = 'saved' AND e.download_id = s.download_id
+                    ORDER BY s.id
+                    """,
+                    chunk.map { .integer($0) }
+                ) {
+                    let record = SidecarRecord(row: row)
+                    records[record.episodeID, default: []].append(record)
+                }
+            }
+            return records
         }
     }
 

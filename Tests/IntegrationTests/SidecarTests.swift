@@ -112,4 +112,55 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: folder), "\(names())")
         #expect(daemon.stop() == 0)
     }
+
+    @Test func aPrivateFeedsCredentialsGoToItsHostOnly() throws {
+        let site = try NginxServer()
+        let fault = try FaultServer()
+        _ = try site.serve(TestContent.mp3(count: 4096, filler: 1), as: "p.mp3")
+        // Both transcripts demand the feed's credentials; only the one on the feed's host (127.0.0.1) gets them.
+        let feed = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <rss version="2.0" xmlns:podcast="https://podcastindex.org/namespace/1.0"><channel><title>Private</title>
+            <item><title>P</title><guid>p</guid>
+              <enclosure url="\(site.url("/p.mp3"))" type="audio/mpeg" length="4096"/>
+              <podcast:transcript url="\(fault.url("/basic-auth/u/pw/100"))" type="text/vtt" language="en"/>
+              <podcast:transcript url="http://localhost:\(fault.port)/basic-auth/u/pw/100" type="text/vtt" language="de"/>
+            </item>
+            </channel></rss>
+            """
+        let feedURL = try site.serve(Data(feed.utf8), as: "feed.xml")
+        let daemon = DaemonProcess()
+        try daemon.writeConfig("name_template = {podcast}/{title}.{ext}\n")
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let subscribed = try client.result(
+            "subscribe",
+            as: SubscribeResult.self,
+            params: #"{"url":"\#(feedURL)","user":"u","password":"pw","auto_download":"latest:1"}"#
+        )
+        _ = try client.finished(subscribed.queued)
+        let episode = try #require(
+            try client.result("episodes", as: EpisodesResult.self, params: #"{"podcast":"Private"}"#).episodes.first
+        )
+        var states: [String] = []
+        #expect(
+            try eventually {
+                let shown = try client.result(
+                    "episode",
+                    as: InboxResult.self,
+                    params: #"{"episodes":[\#(episode.id)]}"#
+                )
+                states = (shown.episodes.first?.sidecars ?? []).map {
+                    "\($0.language ?? "") \($0.state) \($0.error ?? "")"
+                }
+                return !states.contains { $0.contains("wanted") } && states.count == 2
+            },
+            "\(states)"
+        )
+        #expect(states == ["en saved ", "de refused HTTP 401"])
+        let folder = daemon.root.file("data/singlecast/episodes/Private")
+        #expect(FileManager.default.contents(atPath: folder + "/P.en.vtt")?.count == 100)
+        #expect(!FileManager.default.fileExists(atPath: folder + "/P.de.vtt"))
+        #expect(daemon.stop() == 0)
+    }
 }

@@ -85,6 +85,16 @@ import Testing
             #expect(rows[1].error == "HTTP 503" && rows[1].nextAttemptAt == 61_000)
             #expect(try await store.sidecars(ofDownloads: [download]).map(\.id) == rows.map(\.id))
 
+            // The saved ones of the episode's current download, with the podcast's feed for the credentials' host.
+            let saved = try await store.savedSidecars(ofEpisodes: [episode, 999])
+            #expect(saved.keys.sorted() == [episode])
+            #expect(saved[episode]?.map(\.id) == [rows[0].id])
+            #expect(rows[0].feedURL == "https://a/feed")
+            try await store.withConnection { connection throws(SQLiteError) in
+                try connection.execute("UPDATE episodes SET download_id = NULL WHERE id = ?", [.integer(episode)])
+            }
+            #expect(try await store.savedSidecars(ofEpisodes: [episode]).isEmpty, "not once the episode let go of it")
+
             // Forgotten with the file; a record of a forgotten row reports it gone.
             try await store.forgetSidecars(rows.map(\.id))
             #expect(try await store.sidecars(ofEpisode: episode).isEmpty)

@@ -106,7 +106,15 @@ actor SidecarService {
         guard let episodeFile = record.episodeFile else { return }
         let path = SidecarPlan.path(of: record.offer, beside: episodeFile)
         let what = "\(record.offer.kind.rawValue) of episode \(record.episodeID) (\(redactedURL(record.offer.url)))"
-        let request = FetchRequest(url: record.offer.url, maxBytes: SidecarPlan.maxBytes, options: transfer)
+        // A private feed's credentials go to the feed's host only, as with its episodes' files.
+        let sameHost = record.feedURL.map { HTTPURL.sameHost(record.offer.url, $0) } ?? false
+        let request = FetchRequest(
+            url: record.offer.url,
+            basicAuthUser: sameHost ? record.authUser : nil,
+            basicAuthPassword: sameHost ? record.authPassword : nil,
+            maxBytes: SidecarPlan.maxBytes,
+            options: transfer
+        )
         let failure: (message: String, final: Bool)
         switch await fetchWithin(deadline, fetch, request) {
         case .success(let result)? where (200...299).contains(result.response.status):
@@ -163,11 +171,14 @@ actor SidecarService {
         }
     }
 
-    /// Writes `body` at `path` through a temporary file and a rename; a file already there is not replaced (it is
-    /// not one this daemon recorded). Only inside the download directory, no link on the way followed.
+    /// Writes `body` at `path` through a temporary file and a rename. A file already there is not replaced, unless it
+    /// holds these very bytes (this daemon wrote it and stopped before recording it). Only inside the download
+    /// directory, no link on the way followed.
     static func write(_ body: Data, to path: String, root: String) -> String? {
         let outcome = DownloadDirectory.within(path, root: root) { folder, name -> String? in
-            if faccessat(folder, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0 { return "another file is at \(path)" }
+            if faccessat(folder, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0 {
+                return holds(body, folder, name) ? nil : "another file is at \(path)"
+            }
             let temporary = ".\(name).sidecar"
             let fd = openat(folder, temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
             guard fd >= 0 else { return "cannot write \(path): \(String(cString: strerror(errno)))" }
@@ -193,6 +204,20 @@ actor SidecarService {
             return "cannot write \(path): its folder cannot be opened (\(String(cString: strerror(errno))))"
         }
         return outcome
+    }
+
+    /// Whether the regular file `name` in `folder` holds exactly `body`.
+    private static func holds(_ body: Data, _ folder: Int32, _ name: String) -> Bool {
+        let fd = openat(folder, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) == body.count else {
+            return false
+        }
+        var bytes = [UInt8](repeating: 0, count: body.count)
+        let read = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        return read == body.count && bytes.elementsEqual(body)
     }
 
     /// Removes the sidecars tied to these downloads, whose episode files went: saved files go as `disposal` says

@@ -38,20 +38,34 @@ package struct EpisodeSidecar: Sendable, Hashable {
 
 extension Subscriptions {
     /// The chapters and transcript files saved beside the episode's file, in the order the feed lists them; empty when
-    /// the episode has none, or no file.
+    /// the episode has none, or no file, or does not exist.
     ///
     /// The one read of them outside the podcast layer: the personal feeds list and serve these.
     package func savedSidecars(episodeID: Int64) async throws -> [SavedSidecar] {
-        try await sidecars(episodeID: episodeID).compactMap { record in
-            guard record.state == .saved, let path = record.path else { return nil }
-            return SavedSidecar(
-                kind: SavedSidecar.Kind(record.offer.kind),
-                language: record.offer.language,
-                mimeType: record.offer.mimeType,
-                path: path,
-                bytes: record.bytes ?? 0,
-                url: record.offer.url
-            )
+        try await savedSidecars(episodeIDs: [episodeID])[episodeID] ?? []
+    }
+
+    /// ``savedSidecars(episodeID:)`` for many episodes in one read (a feed lists hundreds), by episode; an episode
+    /// without any is not among the keys.
+    package func savedSidecars(episodeIDs: [Int64]) async throws -> [Int64: [SavedSidecar]] {
+        let records: [Int64: [SidecarRecord]]
+        do {
+            records = try await store.savedSidecars(ofEpisodes: episodeIDs)
+        } catch {
+            throw PodcastError.store("cannot read the episodes' chapters and transcripts: \(error)")
+        }
+        return records.mapValues { rows in
+            rows.compactMap { record in
+                guard let path = record.path else { return nil }
+                return SavedSidecar(
+                    kind: SavedSidecar.Kind(record.offer.kind),
+                    language: record.offer.language,
+                    mimeType: record.offer.mimeType,
+                    path: path,
+                    bytes: record.bytes ?? 0,
+                    url: record.offer.url
+                )
+            }
         }
     }
 
