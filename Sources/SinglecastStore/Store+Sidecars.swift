@@ -123,11 +123,15 @@ extension Store {
     package func takeUpSidecarOffers() throws(StoreError) -> Int {
         try withConnection("taking up chapters and transcripts") { connection throws(SQLiteError) in
             try connection.transaction { () throws(SQLiteError) -> Int in
-                // episodes_by_download holds only linked episodes: unlinked ones cost nothing here.
+                // episodes_by_download holds only linked episodes: unlinked ones cost nothing here. Only episodes with
+                // fewer rows than offers (one line each) are read: a refresh asks after every feed, and a catalogue of
+                // 10,000 downloaded episodes then costs one index lookup each instead of an insert per offer.
                 let rows = try connection.query(
                     """
                     SELECT e.id, e.download_id, e.sidecar_offers FROM episodes e JOIN downloads d ON d.id = e.download_id
                     WHERE e.download_id IS NOT NULL AND e.sidecar_offers IS NOT NULL AND d.state = 'completed'
+                    AND (SELECT COUNT(*) FROM sidecars s WHERE s.download_id = e.download_id AND s.episode_id = e.id)
+                        < LENGTH(e.sidecar_offers) - LENGTH(REPLACE(e.sidecar_offers, char(10), '')) + 1
                     """
                 )
                 var added = 0

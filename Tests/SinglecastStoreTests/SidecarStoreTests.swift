@@ -104,6 +104,30 @@ import Testing
         }
     }
 
+    @Test func anOfferALaterRefreshAddsIsTakenUpToo() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/s.db")
+            let (episode, _) = try await episode(in: store, downloadState: "completed")
+            #expect(try await store.takeUpSidecarOffers() == 3)
+            let podcast = try #require(try await store.podcasts().first)
+            var record = try #require(try await store.episodes(ids: [episode]).first)
+            record.sidecarOffers.append(
+                SidecarOffer(
+                    kind: .transcript,
+                    format: "html",
+                    language: "fr",
+                    mimeType: "text/html",
+                    url: "https://a/t.html"
+                )
+            )
+            let stored = record
+            _ = try await store.applyRefresh(podcast) { apply in try apply([stored]) }
+            #expect(try await store.takeUpSidecarOffers() == 1)
+            #expect(try await store.sidecars(ofEpisode: episode).last?.offer.language == "fr")
+            #expect(try await store.takeUpSidecarOffers() == 0)
+        }
+    }
+
     @Test func anOlderDatabaseGainsTheTableAndRowsGoWithTheirPodcast() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/s.db"
