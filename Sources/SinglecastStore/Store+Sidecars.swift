@@ -257,6 +257,16 @@ extension Store {
         }
     }
 
+    /// Downloads that sidecar rows are tied to but that are gone: their episodes' files went (a download row stays as
+    /// long as its file is tracked, `clear --completed` included), and a stop came before the sidecars went too.
+    package func sidecarDownloadsGone() throws(StoreError) -> [Int64] {
+        try withConnection("looking for chapters and transcripts left behind") { connection throws(SQLiteError) in
+            try connection.query(
+                "SELECT DISTINCT download_id FROM sidecars WHERE download_id NOT IN (SELECT id FROM downloads)"
+            ).compactMap { $0.int64(0) }
+        }
+    }
+
     /// Forgets sidecar rows (their files were dealt with by the caller).
     package func forgetSidecars(_ ids: [Int64]) throws(StoreError) {
         guard !ids.isEmpty else { return }

@@ -163,4 +163,54 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: folder + "/P.de.vtt"))
         #expect(daemon.stop() == 0)
     }
+
+    @Test func whatAStopLeftBehindGoesAtTheNextStart() throws {
+        let site = try NginxServer()
+        _ = try site.serve(TestContent.mp3(count: 4096, filler: 2), as: "s.mp3")
+        _ = try site.serve(Data(#"{"version":"1.2.0","chapters":[]}"#.utf8), as: "s.json")
+        let feed = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <rss version="2.0" xmlns:podcast="https://podcastindex.org/namespace/1.0"><channel><title>Stop</title>
+            <item><title>S</title><guid>s</guid>
+              <enclosure url="\(site.url("/s.mp3"))" type="audio/mpeg" length="4096"/>
+              <podcast:chapters url="/s.json" type="application/json+chapters"/>
+            </item>
+            </channel></rss>
+            """
+        let feedURL = try site.serve(Data(feed.utf8), as: "feed.xml")
+        let daemon = DaemonProcess()
+        try daemon.writeConfig("name_template = {podcast}/{title}.{ext}\nuse_trash = false\n")
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        let subscribed = try client.result(
+            "subscribe",
+            as: SubscribeResult.self,
+            params: #"{"url":"\#(feedURL)","auto_download":"latest:1"}"#
+        )
+        let download = try #require(subscribed.queued.first)
+        _ = try client.finished([download])
+        let folder = daemon.root.file("data/singlecast/episodes/Stop")
+        #expect(eventually { FileManager.default.fileExists(atPath: folder + "/S.chapters.json") })
+        #expect(daemon.stop() == 0)
+
+        // As if the daemon had stopped after deleting the episode's file and its download, before the chapters.
+        try FileManager.default.removeItem(atPath: folder + "/S.mp3")
+        let database = daemon.root.file("state/singlecast/singlecast.sqlite3")
+        let status = try spawnAndWait(
+            "/usr/bin/python3",
+            [
+                "-c",
+                "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+                    + "c.execute('UPDATE episodes SET download_id = NULL'); "
+                    + "c.execute('DELETE FROM downloads WHERE id = ?', (int(sys.argv[2]),)); c.commit()",
+                database, String(download),
+            ],
+            output: daemon.root.file("python.out")
+        )
+        #expect(status == 0)
+        let restarted = DaemonProcess(root: daemon.root)
+        try restarted.startAndWaitUntilReady()
+        #expect(eventually { !FileManager.default.fileExists(atPath: folder + "/S.chapters.json") })
+        #expect(restarted.stop() == 0)
+    }
 }

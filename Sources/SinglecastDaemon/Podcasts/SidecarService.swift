@@ -19,7 +19,8 @@ actor SidecarService {
     private let logger: Logger
     private let now: @Sendable () -> Int64
     private let downloadDirectory: String
-    private let completions: AsyncStream<Void>
+    /// Signals completed downloads; its `fileDisposal` deletes what was left behind at start-up.
+    private let queue: DownloadQueue
     /// Whose fetch (limits shared with feeds and artwork) and settings a turn uses, read afresh each turn.
     private let refresher: PodcastRefresher
     private let wakeups: AsyncStream<Void>
@@ -30,14 +31,14 @@ actor SidecarService {
         store: Store,
         logger: Logger,
         downloadDirectory: String,
-        completions: AsyncStream<Void>,
+        queue: DownloadQueue,
         refresher: PodcastRefresher,
         now: @escaping @Sendable () -> Int64
     ) {
         self.store = store
         self.logger = logger
         self.downloadDirectory = downloadDirectory
-        self.completions = completions
+        self.queue = queue
         self.refresher = refresher
         self.now = now
         (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -51,9 +52,10 @@ actor SidecarService {
 
     /// Takes up offers and fetches what is due whenever asked (completed downloads ask) and when a retry falls due.
     func run() async {
+        await disposeLeftBehind()
         wakeup.yield()
         await withDiscardingTaskGroup { group in
-            group.addTask { [completions] in for await _ in completions { self.wanted() } }
+            group.addTask { [queue] in for await _ in queue.sidecarCompletions { self.wanted() } }
             for await _ in wakeups {
                 if Task.isCancelled { break }
                 guard let nextAt = await turn() else { continue }
@@ -62,6 +64,27 @@ actor SidecarService {
                 if wake.request(wakeAt) { group.addTask { await self.sleepUntil(wakeAt) } }
             }
             group.cancelAll()
+        }
+    }
+
+    /// Sidecars of downloads that are gone, left by a stop between an episode's file going and its sidecars.
+    private func disposeLeftBehind() async {
+        do {
+            let gone = try await store.sidecarDownloadsGone()
+            guard !gone.isEmpty else { return }
+            logger.notice(
+                "removing the chapters and transcripts of \(gone.count) episode file(s) deleted before a stop"
+            )
+            await Self.dispose(
+                ofDownloads: gone,
+                store: store,
+                disposal: await queue.fileDisposal,
+                root: downloadDirectory,
+                logger: logger,
+                now: now()
+            )
+        } catch {
+            logger.error("cannot look for chapters and transcripts left behind: \(error)")
         }
     }
 

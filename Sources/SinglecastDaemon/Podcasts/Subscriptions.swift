@@ -116,7 +116,7 @@ package actor Subscriptions {
             store: store,
             logger: logger,
             downloadDirectory: downloadDirectory,
-            completions: queue.sidecarCompletions,
+            queue: queue,
             refresher: refresher,
             now: now
         )
