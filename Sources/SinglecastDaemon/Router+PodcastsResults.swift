@@ -100,7 +100,8 @@ extension EpisodeInfo {
                 url: sidecar.url,
                 state: sidecar.state.rawValue,
                 file: sidecar.path,
-                error: sidecar.error
+                error: sidecar.error,
+                rel: sidecar.rel
             )
         }
     }

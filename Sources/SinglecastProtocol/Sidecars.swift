@@ -9,6 +9,8 @@ package struct EpisodeSidecarInfo: Codable, Hashable, Sendable {
     package var mimeType: String
     /// Where the feed links to it.
     package var url: String
+    /// The transcript's `rel` as the feed gives it (`captions`).
+    package var rel: String?
     /// `saved`, `wanted` (to be fetched, or tried again later) or `refused` (too big, or failed for good).
     package var state: String
     /// The saved file, beside the episode's.
@@ -23,7 +25,8 @@ package struct EpisodeSidecarInfo: Codable, Hashable, Sendable {
         url: String,
         state: String,
         file: String?,
-        error: String?
+        error: String?,
+        rel: String? = nil
     ) {
         self.kind = kind
         self.language = language
@@ -32,11 +35,12 @@ package struct EpisodeSidecarInfo: Codable, Hashable, Sendable {
         self.state = state
         self.file = file
         self.error = error
+        self.rel = rel
     }
 
     enum CodingKeys: String, CodingKey {
         case kind, language
         case mimeType = "mime_type"
-        case url, state, file, error
+        case url, rel, state, file, error
     }
 }

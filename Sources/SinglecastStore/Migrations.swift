@@ -298,7 +298,7 @@ package enum Migrations {
             "chapters and transcripts saved beside the episode",
             """
             -- What the feed offers to save beside the episode's file (podcast:chapters, podcast:transcript), one
-            -- "kind<TAB>format<TAB>language<TAB>MIME type<TAB>URL" line each; NULL for none. Written with the episode.
+            -- "kind<TAB>format<TAB>language<TAB>MIME type<TAB>rel<TAB>URL" line each; NULL for none. Written with the episode.
             ALTER TABLE episodes ADD COLUMN sidecar_offers TEXT NULL;
             -- Each offer of an episode whose download completed, tied to that download: when its file goes, these go.
             -- Not a foreign key to downloads: retention deletes download rows in the transaction that owns the files.
@@ -311,6 +311,7 @@ package enum Migrations {
                 language TEXT NOT NULL DEFAULT '',      -- '' when the feed gives none
                 mime_type TEXT NOT NULL,
                 url TEXT NOT NULL,
+                rel TEXT NULL,                          -- podcast:transcript@rel, such as captions
                 state TEXT NOT NULL DEFAULT 'wanted' CHECK (state IN ('wanted', 'saved', 'refused')),
                 path TEXT NULL,                         -- the saved file
                 bytes INTEGER NULL,

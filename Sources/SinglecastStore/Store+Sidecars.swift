@@ -11,20 +11,25 @@ package struct SidecarOffer: Sendable, Hashable {
     package var language: String?
     package var mimeType: String
     package var url: String
+    /// The transcript's `rel` (`captions`), for feeds that list it again.
+    package var rel: String?
 
-    package init(kind: Kind, format: String, language: String?, mimeType: String, url: String) {
+    package init(kind: Kind, format: String, language: String?, mimeType: String, url: String, rel: String? = nil) {
         self.kind = kind
         self.format = format
         self.language = language
         self.mimeType = mimeType
         self.url = url
+        self.rel = rel
     }
 
     /// The `episodes.sidecar_offers` text: one tab-separated line per offer; `nil` for none. An offer whose fields
     /// hold a tab or a line break cannot be written and is left out (the daemon never makes one).
     static func encode(_ offers: [SidecarOffer]) -> String? {
         let lines = offers.compactMap { offer -> String? in
-            let fields = [offer.kind.rawValue, offer.format, offer.language ?? "", offer.mimeType, offer.url]
+            let fields = [
+                offer.kind.rawValue, offer.format, offer.language ?? "", offer.mimeType, offer.rel ?? "", offer.url,
+            ]
             guard !fields.contains(where: { $0.contains(where: { $0 == "\t" || $0.isNewline }) }) else { return nil }
             return fields.joined(separator: "\t")
         }
@@ -35,13 +40,14 @@ package struct SidecarOffer: Sendable, Hashable {
         guard let text else { return [] }
         return text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard fields.count == 5, let kind = Kind(rawValue: fields[0]) else { return nil }
+            guard fields.count == 6, let kind = Kind(rawValue: fields[0]) else { return nil }
             return SidecarOffer(
                 kind: kind,
                 format: fields[1],
                 language: fields[2].isEmpty ? nil : fields[2],
                 mimeType: fields[3],
-                url: fields[4]
+                url: fields[5],
+                rel: fields[4].isEmpty ? nil : fields[4]
             )
         }
     }
@@ -79,7 +85,7 @@ package struct SidecarRecord: Sendable, Hashable {
 private let sidecarColumns = """
     s.id, s.episode_id, s.download_id, s.kind, s.format, s.language, s.mime_type, s.url, s.state, s.path, s.bytes,
     s.attempts, s.next_attempt_at, s.error, CASE WHEN d.state = 'completed' THEN d.directory || '/' || d.file_name END,
-    p.feed_url, p.auth_user, p.auth_password
+    p.feed_url, p.auth_user, p.auth_password, s.rel
     """
 private let sidecarFrom = """
     sidecars s LEFT JOIN downloads d ON d.id = s.download_id LEFT JOIN episodes e ON e.id = s.episode_id \
@@ -98,7 +104,8 @@ extension SidecarRecord {
                 format: row.string(4) ?? "",
                 language: language.isEmpty ? nil : language,
                 mimeType: row.string(6) ?? "",
-                url: row.string(7) ?? ""
+                url: row.string(7) ?? "",
+                rel: row.string(18)
             ),
             state: State(rawValue: row.string(8) ?? "") ?? .wanted,
             path: row.string(9),
@@ -140,12 +147,13 @@ extension Store {
                     for offer in SidecarOffer.decode(row.string(2)) {
                         added += try connection.execute(
                             """
-                            INSERT OR IGNORE INTO sidecars (episode_id, download_id, kind, format, language, mime_type, url)
-                            VALUES (?, ?, ?, ?, ?, ?, ?)
+                            INSERT OR IGNORE INTO sidecars (episode_id, download_id, kind, format, language, mime_type, url, rel)
+                            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                             """,
                             [
                                 .integer(episode), .integer(download), .text(offer.kind.rawValue), .text(offer.format),
                                 .text(offer.language ?? ""), .text(offer.mimeType), .text(offer.url),
+                                SQLiteValue(offer.rel),
                             ]
                         )
                     }

@@ -76,6 +76,7 @@ import Testing
         #expect(betaSidecars[1].file == folder + "/Beta.vtt" && betaSidecars[1].mimeType == "text/vtt")
         #expect(shown.episodes.first?.downloadState == .completed)
         shown = try client.result("episode", as: InboxResult.self, params: #"{"episodes":[\#(alpha)]}"#)
+        #expect(shown.episodes.first?.sidecars?.map(\.rel) == [nil, "captions", nil])
         #expect(
             shown.episodes.first?.sidecars?.map { "\($0.kind) \($0.language ?? "-") \($0.mimeType)" } == [
                 "chapters - application/json+chapters", "transcript en text/vtt", "transcript de application/x-subrip",

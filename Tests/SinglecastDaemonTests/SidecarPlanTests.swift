@@ -30,6 +30,7 @@ import Testing
             ]
         )
         #expect(offers.map(\.format) == ["json", "vtt", "srt", "srt", "json", "html", "vtt"])
+        #expect(offers.map(\.rel) == [nil, "captions", nil, nil, nil, nil, nil])
         #expect(offers.map(\.language) == [nil, "en", "de", nil, "pt-BR", nil, nil])
         #expect(
             offers.map(\.mimeType) == [

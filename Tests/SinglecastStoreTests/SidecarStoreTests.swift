@@ -13,7 +13,14 @@ import Testing
             mimeType: "application/json+chapters",
             url: "https://a/c.json"
         ),
-        SidecarOffer(kind: .transcript, format: "vtt", language: "en", mimeType: "text/vtt", url: "https://a/t.vtt"),
+        SidecarOffer(
+            kind: .transcript,
+            format: "vtt",
+            language: "en",
+            mimeType: "text/vtt",
+            url: "https://a/t.vtt",
+            rel: "captions"
+        ),
         SidecarOffer(
             kind: .transcript,
             format: "srt",

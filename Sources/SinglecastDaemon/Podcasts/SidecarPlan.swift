@@ -44,7 +44,8 @@ enum SidecarPlan {
                     format: format,
                     language: language(transcript.language),
                     mimeType: mimeType(ofFormat: format),
-                    url: transcript.url
+                    url: transcript.url,
+                    rel: transcript.rel.flatMap { rel in rel.allSatisfy { !$0.isNewline && $0 != "\t" } ? rel : nil }
                 )
             )
         }

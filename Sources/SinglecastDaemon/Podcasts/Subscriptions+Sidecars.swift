@@ -17,6 +17,8 @@ package struct SavedSidecar: Sendable, Hashable {
     package var bytes: Int64
     /// Where the feed links to it.
     package var url: String
+    /// The transcript's `rel` as the feed gives it (`captions`); `nil` for none.
+    package var rel: String?
 }
 
 /// A chapters or transcript file of an episode as `show-episode` lists it: saved, still wanted, or refused.
@@ -29,6 +31,7 @@ package struct EpisodeSidecar: Sendable, Hashable {
     package var language: String?
     package var mimeType: String
     package var url: String
+    package var rel: String?
     package var state: State
     /// The saved file; `nil` until saved.
     package var path: String?
@@ -63,7 +66,8 @@ extension Subscriptions {
                     mimeType: record.offer.mimeType,
                     path: path,
                     bytes: record.bytes ?? 0,
-                    url: record.offer.url
+                    url: record.offer.url,
+                    rel: record.offer.rel
                 )
             }
         }
@@ -77,6 +81,7 @@ extension Subscriptions {
                 language: record.offer.language,
                 mimeType: record.offer.mimeType,
                 url: record.offer.url,
+                rel: record.offer.rel,
                 state: EpisodeSidecar.State(rawValue: record.state.rawValue) ?? .wanted,
                 path: record.path,
                 error: record.error
