@@ -98,9 +98,13 @@ actor SidecarService {
     func turn() async -> Int64? {
         do {
             try await store.takeUpSidecarOffers()
+            // Each row once per turn: one whose outcome could not be recorded stays due, and is tried at the next
+            // turn (a minute away at most) rather than over and over now.
+            var tried: Set<Int64> = []
             while true {
-                let (due, nextAt) = try await store.dueSidecars(now: now())
-                guard !due.isEmpty else { return nextAt }
+                let (rows, nextAt) = try await store.dueSidecars(now: now())
+                let due = rows.filter { tried.insert($0.id).inserted }
+                guard !due.isEmpty else { return due.count < rows.count ? now() + 60_000 : nextAt }
                 let fetch = Fetching(
                     fetch: await refresher.limitedFetch,
                     deadline: await refresher.settings.fetchDeadline,
@@ -117,13 +121,14 @@ actor SidecarService {
         }
     }
 
-    /// Fetches one sidecar and writes it beside its episode's file; records the outcome.
+    /// The refresher's fetch and settings as a turn found them.
     private struct Fetching: Sendable {
         var fetch: @Sendable (FetchRequest) async throws(TransferError) -> FetchResult
         var deadline: Duration
         var transfer: TransferOptions
     }
 
+    /// Fetches one sidecar and writes it beside its episode's file; records the outcome.
     private func save(_ record: SidecarRecord, with fetching: Fetching) async {
         let (fetch, deadline, transfer) = (fetching.fetch, fetching.deadline, fetching.transfer)
         guard let episodeFile = record.episodeFile else { return }
