@@ -193,12 +193,13 @@ package enum Daemon {
         /// Which child of the service group ended.
         enum Part {
             case server, watchdog, signals, queue, hooks, refresher, retention, statusLine, notifications, windows
-            case metered
+            case metered, sidecars
         }
         /// How the services are told to stop, in this order: the server stops taking requests first, so that none
         /// arrives for a service already stopping. Each returns at once; the group then waits for them all.
         let stopOrder: [@Sendable () -> Void] = [
             server.beginShutdown, queue.shutdown, queue.hooks.shutdown, podcasts.refresher.shutdown, windows.shutdown,
+            podcasts.sidecars.shutdown,
         ]
         let stopServices = { @Sendable in for stop in stopOrder { stop() } }
         try await withThrowingTaskGroup(of: Part.self) { group in
@@ -222,6 +223,10 @@ package enum Daemon {
                 // Ends when cancelled, after the services above have stopped.
                 await podcasts.retention.run(policies: { await podcasts.retentionPolicies() })
                 return .retention
+            }
+            group.addTask {
+                await podcasts.sidecars.run()
+                return .sidecars
             }
             group.addTask {
                 await windows.run()

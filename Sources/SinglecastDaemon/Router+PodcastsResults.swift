@@ -92,6 +92,18 @@ extension EpisodeInfo {
             pinned: episode.pinned ? true : nil,
             skipped: listed.skipped
         )
+        sidecars = listed.sidecars?.map { sidecar in
+            EpisodeSidecarInfo(
+                kind: sidecar.kind.rawValue,
+                language: sidecar.language,
+                mimeType: sidecar.mimeType,
+                url: sidecar.url,
+                state: sidecar.state.rawValue,
+                file: sidecar.path,
+                error: sidecar.error,
+                rel: sidecar.rel
+            )
+        }
     }
 }
 

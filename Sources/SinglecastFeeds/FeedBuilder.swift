@@ -439,8 +439,10 @@ struct FeedBuilder: XMLHandler {
         case .podcast:
             switch tag.localName {
             case "chapters":
+                // As before the type was read, a later element with a URL replaces an earlier one, type and all.
                 if let url = tag.attribute("url")?.trimmedOrNil {
                     item?.episode.chaptersURL = URLResolver.resolve(url, against: base)
+                    item?.episode.chaptersType = tag.attribute("type")?.trimmedOrNil
                 }
                 return .skip
             case "transcript":

@@ -146,6 +146,8 @@ package struct Episode: Sendable, Hashable, Codable {
     package var artworkURL: String?
     /// `podcast:chapters@url`.
     package var chaptersURL: String?
+    /// `podcast:chapters@type` (`application/json+chapters` by the namespace; `nil` when missing or empty).
+    package var chaptersType: String?
     /// Podlove Simple Chapters (`psc:chapter`) embedded in the item.
     package var chapters: [Chapter]
     /// `podcast:transcript` elements.
@@ -178,6 +180,7 @@ package struct Episode: Sendable, Hashable, Codable {
         self.episodeType = nil
         self.artworkURL = nil
         self.chaptersURL = nil
+        self.chaptersType = nil
         self.chapters = []
         self.transcripts = []
         self.persons = []
@@ -228,10 +231,11 @@ package struct Funding: Sendable, Hashable, Codable {
     }
 }
 
-/// A `podcast:transcript` link.
+/// A `podcast:transcript` link; an element without `url` is left out.
 package struct Transcript: Sendable, Hashable, Codable {
     package var url: String
-    /// MIME type (`text/vtt`, `application/srt`, `application/json`, `text/html`…).
+    /// MIME type (`text/vtt`, `application/srt`, `application/x-subrip`, `application/json`, `text/html`…) as the
+    /// feed writes it, trimmed; empty when missing.
     package var type: String
     package var language: String?
     /// `rel`, e.g. `captions`.

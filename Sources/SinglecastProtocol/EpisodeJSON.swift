@@ -67,6 +67,7 @@ extension EpisodeInfo: JSONByteReadable, JSONByteWritable {
             case .playedAt: episode.playedAt = try reader.readOptionalString()
             case .pinned: episode.pinned = try reader.readOptional { try $0.readBool() }
             case .skipped: episode.skipped = try reader.readOptionalString()
+            case .sidecars: episode.sidecars = try reader.readOptional { try $0.decode([EpisodeSidecarInfo].self) }
             }
         }
         func missing(_ key: CodingKeys) -> JSONByteError {
@@ -112,6 +113,12 @@ extension EpisodeInfo: JSONByteReadable, JSONByteWritable {
             case .playedAt: writer.member(key, playedAt)
             case .pinned: if let pinned { writer.member(key, pinned) }
             case .skipped: writer.member(key, skipped)
+            case .sidecars:
+                // Small plain values: the encoder cannot fail on them, and only `episode` carries them.
+                if let sidecars, (try? WireCoding.encoder().encode(sidecars)) != nil {
+                    writer.key(key)
+                    try? writer.encode(sidecars)
+                }
             }
         }
         writer.endObject()

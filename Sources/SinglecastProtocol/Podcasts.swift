@@ -229,6 +229,8 @@ package struct EpisodeInfo: Codable, Hashable, Sendable {
     package var pinned: Bool?
     /// Why the podcast's rules do not download it (`title excludes "trailer"`).
     package var skipped: String?
+    /// Its chapters and transcript files (`episode` only; absent from lists and when there are none).
+    package var sidecars: [EpisodeSidecarInfo]?
 
     package init(
         id: Int64,
@@ -304,6 +306,7 @@ package struct EpisodeInfo: Codable, Hashable, Sendable {
         case playedAt = "played_at"
         case pinned
         case skipped
+        case sidecars
     }
 }
 

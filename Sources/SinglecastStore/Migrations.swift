@@ -293,6 +293,37 @@ package enum Migrations {
             CREATE TABLE runtime_settings (name TEXT PRIMARY KEY, value INTEGER) STRICT;
             """
         ),
+        Migration(
+            12,
+            "chapters and transcripts saved beside the episode",
+            """
+            -- What the feed offers to save beside the episode's file (podcast:chapters, podcast:transcript), one
+            -- "kind<TAB>format<TAB>language<TAB>MIME type<TAB>rel<TAB>URL" line each; NULL for none. Written with the episode.
+            ALTER TABLE episodes ADD COLUMN sidecar_offers TEXT NULL;
+            -- Each offer of an episode whose download completed, tied to that download: when its file goes, these go.
+            -- Not a foreign key to downloads: retention deletes download rows in the transaction that owns the files.
+            CREATE TABLE sidecars (
+                id INTEGER PRIMARY KEY,
+                episode_id INTEGER NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
+                download_id INTEGER NOT NULL,
+                kind TEXT NOT NULL CHECK (kind IN ('chapters', 'transcript')),
+                format TEXT NOT NULL,                   -- the file's extension: json, vtt, srt, html
+                language TEXT NOT NULL DEFAULT '',      -- '' when the feed gives none
+                mime_type TEXT NOT NULL,
+                url TEXT NOT NULL,
+                rel TEXT NULL,                          -- podcast:transcript@rel, such as captions
+                state TEXT NOT NULL DEFAULT 'wanted' CHECK (state IN ('wanted', 'saved', 'refused')),
+                path TEXT NULL,                         -- the saved file
+                bytes INTEGER NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                next_attempt_at INTEGER NULL,           -- Unix milliseconds; NULL: at once
+                error TEXT NULL,                        -- why the last attempt failed, or why it was refused
+                UNIQUE (download_id, episode_id, kind, format, language)
+            ) STRICT;
+            CREATE INDEX sidecars_by_episode ON sidecars(episode_id);
+            CREATE INDEX sidecars_wanted ON sidecars(next_attempt_at) WHERE state = 'wanted';
+            """
+        ),
     ]
 
     /// The schema version a fully migrated database has.

@@ -92,6 +92,8 @@ package struct EpisodeRecord: Sendable, Hashable {
     package var chaptersURL: String?
     package var transcriptURL: String?
     package var integrity: String?
+    /// What the feed offers to save beside the episode's file, in the order the daemon chose them.
+    package var sidecarOffers: [SidecarOffer]
     package var firstSeenAt: Int64
     /// Position in the feed document when last seen (0 = first), to order undated episodes.
     package var feedOrder: Int
@@ -128,6 +130,7 @@ package struct EpisodeRecord: Sendable, Hashable {
         chaptersURL = nil
         transcriptURL = nil
         integrity = nil
+        sidecarOffers = []
         self.firstSeenAt = firstSeenAt
         feedOrder = 0
         isNew = true
@@ -188,7 +191,8 @@ private let updatePodcastSQL = """
 private let episodeColumns = """
     id, podcast_id, identity, guid, title, description, link, published_at, duration, enclosure_url, enclosure_type,
     enclosure_length, season, episode_number, chapters_url, transcript_url, integrity, first_seen_at, feed_order,
-    is_new, download_id, episode_type, played_at, pinned, file_deleted_at, file_deleted_reason, requested
+    is_new, download_id, episode_type, played_at, pinned, file_deleted_at, file_deleted_reason, requested,
+    sidecar_offers
     """
 /// The same columns in the same order, with an empty description.
 private let episodeColumnsWithoutDescription = episodeColumns.replacing(", description,", with: ", '' AS description,")
@@ -199,7 +203,7 @@ private let episodeListingColumns = episodeColumns.split(separator: ",").map { c
     switch name {
     case "identity", "description": return "'' AS \(name)"
     case "guid", "link", "enclosure_type", "enclosure_length", "season", "episode_number", "chapters_url",
-        "transcript_url", "integrity":
+        "transcript_url", "integrity", "sidecar_offers":
         return "NULL AS \(name)"
     default: return name
     }
@@ -302,6 +306,7 @@ extension EpisodeRecord {
         fileDeletedAt = row.int64(24)
         fileDeletedReason = row.string(25)
         requested = (row.int64(26) ?? 0) != 0
+        sidecarOffers = SidecarOffer.decode(row.string(27))
     }
 
     fileprivate var columnValues: [SQLiteValue] {
@@ -314,6 +319,7 @@ extension EpisodeRecord {
             .integer(Int64(feedOrder)), .integer(isNew ? 1 : 0), SQLiteValue(downloadID), SQLiteValue(episodeType),
             SQLiteValue(playedAt), .integer(pinned ? 1 : 0), SQLiteValue(fileDeletedAt),
             SQLiteValue(fileDeletedReason), .integer(requested ? 1 : 0),
+            SQLiteValue(SidecarOffer.encode(sidecarOffers)),
         ]
     }
 }

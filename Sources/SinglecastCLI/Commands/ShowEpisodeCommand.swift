@@ -53,6 +53,7 @@ package struct ShowEpisodeCommand: CLICommand {
             row("State", PodcastText.state(episode))
             row("Download", episode.downloadID.map { "\($0) (\(episode.downloadState?.rawValue ?? "gone"))" })
             row("File", episode.file)
+            for sidecar in episode.sidecars ?? [] { row(sidecarLabel(sidecar), sidecarValue(sidecar)) }
             var text = Formatting.table(rows, style: style)
             // Its lines as the feed broke them, each escaped: a line break is the one control a description needs.
             let lines = episode.description.split(separator: "\n", omittingEmptySubsequences: false)
@@ -61,5 +62,17 @@ package struct ShowEpisodeCommand: CLICommand {
             }
             return text
         }.joined(separator: "\n")
+    }
+
+    /// `Chapters`, `Transcript`, or `Transcript en` for one with a language.
+    static func sidecarLabel(_ sidecar: EpisodeSidecarInfo) -> String {
+        (sidecar.kind == "chapters" ? "Chapters" : "Transcript") + (sidecar.language.map { " \($0)" } ?? "")
+    }
+
+    /// The saved file; or the feed's URL and why it is not saved (yet).
+    static func sidecarValue(_ sidecar: EpisodeSidecarInfo) -> String {
+        if sidecar.state == "saved", let file = sidecar.file { return file }
+        let why = sidecar.state == "refused" ? "refused" : "not saved yet"
+        return "\(sidecar.url) (\(why)\(sidecar.error.map { ": \($0)" } ?? ""))"
     }
 }

@@ -120,6 +120,9 @@ package actor DownloadQueue: Service {
     /// Signals completed downloads, for retention (a completed file may go over `max_storage`).
     package nonisolated let completions: AsyncStream<Void>
     private let completed: AsyncStream<Void>.Continuation
+    /// The same signal for the chapters and transcripts saved beside episodes' files (a stream has one reader).
+    package nonisolated let sidecarCompletions: AsyncStream<Void>
+    private let sidecarCompleted: AsyncStream<Void>.Continuation
     private var wake = WakeSchedule()
     /// What holds downloads back: the window and the metered network, as their services last said.
     private var gate = DownloadGate()
@@ -164,6 +167,10 @@ package actor DownloadQueue: Service {
         (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         (changes, changed) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         (completions, completed) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        (sidecarCompletions, sidecarCompleted) = AsyncStream.makeStream(
+            of: Void.self,
+            bufferingPolicy: .bufferingNewest(1)
+        )
     }
 
     // MARK: - Service
@@ -292,7 +299,10 @@ package actor DownloadQueue: Service {
                 Self.discardPartial(of: record, root: defaultDirectory)
             case .publish(let event, let record):
                 publish(event, record)
-                if event == .completed { completed.yield() }
+                if event == .completed {
+                    completed.yield()
+                    sidecarCompleted.yield()
+                }
             case .runHook(let record):
                 if let program = settings.onComplete { hooks.run(program, for: record) }
             case .log(let level, let message):

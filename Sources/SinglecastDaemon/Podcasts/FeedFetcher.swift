@@ -251,6 +251,7 @@ struct FeedFetcher: Sendable {
         record.episodeNumber = episode.episodeNumber
         record.chaptersURL = episode.chaptersURL
         record.transcriptURL = episode.transcripts.first?.url
+        record.sidecarOffers = SidecarPlan.offers(of: episode)
         record.integrity = episode.integrity.map { "\($0.type) \($0.value)" }
         record.episodeType = episode.episodeType
         record.feedOrder = feedOrder

@@ -187,6 +187,15 @@ actor RetentionService {
             } catch {
                 logger.error("cannot forget \(retired.downloads.count) deleted download(s): \(error)")
             }
+            // Their chapters and transcripts go the same way.
+            await SidecarService.dispose(
+                ofDownloads: retired.downloads,
+                store: store,
+                disposal: disposal,
+                root: directory,
+                logger: logger,
+                now: clock()
+            )
             let released = Set(retired.episodes)
             for (record, download) in chosen {
                 refusals[record.id] = released.contains(record.id) ? nil : retired.disposed.refused[download.id]

@@ -15,6 +15,8 @@ package struct ListedEpisode: Sendable, Hashable {
     package var download: DownloadSnapshot?
     /// Why the podcast's rules do not download it, for an episode without a download.
     package var skipped: String?
+    /// Its chapters and transcript files; read only for `episode`.
+    package var sidecars: [EpisodeSidecar]? = nil
 }
 
 /// What `episodes` lists: the podcast, and its episodes newest first.
@@ -53,6 +55,7 @@ extension Subscriptions {
         var outcome = LetGo()
         outcome.kept = await queue.infos(Array(shared)).values.filter { $0.state == .completed }.map(\.file).sorted()
         let discarded = try await queue.discard(owned, deleteFiles: true, reason: reason)
+        await disposeSidecars(ofDownloads: owned.filter { discarded.refused[$0] == nil })
         for file in discarded.deleted {
             outcome.deleted.append(file.path)
             if let trashed = file.trashedTo { outcome.trashed[file.path] = trashed }
@@ -115,7 +118,12 @@ extension Subscriptions {
     /// `episode`: the episodes with these ids, in the order asked, with everything known of them (their
     /// description too) and their downloads, and their podcasts.
     package func episodeDetails(_ ids: [Int64]) async throws -> InboxListing {
-        try await listing(try await existingEpisodes(ids, fields: .all))
+        var details = try await listing(try await existingEpisodes(ids, fields: .all))
+        for index in details.episodes.indices {
+            let sidecars = try await episodeSidecars(episodeID: details.episodes[index].record.id)
+            details.episodes[index].sidecars = sidecars.isEmpty ? nil : sidecars
+        }
+        return details
     }
 
     /// `records` with their downloads, and the podcasts they belong to, by id.
@@ -252,11 +260,10 @@ extension Subscriptions {
         // The old rows go: their files are gone, and a row kept would count toward max_storage again once the new
         // download's file takes its name.
         if !replaced.isEmpty {
-            _ = try await queue.discard(
-                try await ownDownloads(replaced, leaving: []),
-                deleteFiles: false,
-                reason: "its file was gone and it was queued again"
-            )
+            let gone = try await ownDownloads(replaced, leaving: [])
+            _ = try await queue.discard(gone, deleteFiles: false, reason: "its file was gone and it was queued again")
+            // What was saved beside the vanished file goes too; the new download saves it again.
+            await disposeSidecars(ofDownloads: gone)
         }
         if now {
             let existing = result.filter(\.existing).map(\.id)

@@ -143,9 +143,12 @@ extension Subscriptions {
         let now = self.now()
         episodesWritten()
         defer { episodesWritten() }
-        return try await store.applyRefresh(podcast) { store in
+        let inserted = try await store.applyRefresh(podcast) { store in
             try parsed.episodes(of: id, markNew: markNew, now: now, into: store)
         }
+        // A feed may add a transcript to an episode whose file is here already.
+        sidecars.wanted()
+        return inserted
     }
 
     /// Queues what the podcast's policy asks for; retention then deletes what its rules let go of.

@@ -67,6 +67,8 @@ package actor Subscriptions {
     nonisolated let refresher: PodcastRefresher
     /// Deletes what the retention rules let go of; this catalogue hands it the podcasts' rules.
     let retention: RetentionService
+    /// Saves chapters and transcripts beside completed episodes' files; a service of its own.
+    nonisolated let sidecars: SidecarService
 
     package init(
         store: Store,
@@ -100,7 +102,7 @@ package actor Subscriptions {
             maxStorage: settings.maxStorage,
             now: now
         )
-        self.refresher = PodcastRefresher(
+        let refresher = PodcastRefresher(
             engine: engine,
             store: store,
             logger: logger,
@@ -108,6 +110,15 @@ package actor Subscriptions {
             artworkDirectory: artworkDirectory,
             now: now,
             jitter: jitter
+        )
+        self.refresher = refresher
+        self.sidecars = SidecarService(
+            store: store,
+            logger: logger,
+            downloadDirectory: downloadDirectory,
+            queue: queue,
+            refresher: refresher,
+            now: now
         )
     }
 
@@ -270,13 +281,15 @@ package actor Subscriptions {
         let downloads = try await ownDownloads(episodes.compactMap(\.downloadID), leaving: episodes.map(\.id))
         let before = await queue.infos(downloads)
         let unfinished = before.values.filter { $0.state != .completed }.map(\.id).sorted()
-        let deleted = try await queue.discard(
+        let discarded = try await queue.discard(
             downloads,
             deleteFiles: params.deleteFiles,
             reason: "unsubscribed"
         )
-        .deleted
+        let deleted = discarded.deleted
         if params.deleteFiles {
+            // Chapters and transcripts go with their episodes' files; without delete_files both stay.
+            await disposeSidecars(ofDownloads: downloads.filter { discarded.refused[$0] == nil })
             // The podcast's folders, left empty once its files went; anything else in them keeps them.
             DownloadDirectory.removeEmptyFolders(
                 before.values.map { DownloadDirectory.parent(of: $0.file) },
