@@ -71,6 +71,43 @@ import Testing
         #expect(parsed.episodes.map { $0.enclosure?.url } == feed.episodes.map { document.mediaURL($0) })
     }
 
+    @Test func chaptersAndTranscriptsSavedBesideAnEpisodeAreLinkedThroughTheMediaRoute() throws {
+        let document = PersonalFeedDocument(baseURL: "http://127.0.0.1:8372")
+        var first = episode(1, name: "one.mp3", publishedAt: 1_800_000_000_000, type: nil)
+        first.sidecars = [
+            PersonalFeedSidecar(
+                kind: .chapters,
+                language: nil,
+                mimeType: "application/json+chapters",
+                rel: nil,
+                file: ServableFile(path: "/d/Show/one.mp3.chapters.json", root: "/d", announcedType: nil)
+            ),
+            PersonalFeedSidecar(
+                kind: .transcript,
+                language: "en\"",
+                mimeType: "text/vtt",
+                rel: "captions",
+                file: ServableFile(path: "/d/Show/one.mp3.en.vtt", root: "/d", announcedType: nil)
+            ),
+        ]
+        let bytes = document.rss(PersonalFeed(podcasts: [podcast], episodes: [first]), podcast: 7)
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(
+            text.contains(
+                #"<podcast:chapters url="http://127.0.0.1:8372/media/1/one.mp3.chapters.json" type="application/json+chapters"/>"#
+            )
+        )
+        #expect(
+            text.contains(
+                #"<podcast:transcript url="http://127.0.0.1:8372/media/1/one.mp3.en.vtt" type="text/vtt" language="en&quot;" rel="captions"/>"#
+            )
+        )
+        // singlecast's own parser reads them back as a podcast app would.
+        let parsed = try #require(try FeedParser.parse(Data(bytes), url: document.feedURL(7)).episodes.first)
+        #expect(parsed.chaptersURL == "http://127.0.0.1:8372/media/1/one.mp3.chapters.json")
+        #expect(parsed.transcripts.map(\.url) == ["http://127.0.0.1:8372/media/1/one.mp3.en.vtt"])
+    }
+
     @Test func theOPMLNamesEveryFeedAndItsBytesFollowTheSubscriptions() throws {
         let document = PersonalFeedDocument(baseURL: "http://[::1]:8372")
         let bytes = document.opml([podcast])

@@ -36,6 +36,18 @@ package struct PersonalFeedEpisode: Sendable, Hashable {
     package var file: ServableFile
     /// The file's size now.
     package var size: Int64
+    /// Its chapters and transcripts saved beside it.
+    package var sidecars: [PersonalFeedSidecar] = []
+}
+
+/// A chapters or transcript file saved beside an episode, as its personal feed links to it.
+package struct PersonalFeedSidecar: Sendable, Hashable {
+    package var kind: SavedSidecar.Kind
+    package var language: String?
+    /// The type the feed's `podcast:chapters` or `podcast:transcript` names.
+    package var mimeType: String
+    package var rel: String?
+    package var file: ServableFile
 }
 
 /// A file the web side may serve: one singlecast saved and still records, and the directory it must lie inside.
@@ -88,11 +100,14 @@ extension Subscriptions {
         } catch {
             throw PodcastError.store("cannot read the episodes: \(error)")
         }
+        let sidecars = await servableSidecars(of: Array(files.keys))
         var episodes: [(record: EpisodeRecord, episode: PersonalFeedEpisode)] = []
         for record in records {
             // The file as it is now: one deleted behind singlecast's back is not offered.
             guard let file = files[record.id], let size = Self.regularFileSize(file.path) else { continue }
-            episodes.append((record, Self.personalFeedEpisode(record, file: file, size: size)))
+            var episode = Self.personalFeedEpisode(record, file: file, size: size)
+            episode.sidecars = sidecars[record.id] ?? []
+            episodes.append((record, episode))
         }
         episodes.sort { lhs, rhs in
             let (left, right) = (lhs.record, rhs.record)
@@ -102,13 +117,14 @@ extension Subscriptions {
         return PersonalFeed(podcasts: shown, episodes: episodes.map(\.episode))
     }
 
-    /// The file at `/media/<episode>/<name>`: the episode's downloaded file when `name` is its name; `nil` for
-    /// anything else. (Files saved beside an episode will be found here too.)
+    /// The file at `/media/<episode>/<name>`: the episode's downloaded file, or a chapters or transcript file saved
+    /// beside it, when `name` is its name; `nil` for anything else.
     package func servableFile(episode: Int64, named name: String) async -> ServableFile? {
         guard let record = try? await store.episodes(ids: [episode], fields: .withoutDescription).first,
-            let file = await servableFiles(of: [record])[episode], file.name == name
+            let file = await servableFiles(of: [record])[episode]
         else { return nil }
-        return file
+        if file.name == name { return file }
+        return await servableSidecars(of: [episode])[episode]?.first { $0.file.name == name }?.file
     }
 
     /// A podcast's image in the artwork cache.
@@ -139,6 +155,23 @@ extension Subscriptions {
             )
         }
         return files
+    }
+
+    /// The chapters and transcripts saved beside episodes whose own file may be served, and still there.
+    private func servableSidecars(of episodes: [Int64]) async -> [Int64: [PersonalFeedSidecar]] {
+        guard !episodes.isEmpty, let saved = try? await savedSidecars(episodeIDs: episodes) else { return [:] }
+        return saved.mapValues { sidecars in
+            sidecars.compactMap { sidecar in
+                guard Self.regularFileSize(sidecar.path) != nil else { return nil }
+                return PersonalFeedSidecar(
+                    kind: sidecar.kind,
+                    language: sidecar.language,
+                    mimeType: sidecar.mimeType,
+                    rel: sidecar.rel,
+                    file: ServableFile(path: sidecar.path, root: downloadDirectory, announcedType: nil)
+                )
+            }
+        }
     }
 
     private static func personalFeedPodcast(_ record: PodcastRecord) -> PersonalFeedPodcast {

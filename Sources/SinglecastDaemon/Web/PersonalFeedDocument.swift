@@ -25,8 +25,11 @@ package struct PersonalFeedDocument: Sendable {
         baseURL + "/feeds/" + (podcast.map(String.init) ?? "all") + ".xml"
     }
 
-    package func mediaURL(_ episode: PersonalFeedEpisode) -> String {
-        baseURL + "/media/\(episode.id)/" + episode.file.name.percentEncodedExceptUnreserved()
+    package func mediaURL(_ episode: PersonalFeedEpisode) -> String { mediaURL(episode.id, episode.file) }
+
+    /// `/media/<episode>/<name>`: the episode's file, or one saved beside it.
+    package func mediaURL(_ episode: Int64, _ file: ServableFile) -> String {
+        baseURL + "/media/\(episode)/" + file.name.percentEncodedExceptUnreserved()
     }
 
     package func artworkURL(_ podcast: Int64) -> String { baseURL + "/artwork/\(podcast)" }
@@ -85,6 +88,19 @@ package struct PersonalFeedDocument: Sendable {
         if let season = episode.season { out += "  " + element("itunes:season", String(season)) }
         if let number = episode.episodeNumber { out += "  " + element("itunes:episode", String(number)) }
         if let type = episode.episodeType { out += "  " + element("itunes:episodeType", type) }
+        for sidecar in episode.sidecars {
+            let url = XMLEscape.attribute(mediaURL(episode.id, sidecar.file))
+            let type = XMLEscape.attribute(sidecar.mimeType)
+            switch sidecar.kind {
+            case .chapters:
+                out += "    <podcast:chapters url=\"\(url)\" type=\"\(type)\"/>\n"
+            case .transcript:
+                out += "    <podcast:transcript url=\"\(url)\" type=\"\(type)\""
+                if let language = sidecar.language { out += " language=\"\(XMLEscape.attribute(language))\"" }
+                if let rel = sidecar.rel { out += " rel=\"\(XMLEscape.attribute(rel))\"" }
+                out += "/>\n"
+            }
+        }
         return out + "  </item>\n"
     }
 
