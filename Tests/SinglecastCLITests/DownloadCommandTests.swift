@@ -233,7 +233,7 @@ import Testing
                 Speed        1.3 MB/s
                 ETA          3m 12s
                 Attempts     1
-                Added        2026-11-29T11:00:00Z
+                Added        \(Timestamps.text("2026-11-29T11:00:00Z", zone: .system))
                 Priority     5, position 12
                 Headers      Authorization, X-Client
                 Credentials  yes (hidden)

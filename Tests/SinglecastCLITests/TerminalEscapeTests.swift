@@ -47,7 +47,7 @@ import Testing
                 9  \(Self.shown): 1 episode, 0 new
 
                 ID   DATE        DURATION  STATE  DOWNLOAD  TITLE
-                815  2026-11-28  1:02:03   -      -         Friday\\u{1B}]2;x\\u{7}
+                815  2026-11-28  1h 2m     -      -         Friday\\u{1B}]2;x\\u{7}
 
                 """
         )

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import SinglecastProtocol
+import SinglecastSupport
 
 /// `singlecastctl downloads`: the queue as a table.
 package struct DownloadsCommand: CLICommand {
@@ -102,7 +103,12 @@ package struct ShowCommand: CLICommand {
     }
 
     /// The key/value table; rows that do not apply (speed of a paused download, no error) are left out.
-    package static func render(_ download: DownloadInfo, now: Date, style: TextStyle = .plain) -> String {
+    package static func render(
+        _ download: DownloadInfo,
+        now: Date,
+        style: TextStyle = .plain,
+        zone: LocalTimeZone = .system
+    ) -> String {
         var rows: [(label: String, value: String)] = [
             ("ID", String(download.id)),
             ("URL", download.url),
@@ -120,10 +126,12 @@ package struct ShowCommand: CLICommand {
             let when =
                 DownloadText.isDue(nextRetryAt, now: now)
                 ? "due, waiting for a slot" : DownloadText.retryTime(nextRetryAt, now: now)
-            rows.append(("Next retry", "\(nextRetryAt) (\(when))"))
+            rows.append(("Next retry", "\(Timestamps.text(nextRetryAt, zone: zone)) (\(when))"))
         }
-        rows.append(("Added", download.addedAt))
-        if let completedAt = download.completedAt { rows.append(("Completed", completedAt)) }
+        rows.append(("Added", Timestamps.text(download.addedAt, zone: zone)))
+        if let completedAt = download.completedAt {
+            rows.append(("Completed", Timestamps.text(completedAt, zone: zone)))
+        }
         rows.append(("Priority", "\(download.priority), position \(download.position)"))
         rows.append(("Headers", download.headerNames.isEmpty ? "none" : download.headerNames.joined(separator: ", ")))
         rows.append(("Credentials", download.hasCredentials ? "yes (hidden)" : "no"))
