@@ -487,10 +487,11 @@ package struct DownloadQueueStateMachine {
         case .retry(let at):
             record.nextAttemptAt = at
             state = admission(&record)
-            (event, log) = (.retrying, .log(.info, "download \(id) failed (\(error.message)); retrying"))
+            let attempt = "attempt \(record.attempts) of \(policy.maximumAttempts)"
+            (event, log) = (.retrying, .log(.info, "download \(id): \(attempt) failed (\(error.message)); retrying"))
         case .fail:
             state = .failed
-            (event, log) = (.failed, .log(.warning, "download \(id) failed: \(error.message)"))
+            (event, log) = (.failed, .log(.warning, Self.failedLine(id, attempts: record.attempts, error.message)))
         case .pause(let reason):
             state = .paused
             record.pauseReason = reason
@@ -503,6 +504,13 @@ package struct DownloadQueueStateMachine {
         // `retry`. Before the commit, so that nothing can start the download again in between.
         let discard: [Action] = state == .failed ? [.discardPartial(settled)] : []
         return [log] + discard + [.persist([settled], .powerLoss), .publish(event, settled)]
+    }
+
+    /// `download 4 failed after 3 attempts: …`; a download that failed at its first attempt (a 404 is not tried
+    /// again) says just `failed`.
+    package static func failedLine(_ id: Int64, attempts: Int, _ message: String) -> String {
+        attempts > 1
+            ? "download \(id) failed after \(attempts) attempts: \(message)" : "download \(id) failed: \(message)"
     }
 
     /// A transfer stopped by a pause, a cancel or the shutdown: records the checkpoint. A cancelled download leaves

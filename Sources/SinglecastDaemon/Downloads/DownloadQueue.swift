@@ -243,7 +243,9 @@ package actor DownloadQueue: Service {
             program: settings.onComplete
         )
         let pending = kept.count { $0.state == .queued }
-        if pending > 0 { logger.notice("resuming \(pending) unfinished download(s)") }
+        if pending > 0 {
+            logger.notice("resuming \(pending == 1 ? "1 unfinished download" : "\(pending) unfinished downloads")")
+        }
     }
 
     // MARK: - Carrying out the machine's actions
@@ -286,7 +288,7 @@ package actor DownloadQueue: Service {
                 do {
                     try await store.deleteDownloads(ids)
                 } catch {
-                    logger.error("cannot remove \(ids.count) cancelled download(s): \(error)")
+                    logger.error("cannot remove cancelled downloads \(ListSummary.ids(ids)): \(error)")
                 }
             case .discardPartial(let record):
                 Self.discardPartial(of: record, root: defaultDirectory)

@@ -185,7 +185,7 @@ actor RetentionService {
             do {
                 _ = try await queue.discard(retired.downloads, deleteFiles: false, reason: reason.description)
             } catch {
-                logger.error("cannot forget \(retired.downloads.count) deleted download(s): \(error)")
+                logger.error("cannot forget deleted downloads \(ListSummary.ids(retired.downloads)): \(error)")
             }
             let released = Set(retired.episodes)
             for (record, download) in chosen {
