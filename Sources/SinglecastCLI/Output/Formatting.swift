@@ -51,20 +51,10 @@ package enum Formatting {
         return Int64(value)
     }
 
-    /// A duration such as `45s`, `7m 3s`, `2h`, `3h 2m` or `2d 3h`: the largest unit and the next one below it, left
-    /// out when it is zero. The one way every command shows a duration. Fractions of a second are dropped; negative
-    /// and NaN read `0s`, and anything beyond `Int64.max` seconds reads as that many.
+    /// A duration such as `45s`, `7m 3s`, `2h`, `3h 2m` or `2d 3h` (``DurationText``, which the daemon's log shares):
+    /// the one way every command shows a duration.
     package static func duration(seconds: Double) -> String {
-        let total = seconds > 0 ? wholeNumber(seconds) : 0
-        let units: [(size: Int64, name: String)] = [(86_400, "d"), (3600, "h"), (60, "m"), (1, "s")]
-        for (index, unit) in units.enumerated() where total >= unit.size || unit.size == 1 {
-            let whole = "\(total / unit.size)\(unit.name)"
-            guard index + 1 < units.count else { return whole }
-            let next = units[index + 1]
-            let rest = total % unit.size / next.size
-            return rest == 0 ? whole : whole + " \(rest)\(next.name)"
-        }
-        preconditionFailure("the loop returns at seconds")
+        DurationText.text(seconds: seconds)
     }
 
     /// Milliseconds with one decimal place, for round-trip times: `0.3 ms`, `12.0 ms`.

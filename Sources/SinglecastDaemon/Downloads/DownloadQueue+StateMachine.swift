@@ -1,5 +1,6 @@
 import SinglecastHTTP
 import SinglecastStore
+import SinglecastSupport
 
 /// Every decision about a download's life, without I/O.
 ///
@@ -488,7 +489,10 @@ package struct DownloadQueueStateMachine {
             record.nextAttemptAt = at
             state = admission(&record)
             let attempt = "attempt \(record.attempts) of \(policy.maximumAttempts)"
-            (event, log) = (.retrying, .log(.info, "download \(id): \(attempt) failed (\(error.message)); retrying"))
+            let wait = DurationText.text(seconds: Double(max(0, at - now)) / 1000)
+            (event, log) = (
+                .retrying, .log(.info, "download \(id): \(attempt) failed, next in \(wait): \(error.message)")
+            )
         case .fail:
             state = .failed
             (event, log) = (.failed, .log(.warning, Self.failedLine(id, attempts: record.attempts, error.message)))
