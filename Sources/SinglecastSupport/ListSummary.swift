@@ -23,6 +23,12 @@ package enum ListSummary {
         DisplayWidth.truncated(title, to: columns)
     }
 
+    /// `1 episode`, `0 episodes`, `4,990 episodes`: a count with its noun, for messages and log lines instead of
+    /// `episode(s)`.
+    package static func count(_ value: Int, _ singular: String, _ plural: String? = nil) -> String {
+        "\(grouped(value)) \(value == 1 ? singular : plural ?? singular + "s")"
+    }
+
     /// `4,990`, `1,234,567`, `-12`: a whole number with a comma between each group of three digits, the same in
     /// every locale (messages are English).
     package static func grouped(_ value: some BinaryInteger) -> String {

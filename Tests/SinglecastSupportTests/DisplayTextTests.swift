@@ -74,3 +74,20 @@ import Testing
         #expect(ListSummary.list(["a", "b", "c"], limit: 2) == "a, b, … and 1 more")
     }
 }
+
+@Suite("DurationText and counts") struct DurationAndCountTests {
+    @Test func countsNameTheirNounWithoutParentheses() {
+        #expect(ListSummary.count(0, "download") == "0 downloads")
+        #expect(ListSummary.count(1, "download") == "1 download")
+        #expect(ListSummary.count(4990, "episode file") == "4,990 episode files")
+        #expect(ListSummary.count(2, "entry", "entries") == "2 entries")
+    }
+
+    @Test func durationsAreTwoUnitsAtMost() {
+        #expect(DurationText.text(seconds: 7200) == "2h")
+        #expect(DurationText.text(seconds: 10_920) == "3h 2m")
+        #expect(DurationText.text(seconds: 45) == "45s")
+        #expect(DurationText.text(seconds: 183_600) == "2d 3h")
+        #expect(DurationText.text(seconds: .infinity) == "106751991167300d 15h")
+    }
+}

@@ -234,7 +234,9 @@ package actor DownloadQueue: Service {
         try await store.deleteDownloads(removed)
         try await store.save(changed)
         let released = try await store.releaseEpisodesOfMissingDownloads(at: now(), reason: "its download was removed")
-        if released > 0 { logger.notice("released \(released) episode(s) from downloads that no longer exist") }
+        if released > 0 {
+            logger.notice("released \(ListSummary.count(released, "episode")) from downloads that no longer exist")
+        }
         let pendingHooks = try await store.pendingHooks()
         let completed = pendingHooks.compactMap { machine.records[$0] }.filter { $0.state == .completed }
         await hooks.resume(

@@ -113,9 +113,9 @@ actor RetentionService {
         }
         let (plan, files) = (evaluation.plan, evaluation.files)
         logger.debug(
-            "retention: \(files.count) files of \(policies.rules.count) podcasts evaluated in "
+            "retention: \(ListSummary.count(files.count, "file")) of \(ListSummary.count(policies.rules.count, "podcast")) evaluated in "
                 + "\(RuleTiming.milliseconds(evaluation.planning)) ms "
-                + "(store \(RuleTiming.milliseconds(evaluation.reading)) ms), \(plan.deletions.count) deletions"
+                + "(store \(RuleTiming.milliseconds(evaluation.reading)) ms), \(ListSummary.count(plan.deletions.count, "deletion"))"
         )
         await carryOut(evaluation, titles: policies.titles)
         return plan.nextDue
@@ -178,7 +178,7 @@ actor RetentionService {
                     return (disposals, Set(disposals.refused.keys))
                 }
             } catch {
-                logger.error("cannot delete \(chosen.count) episode file(s) (\(reason)): \(error)")
+                logger.error("cannot delete \(ListSummary.count(chosen.count, "episode file")) (\(reason)): \(error)")
                 continue
             }
             // The queue forgets the rows the store deleted (their files are gone already).
