@@ -74,9 +74,9 @@ package enum BashCompletion {
                 -e 's/\\\//\//g' -e 's/\\\\/\\/g'
         }
 
-        # Titles more than one podcast has are left out: their ids tell them apart.
+        # Titles more than one podcast has (in any case) are left out: their ids tell them apart.
         __singlecastctl_unique_titles() {
-            __singlecastctl_titles | sort | uniq -u
+            __singlecastctl_titles | sort -f | uniq -iu
         }
 
         __singlecastctl_ids() {

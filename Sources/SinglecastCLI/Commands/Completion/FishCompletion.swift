@@ -115,11 +115,11 @@ package enum FishCompletion {
             __singlecastctl_daemon inbox | string replace -r '\],"podcasts":\[.*' '' | __singlecastctl_ids
         end
 
-        # Every podcast's id, and the titles no other podcast has: equal titles are told apart by id.
+        # Every podcast's id, and the titles no other podcast has in any case: equal ones are told apart by id.
         function __singlecastctl_podcasts
             set -l json (__singlecastctl_daemon podcasts)
             printf '%s\n' $json | __singlecastctl_ids
-            printf '%s\n' $json | __singlecastctl_titles | sort | uniq -u
+            printf '%s\n' $json | __singlecastctl_titles | sort -f | uniq -iu
         end
 
         complete -c singlecastctl -f

@@ -106,12 +106,12 @@ package enum ZshCompletion {
                 (( ${#found} )) && compadd -- $found
                 ;;
             podcast)
-                # Every id, and the titles no other podcast has: equal titles are told apart by id.
+                # Every id, and the titles no other podcast has in any case: equal ones are told apart by id.
                 json=$(__singlecastctl_daemon podcasts)
                 found=(${(f)"$(print -r -- $json | grep -o '[{,]"id":[0-9]*' | sed 's/.*://'
                     print -r -- $json | grep -o '"title":"\([^"\\]\|\\.\)*"' |
                     sed -e 's/^"title":"//' -e 's/"$//' -e 's/\\"/"/g' -e 's/\\\//\//g' -e 's/\\\\/\\/g' |
-                    sort | uniq -u)"})
+                    sort -f | uniq -iu)"})
                 (( ${#found} )) && compadd -- $found
                 ;;
             esac
