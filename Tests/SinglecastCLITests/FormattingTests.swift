@@ -155,11 +155,11 @@ import Testing
         let params: JSONValue = .object(["at": .string("2026-11-29T12:00:00Z"), "message": .string("config reloaded")])
         #expect(
             WatchCommand.eventLine("daemon.reloaded", params)
-                == "2026-11-29T12:00:00Z daemon.reloaded  config reloaded\n"
+                == "\(Timestamps.text("2026-11-29T12:00:00Z", zone: .system)) daemon.reloaded  config reloaded\n"
         )
         #expect(
             WatchCommand.eventLine("daemon.stopping", .object(["at": .string("2026-11-29T12:00:01Z")]))
-                == "2026-11-29T12:00:01Z daemon.stopping\n"
+                == "\(Timestamps.text("2026-11-29T12:00:01Z", zone: .system)) daemon.stopping\n"
         )
         let progress: JSONValue = .object(["at": .string("T"), "id": .integer(42), "bps": .integer(10)])
         #expect(

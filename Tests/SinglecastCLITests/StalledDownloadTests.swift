@@ -183,7 +183,7 @@ import Testing
             run.stdout == """
                 12  progress 44%  1.3 MB/s
                 12  stalled episode-12.mp3
-                2026-11-29T12:05:00Z daemon.stopping
+                \(Timestamps.text("2026-11-29T12:05:00Z", zone: .system)) daemon.stopping
 
                 """
         )
