@@ -28,7 +28,7 @@ import Testing
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         // Summary, blank line, header, the rows, and the empty string after the last newline.
         #expect(lines.count == Self.count + 4)
-        #expect(lines[0] == "3  Huge: 100000 episodes, 0 new")
+        #expect(lines[0] == "3  Huge: 100,000 episodes, 0 new")
         #expect(lines[1] == "")
         #expect(lines[2] == "ID      DATE        DURATION  STATE       DOWNLOAD  TITLE")
         #expect(lines[3] == "100000  -           -         downloaded  101000    Episode 100000")

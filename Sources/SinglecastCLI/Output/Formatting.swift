@@ -64,9 +64,9 @@ package enum Formatting {
         return oneDecimal(tenths: (milliseconds * 10).rounded()) + " ms"
     }
 
-    /// `1 thing` or `2 things`.
+    /// `1 thing`, `2 things`, `4,990 things` (``ListSummary/count(_:_:_:)``, which the daemon's log shares).
     package static func count(_ value: Int, _ singular: String, _ plural: String? = nil) -> String {
-        "\(value) \(value == 1 ? singular : plural ?? singular + "s")"
+        ListSummary.count(value, singular, plural)
     }
 
     /// Two columns: labels left-aligned and padded to the longest label plus two spaces.
