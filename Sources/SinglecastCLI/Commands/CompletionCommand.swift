@@ -10,8 +10,8 @@ package struct CompletionCommand: CLICommand {
         discussion: """
             The script completes subcommands, options, states, policies, podcast IDs and titles (equal titles by \
             ID only), download IDs for download commands and new episodes' IDs for episode commands; the last \
-            three are asked from the running daemon when you press Tab. The Debian package installs the scripts already. To \
-            load one by hand:
+            three are asked from the running daemon when you press Tab. The Debian package installs the scripts \
+            already. To load one by hand:
 
             Examples:
               source <(singlecastctl completion bash)

@@ -83,7 +83,8 @@ package struct StatusCommand: CLICommand {
             ("PID", "\(status.pid)"),
             (
                 "Uptime",
-                "\(Formatting.duration(seconds: status.uptimeSeconds)) (since \(Timestamps.text(status.startedAt, zone: zone)))"
+                Formatting.duration(seconds: status.uptimeSeconds) + " (since "
+                    + Timestamps.text(status.startedAt, zone: zone) + ")"
             ),
             ("Log level", status.logLevel),
             (

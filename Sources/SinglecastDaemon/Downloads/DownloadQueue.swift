@@ -283,14 +283,15 @@ package actor DownloadQueue: Service {
                     try await store.save(records, durability: durability)
                 } catch {
                     if throwingStoreErrors { throw .notSaved(error) }
-                    let ids = records.map { String($0.id) }.joined(separator: ", ")
-                    logger.error("cannot save download \(ids): \(error)")
+                    let which = (records.count == 1 ? "download " : "downloads ") + ListSummary.ids(records.map(\.id))
+                    logger.error("cannot save \(which): \(error)")
                 }
             case .delete(let ids):
                 do {
                     try await store.deleteDownloads(ids)
                 } catch {
-                    logger.error("cannot remove cancelled downloads \(ListSummary.ids(ids)): \(error)")
+                    let which = (ids.count == 1 ? "download " : "downloads ") + ListSummary.ids(ids)
+                    logger.error("cannot remove cancelled \(which): \(error)")
                 }
             case .discardPartial(let record):
                 Self.discardPartial(of: record, root: defaultDirectory)

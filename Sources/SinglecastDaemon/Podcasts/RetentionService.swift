@@ -185,7 +185,8 @@ actor RetentionService {
             do {
                 _ = try await queue.discard(retired.downloads, deleteFiles: false, reason: reason.description)
             } catch {
-                logger.error("cannot forget deleted downloads \(ListSummary.ids(retired.downloads)): \(error)")
+                let which = retired.downloads.count == 1 ? "download" : "downloads"
+                logger.error("cannot forget deleted \(which) \(ListSummary.ids(retired.downloads)): \(error)")
             }
             let released = Set(retired.episodes)
             for (record, download) in chosen {

@@ -106,7 +106,9 @@ package enum BashCompletion {
                 mapfile -t COMPREPLY < <(compgen -W "$(__singlecastctl_daemon downloads | __singlecastctl_ids)" -- "$prefix")
                 ;;
             episode)
-                mapfile -t COMPREPLY < <(compgen -W "$(__singlecastctl_daemon inbox | __singlecastctl_episode_ids)" -- "$prefix")
+                local episodes
+                episodes=$(__singlecastctl_daemon inbox | __singlecastctl_episode_ids)
+                mapfile -t COMPREPLY < <(compgen -W "$episodes" -- "$prefix")
                 ;;
             podcast)
                 # Titles have spaces: match the typed word unquoted, offer each title quoted for the shell.
@@ -115,7 +117,10 @@ package enum BashCompletion {
                 json=$(__singlecastctl_daemon podcasts)
                 while IFS= read -r line; do
                     [[ -n $line && $line == "$plain"* ]] && COMPREPLY+=("$(printf '%q' "$line")")
-                done < <(printf '%s\n' "$json" | __singlecastctl_ids; printf '%s\n' "$json" | __singlecastctl_unique_titles)
+                done < <(
+                    printf '%s\n' "$json" | __singlecastctl_ids
+                    printf '%s\n' "$json" | __singlecastctl_unique_titles
+                )
                 ;;
             esac
         }
