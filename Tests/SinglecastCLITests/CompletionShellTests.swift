@@ -136,7 +136,7 @@ import Testing
     @Test(.enabled(if: hasBash)) func bashOffersTheIdsACommandTakes() throws {
         #expect(try bash("singlecastctl show-episode ").replies.sorted() == ["812", "815"])
         #expect(try bash("singlecastctl played 8").replies.sorted() == ["812", "815"])
-        #expect(try bash("singlecastctl unsubscribe Tw").replies.isEmpty, "two podcasts are called Twice, whatever the case")
+        #expect(try bash("singlecastctl unsubscribe Tw").replies.isEmpty, "two podcasts are called Twice, in any case")
         #expect(try bash("singlecastctl unsubscribe 9").replies == ["9"])
     }
 
