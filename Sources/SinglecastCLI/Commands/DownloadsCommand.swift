@@ -12,7 +12,7 @@ package struct DownloadsCommand: CLICommand {
             Sizes and speeds are in decimal units: 1 kB is 1000 bytes, 1 MB/s a million bytes per second. An \
             active download that receives no bytes shows 'stalled' for its speed, with how long when the daemon \
             says ('stalled 30s'), and no ETA; an ETA under a second reads '<1s'. Names longer than \
-            \(Formatting.maximumCellWidth) characters are cut with '…'; 'show' and --json give them whole.
+            \(Formatting.maximumCellWidth) columns are cut with '…'; 'show' and --json give them whole.
             """,
         arguments: [
             .option(
