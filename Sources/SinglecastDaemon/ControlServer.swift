@@ -5,6 +5,7 @@ import Synchronization
 
 #if canImport(Glibc)
 import Glibc
+import SinglecastSupport
 #endif
 
 /// Serves the control socket: accepts clients, checks who they are, and answers their requests in order.
@@ -58,7 +59,9 @@ package final class ControlServer: Service {
             await waitUntilDrained(timeout: context.configuration.shutdownTimeout)
             let remaining = state.withLock { $0.connections.count }
             if remaining > 0 {
-                context.logger.warning("closing \(remaining) connection(s) that did not finish in time")
+                context.logger.warning(
+                    "closing \(ListSummary.count(remaining, "connection")) that did not finish in time"
+                )
             }
             group.cancelAll()  // what is left, and the heap trimmer
         }
@@ -117,7 +120,7 @@ package final class ControlServer: Service {
         if open == 0 { drained.succeed() }
         stopping.store(true, ordering: .sequentiallyConsistent)
         reactor.deregister(listener.fd)  // wakes the accept loop, or `stopping` keeps it from waiting again
-        context.logger.debug("stopping the control server; \(open) connection(s) open")
+        context.logger.debug("stopping the control server; \(ListSummary.count(open, "connection")) open")
     }
 
     private func acceptUntilShutdown(into group: inout DiscardingTaskGroup) async {
@@ -208,7 +211,7 @@ package final class ControlServer: Service {
     }
 
     private static func heldBackNote(_ count: Int) -> String {
-        count == 0 ? "" : "; \(count) similar refusal(s) since the previous warning were not logged"
+        count == 0 ? "" : "; \(ListSummary.count(count, "similar refusal")) since the previous warning not logged"
     }
 
     /// Gives `fd` one of the `limit` client slots.

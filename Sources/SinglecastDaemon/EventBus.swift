@@ -89,7 +89,7 @@ package final class EventBus: Sendable {
             return dropping
         }
         if dropping > 0 {
-            logger.debug("\(dropping) watcher(s) not reading; dropped their oldest event")
+            logger.debug("\(ListSummary.count(dropping, "watcher")) not reading; dropped their oldest event")
         }
     }
 

@@ -366,7 +366,7 @@ package struct SubscribeResult: Codable, Hashable, Sendable {
     }
 }
 
-/// Params naming one podcast: its id, or an unambiguous, case-insensitive prefix of its title.
+/// Params naming one podcast: its id, or part of its title that matches one podcast only (the daemon's `TitleMatch`).
 package struct PodcastSelector: Codable, Hashable, Sendable {
     package var podcast: String
 

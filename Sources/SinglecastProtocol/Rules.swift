@@ -172,7 +172,7 @@ package struct EpisodeEventParams: Codable, Hashable, Sendable {
 
 /// Params of `podcast`.
 package struct PodcastParams: Codable, Hashable, Sendable {
-    /// An id or an unambiguous title prefix.
+    /// An id or part of one podcast's title (see ``PodcastSelector``).
     package var podcast: String
 
     package init(podcast: String) { self.podcast = podcast }

@@ -152,7 +152,7 @@ import Glibc
         let stopping = Date.now
         #expect(daemon.stop() == 0)
         #expect(Date.now.timeIntervalSince(stopping) >= 1)
-        #expect(daemon.log.contains("closing 1 connection(s) that did not finish in time"))
+        #expect(daemon.log.contains("closing 1 connection that did not finish in time"))
     }
 
     @Test func manyConcurrentClients() async throws {

@@ -277,7 +277,7 @@ import Glibc
         #expect(podcast.duplicateItems == 2)
         #expect(daemon.stop() == 0)
         let log = (try? String(contentsOfFile: daemon.stderrPath, encoding: .utf8)) ?? ""
-        #expect(log.contains("repeats 2 item(s)"), "\(log)")
+        #expect(log.contains("repeats 2 items"), "\(log)")
     }
 
     @Test func deleteAndRedownloadOneEpisode() throws {

@@ -17,7 +17,11 @@ import Testing
 
     /// Compact JSON as the daemon sends it; the description holds a `"title":"…"` look-alike to be ignored.
     static let podcastsJSON = #"""
-        {"podcasts":[{"auto_download":{"mode":"off"},"description":"not a \"title\":\"Decoy\"","episodes":3,"id":3,"title":"Harbour Lights & Tides"},{"episodes":1,"id":5,"title":"Tides — Daily \"Ocean\" News"}]}
+        {"podcasts":[{"auto_download":{"mode":"off"},"description":"not a \"title\":\"Decoy\"","episodes":3,"id":3,"title":"Harbour Lights & Tides"},{"episodes":1,"id":5,"title":"Tides — Daily \"Ocean\" News"},{"episodes":2,"id":8,"title":"Twice"},{"episodes":2,"id":9,"title":"twice"}]}
+        """#
+    /// `inbox`: new episodes, then the podcasts they belong to, whose ids are not episode ids.
+    static let inboxJSON = #"""
+        {"episodes":[{"id":815,"podcast_id":3,"title":"Friday"},{"id":812,"podcast_id":5,"title":"Monday"}],"podcasts":[{"id":3,"title":"Harbour Lights & Tides"},{"id":5,"title":"Tides"}]}
         """#
     static let downloadsJSON = #"""
         {"downloads":[{"episode_id":812,"id":7,"state":"queued"},{"id":12,"podcast_id":3,"state":"paused"}]}
@@ -41,6 +45,10 @@ import Testing
             ;;
             *"--json downloads") cat <<'JSON'
             \(Self.downloadsJSON)
+            JSON
+            ;;
+            *"--json inbox") cat <<'JSON'
+            \(Self.inboxJSON)
             JSON
             ;;
             *) exit 64 ;;
@@ -109,13 +117,27 @@ import Testing
         }
         #expect(try bash("singlecastctl downloads --state pa").replies == ["paused"])
         #expect(try bash("singlecastctl completion ").replies.sorted() == ["bash", "fish", "zsh"])
+        #expect(try bash("singlecastctl set 3 --auto al").replies == ["all-new"])
+        #expect(try bash("singlecastctl subscribe https://x --auto ").replies.contains("latest:3"))
     }
 
     @Test(.enabled(if: hasBash)) func bashAsksTheDaemonForPodcastsAndDownloads() throws {
         #expect(try bash("singlecastctl unsubscribe Har").replies == [#"Harbour\ Lights\ \&\ Tides"#])
-        #expect(try bash("singlecastctl episodes ").replies.count == 2)
+        #expect(
+            try bash("singlecastctl episodes ").replies.sorted()
+                == ["3", "5", "8", "9", #"Harbour\ Lights\ \&\ Tides"#, #"Tides\ —\ Daily\ \"Ocean\"\ News"#].sorted()
+        )
         #expect(try bash("singlecastctl show ").replies.sorted() == ["12", "7"])
         #expect(try bash("singlecastctl move 7 --before 1").replies == ["12"])
+    }
+
+    /// Each command is offered the ids it takes: episodes for episode commands, not downloads or podcasts; podcasts
+    /// with equal titles by their ids only.
+    @Test(.enabled(if: hasBash)) func bashOffersTheIdsACommandTakes() throws {
+        #expect(try bash("singlecastctl show-episode ").replies.sorted() == ["812", "815"])
+        #expect(try bash("singlecastctl played 8").replies.sorted() == ["812", "815"])
+        #expect(try bash("singlecastctl unsubscribe Tw").replies.isEmpty, "two podcasts are called Twice, in any case")
+        #expect(try bash("singlecastctl unsubscribe 9").replies == ["9"])
     }
 
     @Test(.enabled(if: hasBash)) func bashOffersNothingAndStaysQuietWithoutADaemon() throws {
@@ -147,6 +169,12 @@ import Testing
         #expect(options.contains("--priority") && options.contains("--socket"), "\(options)")
         #expect(try fish("singlecastctl unsubscribe Har").candidates == ["Harbour Lights & Tides"])
         #expect(try fish("singlecastctl show ").candidates.sorted() == ["12", "7"])
+        #expect(try fish("singlecastctl show-episode ").candidates.sorted() == ["812", "815"])
+        #expect(
+            try fish("singlecastctl unsubscribe ").candidates.sorted()
+                == ["3", "5", "8", "9", "Harbour Lights & Tides", #"Tides — Daily "Ocean" News"#].sorted()
+        )
+        #expect(try fish("singlecastctl set 3 --auto ").candidates.contains("latest:3"))
     }
 
     @Test(.enabled(if: hasFish)) func fishStaysQuietWithoutADaemon() throws {
@@ -180,7 +208,13 @@ import Testing
         #expect(try zsh("singlecastctl enqueue --to ").offered == ["_files -/"])
         #expect(try zsh("singlecastctl enqueue --p").offered.contains(#"--priority:Higher runs first."#))
         #expect(try zsh("singlecastctl downloads --state ").offered.contains("failed"))
-        #expect(try zsh("singlecastctl set ").offered == ["Harbour Lights & Tides", #"Tides — Daily "Ocean" News"#])
+        #expect(
+            try zsh("singlecastctl set ").offered == [
+                "3", "5", "8", "9", "Harbour Lights & Tides", #"Tides — Daily "Ocean" News"#,
+            ]
+        )
+        #expect(try zsh("singlecastctl show-episode ").offered.sorted() == ["812", "815"])
+        #expect(try zsh("singlecastctl set 3 --auto ").offered.contains("all-new"))
         #expect(try zsh("singlecastctl --socket /tmp/x.sock retry ").offered.sorted() == ["12", "7"])
     }
 

@@ -93,7 +93,7 @@ import Testing
                 Feed      https://harbour.example.org/feed.xml
                 Episodes  212
                 Genre     History
-                Latest    2026-11-24T07:00:00Z
+                Latest    \(Timestamps.text("2026-11-24T07:00:00Z", zone: .system))
                 Artwork   https://img.example/600.jpg
                 Page      https://podcasts.apple.com/us/podcast/id1470039059
 

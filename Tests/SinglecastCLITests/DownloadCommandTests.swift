@@ -233,7 +233,7 @@ import Testing
                 Speed        1.3 MB/s
                 ETA          3m 12s
                 Attempts     1
-                Added        2026-11-29T11:00:00Z
+                Added        \(Timestamps.text("2026-11-29T11:00:00Z", zone: .system))
                 Priority     5, position 12
                 Headers      Authorization, X-Client
                 Credentials  yes (hidden)
@@ -588,8 +588,8 @@ import Testing
                 12  started episode-12.mp3  27.6 MB
                 12  progress 44%  1.3 MB/s
                 12  completed /home/me/Podcasts/episode-12.mp3  27.6 MB
-                2026-11-29T12:04:00Z download.progress  {"odd":true}
-                2026-11-29T12:05:00Z daemon.stopping
+                \(Timestamps.text("2026-11-29T12:04:00Z", zone: .system)) download.progress  {"odd":true}
+                \(Timestamps.text("2026-11-29T12:05:00Z", zone: .system)) daemon.stopping
 
                 """
         )
@@ -624,7 +624,7 @@ import Testing
                     == clear + ProgressRendererTests.line12 + "\n"
                     + up + clear + ProgressRendererTests.line12Later + "\n"
                     + up + clear + "12  completed /home/me/Podcasts/episode-12.mp3  27.6 MB\n"
-                    + clear + "2026-11-29T12:05:00Z daemon.stopping\n"
+                    + clear + "\(Timestamps.text("2026-11-29T12:05:00Z", zone: .system)) daemon.stopping\n"
             )
         }
     }

@@ -68,8 +68,8 @@ import Testing
         runs first). Sizes and speeds are in decimal units: 1 kB is 1000 bytes, 1 MB/s
         a million bytes per second. An active download that receives no bytes shows
         'stalled' for its speed, with how long when the daemon says ('stalled 30s'),
-        and no ETA; an ETA under a second reads '<1s'. Names longer than 60 characters
-        are cut with '…'; 'show' and --json give them whole.
+        and no ETA; an ETA under a second reads '<1s'. Names longer than 60 columns are
+        cut with '…'; 'show' and --json give them whole.
 
         Unfinished downloads come first, in queue order (active, then queued and paused
         by priority and place); then failed ones, newest first; then completed ones,

@@ -111,8 +111,8 @@ import Testing
             #expect(run.status == 0)
             #expect(
                 run.stdout == """
-                    2026-11-29T12:00:00Z daemon.reloaded  ok
-                    2026-11-29T12:05:00Z daemon.stopping
+                    \(Timestamps.text("2026-11-29T12:00:00Z", zone: .system)) daemon.reloaded  ok
+                    \(Timestamps.text("2026-11-29T12:05:00Z", zone: .system)) daemon.stopping
 
                     """
             )
@@ -137,7 +137,7 @@ import Testing
             let server = try TestServer(directory: directory, behavior: .reply(Array(Self.watchLines.prefix(2))))
             let run = await runCLI(["watch", "--socket", server.path])
             #expect(run.status == 1)
-            #expect(run.stdout == "2026-11-29T12:00:00Z daemon.reloaded  ok\n")
+            #expect(run.stdout == "\(Timestamps.text("2026-11-29T12:00:00Z", zone: .system)) daemon.reloaded  ok\n")
             #expect(
                 run.stderr
                     == "Error: singlecastd at \(server.path) closed the connection without announcing that it was stopping.\n"

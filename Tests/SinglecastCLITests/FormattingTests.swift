@@ -19,8 +19,8 @@ import Testing
 
     @Test(
         arguments: [
-            (0, "0s"), (0.9, "0s"), (42, "42s"), (60, "1m 0s"), (423, "7m 3s"), (3600, "1h 0m 0s"),
-            (7507, "2h 5m 7s"), (86_400, "1d 0h 0m"), (274_359.8, "3d 4h 12m"), (-5, "0s"), (.nan, "0s"),
+            (0, "0s"), (0.9, "0s"), (42, "42s"), (60, "1m"), (423, "7m 3s"), (3600, "1h"),
+            (7507, "2h 5m"), (86_400, "1d"), (274_359.8, "3d 4h"), (-5, "0s"), (.nan, "0s"),
         ] as [(Double, String)]
     )
     func duration(_ seconds: Double, _ expected: String) {
@@ -84,7 +84,7 @@ import Testing
     static let statusText = """
         Daemon              singlecastd 0.1.0 (protocol 1)
         PID                 4242
-        Uptime              3d 4h 12m (since 2026-11-26T08:00:00Z)
+        Uptime              3d 4h (since \(Timestamps.text("2026-11-26T08:00:00Z", zone: .system)))
         Log level           info
         Config              /home/me/.config/singlecast/singlecast.conf (not present, embedded defaults)
         State directory     /home/me/.local/state/singlecast
@@ -94,12 +94,17 @@ import Testing
         Clients             2 connected, 1 watching, 0 refused
         Requests served     42
         Daemon starts       7, 1 unclean shutdown; the previous run shut down cleanly
-        Last reload         2026-11-29T12:00:00Z, failed, previous configuration kept: unknown key 'foo' on line 3
+        Last reload         \(Timestamps.text("2026-11-29T12:00:00Z", zone: .system)), failed, previous configuration kept: unknown key 'foo' on line 3
 
         """
 
     @Test func statusTable() {
         #expect(StatusCommand.render(Self.status) == Self.statusText)
+        #expect(
+            StatusCommand.render(Self.status, zone: .utc).contains(
+                "Uptime              3d 4h (since 2026-11-26 08:00)\n"
+            )
+        )
     }
 
     /// The subscriptions at a glance: how many, which need a look, and when the next refresh comes.
@@ -109,7 +114,7 @@ import Testing
         status.podcasts = .init(subscribed: 12, failing: 1, gone: 2, nextRefreshAt: "2026-11-29T13:02:00Z")
         #expect(
             StatusCommand.render(status, zone: zone).contains(
-                "\nPodcasts            12 subscribed, 1 failing, 2 gone; next refresh 14:02\n"
+                "\nPodcasts            12 subscribed, 1 failing, 2 gone; next refresh 2026-11-29 14:02\n"
             )
         )
         status.podcasts = .init(subscribed: 0, failing: 0, gone: 0, nextRefreshAt: nil)
@@ -150,11 +155,11 @@ import Testing
         let params: JSONValue = .object(["at": .string("2026-11-29T12:00:00Z"), "message": .string("config reloaded")])
         #expect(
             WatchCommand.eventLine("daemon.reloaded", params)
-                == "2026-11-29T12:00:00Z daemon.reloaded  config reloaded\n"
+                == "\(Timestamps.text("2026-11-29T12:00:00Z", zone: .system)) daemon.reloaded  config reloaded\n"
         )
         #expect(
             WatchCommand.eventLine("daemon.stopping", .object(["at": .string("2026-11-29T12:00:01Z")]))
-                == "2026-11-29T12:00:01Z daemon.stopping\n"
+                == "\(Timestamps.text("2026-11-29T12:00:01Z", zone: .system)) daemon.stopping\n"
         )
         let progress: JSONValue = .object(["at": .string("T"), "id": .integer(42), "bps": .integer(10)])
         #expect(
@@ -242,7 +247,7 @@ import Testing
             "show says so too"
         )
         download.nextRetryAt = "2026-11-29T12:02:00.250Z"
-        #expect(DownloadText.state(download, now: Fixtures.now) == "queued (retry in 2m 0s)")
+        #expect(DownloadText.state(download, now: Fixtures.now) == "queued (retry in 2m)")
         download.nextRetryAt = "soon"
         #expect(DownloadText.state(download, now: Fixtures.now) == "queued (retry at soon)")
         download = Fixtures.failed
@@ -263,8 +268,8 @@ import Testing
                 Size         3.0 MB / 40.0 MB
                 Attempts     2
                 Last error   Connection reset by peer (network)
-                Next retry   2026-11-29T12:00:42Z (in 42s)
-                Added        2026-11-29T11:00:00Z
+                Next retry   \(Timestamps.text("2026-11-29T12:00:42Z", zone: .system)) (in 42s)
+                Added        \(Timestamps.text("2026-11-29T11:00:00Z", zone: .system))
                 Priority     0, position 7
                 Headers      none
                 Credentials  no
@@ -281,7 +286,7 @@ import Testing
                 Size         -
                 Attempts     1
                 Last error   Not Found (http_status, HTTP 404)
-                Added        2026-11-29T11:00:00Z
+                Added        \(Timestamps.text("2026-11-29T11:00:00Z", zone: .system))
                 Priority     0, position 3
                 Headers      none
                 Credentials  no
@@ -299,8 +304,8 @@ import Testing
                 Progress     100%
                 Size         27.6 MB
                 Attempts     1
-                Added        2026-11-29T11:00:00Z
-                Completed    2026-11-29T11:30:00Z
+                Added        \(Timestamps.text("2026-11-29T11:00:00Z", zone: .system))
+                Completed    \(Timestamps.text("2026-11-29T11:30:00Z", zone: .system))
                 Priority     0, position 1
                 Headers      none
                 Credentials  no

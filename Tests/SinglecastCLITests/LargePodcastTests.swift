@@ -28,14 +28,14 @@ import Testing
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         // Summary, blank line, header, the rows, and the empty string after the last newline.
         #expect(lines.count == Self.count + 4)
-        #expect(lines[0] == "3  Huge: 100000 episodes, 0 new")
+        #expect(lines[0] == "3  Huge: 100,000 episodes, 0 new")
         #expect(lines[1] == "")
         #expect(lines[2] == "ID      DATE        DURATION  STATE       DOWNLOAD  TITLE")
         #expect(lines[3] == "100000  -           -         downloaded  101000    Episode 100000")
-        #expect(lines[4] == "99999   2026-11-11  0:00:01   -           -         Episode 99999")
-        #expect(lines[5] == "99998   2026-11-12  0:00:02   -           -         Episode 99998")
-        #expect(lines[6] == "99997   2026-11-13  0:00:03   new         -         Episode 99997")
-        #expect(lines[Self.count + 2] == "1       2026-11-12  1:46:39   new         -         Episode 1")
+        #expect(lines[4] == "99999   2026-11-11  1s        -           -         Episode 99999")
+        #expect(lines[5] == "99998   2026-11-12  2s        -           -         Episode 99998")
+        #expect(lines[6] == "99997   2026-11-13  3s        new         -         Episode 99997")
+        #expect(lines[Self.count + 2] == "1       2026-11-12  1h 46m    new         -         Episode 1")
         #expect(lines.last == "")
         for (index, line) in lines.dropFirst(3).dropLast().enumerated() {
             guard line.hasPrefix("\(Self.count - index) ") else {

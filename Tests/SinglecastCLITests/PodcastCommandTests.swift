@@ -248,13 +248,13 @@ import Testing
         3  The Daily: 120 episodes, 2 new
 
         ID   DATE        DURATION  STATE        DOWNLOAD  TITLE
-        815  2026-11-28  1:02:03   new          -         Friday
-        814  2026-11-27  0:45:12   queued       1814      Thursday
+        815  2026-11-28  1h 2m     new          -         Friday
+        814  2026-11-27  45m 12s   queued       1814      Thursday
         813  -           -         downloading  1813      Wednesday
-        812  2026-11-28  0:00:59   downloaded   1812      Tuesday
-        811  someday     30:00:00  failed       1811      Monday
-        810  2026-11-28  1:02:03   paused       1810      Sunday
-        809  2026-11-28  1:02:03   -            -         Saturday
+        812  2026-11-28  59s       downloaded   1812      Tuesday
+        811  someday     1d 6h     failed       1811      Monday
+        810  2026-11-28  1h 2m     paused       1810      Sunday
+        809  2026-11-28  1h 2m     -            -         Saturday
 
         """
 
@@ -289,8 +289,8 @@ import Testing
 
     @Test(
         arguments: [
-            (nil, "-"), (-1, "-"), (0, "0:00:00"), (59, "0:00:59"), (60, "0:01:00"), (3723, "1:02:03"),
-            (36_000, "10:00:00"), (108_000, "30:00:00"),
+            (nil, "-"), (-1, "-"), (0, "0s"), (59, "59s"), (60, "1m"), (3723, "1h 2m"), (36_000, "10h"),
+            (108_000, "1d 6h"),
         ] as [(Int?, String)]
     )
     func durations(_ seconds: Int?, _ text: String) {

@@ -92,8 +92,8 @@ import Testing
         USAGE: singlecastctl unsubscribe [--socket <path>] [--json] <podcast> [--delete-files]
 
         ARGUMENTS:
-          <podcast>               The podcast's ID, or the start of its title, as
-                                  'podcasts' lists them.
+          <podcast>               The podcast's ID, or part of its title, as 'podcasts'
+                                  lists them.
 
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
@@ -148,8 +148,8 @@ import Testing
         USAGE: singlecastctl episodes [--socket <path>] [--json] <podcast> [--new] [--unplayed] [--limit <n>]
 
         ARGUMENTS:
-          <podcast>               The podcast's ID, or the start of its title, as
-                                  'podcasts' lists them.
+          <podcast>               The podcast's ID, or part of its title, as 'podcasts'
+                                  lists them.
 
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
@@ -177,8 +177,8 @@ import Testing
         USAGE: singlecastctl refresh [--socket <path>] [--json] [<podcast>]
 
         ARGUMENTS:
-          <podcast>               The podcast's ID, or the start of its title; every
-                                  podcast when left out.
+          <podcast>               The podcast's ID, or part of its title; every podcast
+                                  when left out.
 
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
@@ -215,8 +215,8 @@ import Testing
         USAGE: singlecastctl set [<options>] <podcast>
 
         ARGUMENTS:
-          <podcast>               The podcast's ID, or the start of its title, as
-                                  'podcasts' lists them.
+          <podcast>               The podcast's ID, or part of its title, as 'podcasts'
+                                  lists them.
 
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
@@ -293,8 +293,8 @@ import Testing
         USAGE: singlecastctl download [--socket <path>] [--json] <podcast> --latest <n> [--now]
 
         ARGUMENTS:
-          <podcast>               The podcast's ID, or the start of its title, as
-                                  'podcasts' lists them.
+          <podcast>               The podcast's ID, or part of its title, as 'podcasts'
+                                  lists them.
 
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:

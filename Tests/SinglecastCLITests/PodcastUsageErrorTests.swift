@@ -45,7 +45,7 @@ import Testing
 
     static let feed = "https://feeds.example.com/daily.xml"
     static let podcastHelp =
-        "Help:  <podcast>  The podcast's ID, or the start of its title, as 'podcasts' lists them.\n"
+        "Help:  <podcast>  The podcast's ID, or part of its title, as 'podcasts' lists them.\n"
     static let autoHelp =
         "Help:  --auto <policy>  What to download after each refresh: off, all-new (every new episode) or latest:N "
         + "(the N newest).\n"
@@ -161,7 +161,7 @@ import Testing
         Case(
             arguments: ["refresh", ""],
             stderr: "Error: The value '' is invalid for '<podcast>': give a podcast ID or the start of a title\n"
-                + "Help:  <podcast>  The podcast's ID, or the start of its title; every podcast when left out.\n"
+                + "Help:  <podcast>  The podcast's ID, or part of its title; every podcast when left out.\n"
                 + refresh
         ),
         // set

@@ -42,8 +42,8 @@ import Testing
                 podcast 4  refreshed Old Show  gone: the feed is gone (HTTP 410); it is checked again once a day
                 podcast 3  unsubscribed The Daily
                 podcast 3  artwork The Daily
-                2026-11-29T12:04:00Z podcast.subscribed  {"odd":1}
-                2026-11-29T12:05:00Z daemon.stopping
+                \(Timestamps.text("2026-11-29T12:04:00Z", zone: .system)) podcast.subscribed  {"odd":1}
+                \(Timestamps.text("2026-11-29T12:05:00Z", zone: .system)) daemon.stopping
 
                 """
         )
@@ -64,7 +64,7 @@ import Testing
                 episode 815  played Friday
                 podcast 3  marked played: 3 episodes (815, 814, 813)
                 episodes  marked pinned: 2 episodes (815, 12)
-                2026-11-29T12:05:00Z daemon.stopping
+                \(Timestamps.text("2026-11-29T12:05:00Z", zone: .system)) daemon.stopping
 
                 """
         )

@@ -22,8 +22,8 @@ import Testing
                 Episode    812
                 Title      Tuesday
                 Podcast    3 The Daily
-                Published  2026-11-28T23:30:00Z
-                Duration   1h 2m 3s
+                Published  \(Timestamps.text("2026-11-28T23:30:00Z", zone: .system))
+                Duration   1h 2m
                 Enclosure  https://cdn.example.com/812.mp3
                 Type       audio/mpeg
                 Size       12.3 MB

@@ -31,9 +31,9 @@ import Testing
                 Feed           https://feeds.example.com/3.xml
                 Folder         The Daily (2)
                 Name template  configured
-                Refresh every  6h 0m 0s
-                Refreshed      2026-11-29T11:58:30Z
-                Next refresh   2026-11-29T14:02:11Z
+                Refresh every  6h
+                Refreshed      \(Timestamps.text("2026-11-29T11:58:30Z", zone: .system))
+                Next refresh   \(Timestamps.text("2026-11-29T14:02:11Z", zone: .system))
                 Last error     the server answered HTTP 500
                 Auto-download  latest:3
                 Keep           5

@@ -47,7 +47,7 @@ import Testing
                 9  \(Self.shown): 1 episode, 0 new
 
                 ID   DATE        DURATION  STATE  DOWNLOAD  TITLE
-                815  2026-11-28  1:02:03   -      -         Friday\\u{1B}]2;x\\u{7}
+                815  2026-11-28  1h 2m     -      -         Friday\\u{1B}]2;x\\u{7}
 
                 """
         )
@@ -79,7 +79,8 @@ import Testing
         let (run, _) = try await DownloadCommandTests().exchange(["watch", "--topic", "podcasts"], reply: lines)
         #expect(run.status == 0)
         #expect(
-            run.stdout == "podcast 9  refreshed \(Self.shown)  1 new episode\n2026-11-29T12:05:00Z daemon.stopping\n"
+            run.stdout
+                == "podcast 9  refreshed \(Self.shown)  1 new episode\n\(Timestamps.text("2026-11-29T12:05:00Z", zone: .system)) daemon.stopping\n"
         )
 
         let (json, _) = try await DownloadCommandTests().exchange(["watch", "--json"], reply: lines)

@@ -20,8 +20,8 @@ import Testing
         #expect(run.status == 0)
         #expect(
             run.stdout == """
-                2026-11-29T12:04:00Z … 1500 events dropped (singlecastd could not send them in time)
-                2026-11-29T12:05:00Z daemon.stopping
+                \(Timestamps.text("2026-11-29T12:04:00Z", zone: .system)) … 1,500 events dropped (singlecastd could not send them in time)
+                \(Timestamps.text("2026-11-29T12:05:00Z", zone: .system)) daemon.stopping
 
                 """
         )

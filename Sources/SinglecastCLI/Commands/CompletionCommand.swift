@@ -8,9 +8,10 @@ package struct CompletionCommand: CLICommand {
         commandName: "completion",
         abstract: "Print a shell completion script.",
         discussion: """
-            The script completes subcommands, options, podcast titles and download IDs; the last two are asked \
-            from the running daemon when you press Tab. The Debian package installs the scripts already. To \
-            load one by hand:
+            The script completes subcommands, options, states, policies, podcast IDs and titles (equal titles by \
+            ID only), download IDs for download commands and new episodes' IDs for episode commands; the last \
+            three are asked from the running daemon when you press Tab. The Debian package installs the scripts \
+            already. To load one by hand:
 
             Examples:
               source <(singlecastctl completion bash)

@@ -1,4 +1,5 @@
 import SinglecastProtocol
+import SinglecastSupport
 
 /// `singlecastctl search`: finds podcasts in Apple's directory.
 package struct SearchCommand: CLICommand {
@@ -94,13 +95,17 @@ package struct LookupCommand: CLICommand {
     }
 
     /// The key/value table; rows Apple gave no value for are left out.
-    package static func render(_ podcast: DirectoryPodcast, style: TextStyle = .plain) -> String {
+    package static func render(
+        _ podcast: DirectoryPodcast,
+        style: TextStyle = .plain,
+        zone: LocalTimeZone = .system
+    ) -> String {
         var rows: [(label: String, value: String)] = [("ID", String(podcast.id)), ("Title", podcast.title)]
         if let author = podcast.author { rows.append(("Author", author)) }
         rows.append(("Feed", podcast.feedURL ?? "none: Apple lists no public feed, so it cannot be subscribed to"))
         if let count = podcast.episodeCount { rows.append(("Episodes", String(count))) }
         if let genre = podcast.genre { rows.append(("Genre", genre)) }
-        if let date = podcast.releaseDate { rows.append(("Latest", date)) }
+        if let date = podcast.releaseDate { rows.append(("Latest", Timestamps.text(date, zone: zone))) }
         if let artwork = podcast.artworkURL { rows.append(("Artwork", artwork)) }
         if let page = podcast.storeURL { rows.append(("Page", page)) }
         return Formatting.table(rows, style: style)

@@ -12,7 +12,7 @@ package struct DownloadsCommand: CLICommand {
             Sizes and speeds are in decimal units: 1 kB is 1000 bytes, 1 MB/s a million bytes per second. An \
             active download that receives no bytes shows 'stalled' for its speed, with how long when the daemon \
             says ('stalled 30s'), and no ETA; an ETA under a second reads '<1s'. Names longer than \
-            \(Formatting.maximumCellWidth) characters are cut with '…'; 'show' and --json give them whole.
+            \(Formatting.maximumCellWidth) columns are cut with '…'; 'show' and --json give them whole.
 
             Unfinished downloads come first, in queue order (active, then queued and paused by priority and \
             place); then failed ones, newest first; then completed ones, the most recently completed first. So \
@@ -153,7 +153,12 @@ package struct ShowCommand: CLICommand {
     }
 
     /// The key/value table; rows that do not apply (speed of a paused download, no error) are left out.
-    package static func render(_ download: DownloadInfo, now: Date, style: TextStyle = .plain) -> String {
+    package static func render(
+        _ download: DownloadInfo,
+        now: Date,
+        style: TextStyle = .plain,
+        zone: LocalTimeZone = .system
+    ) -> String {
         var rows: [(label: String, value: String)] = [
             ("ID", String(download.id)),
             ("URL", download.url),
@@ -176,10 +181,12 @@ package struct ShowCommand: CLICommand {
                 DownloadText.isDue(nextRetryAt, now: now)
                 ? "due, waiting for a slot" + (download.waitingForHost.map { " on \($0)" } ?? "")
                 : DownloadText.retryTime(nextRetryAt, now: now)
-            rows.append(("Next retry", "\(nextRetryAt) (\(when))"))
+            rows.append(("Next retry", "\(Timestamps.text(nextRetryAt, zone: zone)) (\(when))"))
         }
-        rows.append(("Added", download.addedAt))
-        if let completedAt = download.completedAt { rows.append(("Completed", completedAt)) }
+        rows.append(("Added", Timestamps.text(download.addedAt, zone: zone)))
+        if let completedAt = download.completedAt {
+            rows.append(("Completed", Timestamps.text(completedAt, zone: zone)))
+        }
         rows.append(("Priority", "\(download.priority), position \(download.position)"))
         rows.append(("Headers", download.headerNames.isEmpty ? "none" : download.headerNames.joined(separator: ", ")))
         rows.append(("Credentials", download.hasCredentials ? "yes (hidden)" : "no"))

@@ -166,7 +166,7 @@ package struct RefreshCommand: CLICommand {
             """,
         arguments: [
             PodcastArguments.podcast(
-                "The podcast's ID, or the start of its title; every podcast when left out.",
+                "The podcast's ID, or part of its title; every podcast when left out.",
                 required: false
             )
         ]

@@ -157,7 +157,7 @@ package struct EpisodeMarkCommand<Mark: EpisodeMark>: CLICommand {
         if arguments.flag("all") {
             let words = arguments.arguments("episode")
             guard words.count == 1, let podcast = words.first, !podcast.allSatisfy(\.isWhitespace) else {
-                throw UsageError.validation("With --all, give one podcast (its ID or the start of its title)")
+                throw UsageError.validation("With --all, give one podcast (its ID or part of its title)")
             }
             params = EpisodeMarkParams(podcast: podcast, all: true)
         } else {

@@ -1,4 +1,5 @@
 import SinglecastProtocol
+import SinglecastSupport
 
 /// Reading download IDs from the command line.
 package enum DownloadID {
@@ -24,9 +25,9 @@ package enum DownloadID {
         return id
     }
 
-    /// `3, 4, 12`.
+    /// `3, 4, 12`, or the first ten and `… and 4,990 more` (``ListSummary``).
     package static func list(_ ids: [Int64]) -> String {
-        ids.map(String.init).joined(separator: ", ")
+        ListSummary.ids(ids)
     }
 }
 

@@ -1,4 +1,5 @@
 import SinglecastProtocol
+import SinglecastSupport
 
 /// `singlecastctl show-episode`: everything known of one episode, its download and its podcast.
 ///
@@ -36,7 +37,11 @@ package struct ShowEpisodeCommand: CLICommand {
     }
 
     /// One `label  value` block per episode, then its description; blocks apart by a blank line.
-    package static func render(_ result: InboxResult, style: TextStyle = .plain) -> String {
+    package static func render(
+        _ result: InboxResult,
+        style: TextStyle = .plain,
+        zone: LocalTimeZone = .system
+    ) -> String {
         let podcasts = Dictionary(result.podcasts.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         return result.episodes.map { episode in
             var rows: [(label: String, value: String)] = [
@@ -45,7 +50,7 @@ package struct ShowEpisodeCommand: CLICommand {
                 ("Podcast", "\(episode.podcastID) " + (podcasts[episode.podcastID]?.title ?? "")),
             ]
             func row(_ label: String, _ value: String?) { if let value { rows.append((label, value)) } }
-            row("Published", episode.published)
+            row("Published", episode.published.map { Timestamps.text($0, zone: zone) })
             row("Duration", episode.durationSeconds.map { Formatting.duration(seconds: Double($0)) })
             row("Enclosure", episode.enclosureURL)
             row("Type", episode.enclosureType)

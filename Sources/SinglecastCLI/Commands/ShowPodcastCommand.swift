@@ -1,4 +1,5 @@
 import SinglecastProtocol
+import SinglecastSupport
 
 /// `singlecastctl show-podcast`: one podcast's feed, settings, refreshes, rules and disk use.
 package struct ShowPodcastCommand: CLICommand {
@@ -34,7 +35,11 @@ package struct ShowPodcastCommand: CLICommand {
     }
 
     /// A `label  value` block, then the rules, one a line.
-    package static func render(_ result: PodcastDetailResult, style: TextStyle = .plain) -> String {
+    package static func render(
+        _ result: PodcastDetailResult,
+        style: TextStyle = .plain,
+        zone: LocalTimeZone = .system
+    ) -> String {
         let podcast = result.podcast
         var rows: [(label: String, value: String)] = [
             ("Podcast", String(podcast.id)),
@@ -45,8 +50,8 @@ package struct ShowPodcastCommand: CLICommand {
             ("Refresh every", podcast.refreshInterval.map { Formatting.duration(seconds: Double($0)) } ?? "configured"),
         ]
         func row(_ label: String, _ value: String?) { if let value { rows.append((label, value)) } }
-        row("Refreshed", podcast.refreshedAt)
-        row("Next refresh", podcast.nextRefreshAt)
+        row("Refreshed", podcast.refreshedAt.map { Timestamps.text($0, zone: zone) })
+        row("Next refresh", podcast.nextRefreshAt.map { Timestamps.text($0, zone: zone) })
         row("Last error", podcast.lastError)
         row("Auto-download", podcast.autoDownload.description)
         row("Keep", podcast.keep.map(String.init) ?? "all")

@@ -81,7 +81,11 @@ package struct StatusCommand: CLICommand {
         var rows: [(label: String, value: String)] = [
             ("Daemon", "singlecastd \(status.version) (protocol \(status.protocolVersion))"),
             ("PID", "\(status.pid)"),
-            ("Uptime", "\(Formatting.duration(seconds: status.uptimeSeconds)) (since \(status.startedAt))"),
+            (
+                "Uptime",
+                Formatting.duration(seconds: status.uptimeSeconds) + " (since "
+                    + Timestamps.text(status.startedAt, zone: zone) + ")"
+            ),
             ("Log level", status.logLevel),
             (
                 "Config",
@@ -109,20 +113,22 @@ package struct StatusCommand: CLICommand {
             ("Daemon starts", startsSummary(store)),
         ]
         if let reload = status.lastReload {
-            var value = "\(reload.at), " + (reload.ok ? "ok" : "failed, previous configuration kept")
+            var value =
+                "\(Timestamps.text(reload.at, zone: zone)), "
+                + (reload.ok ? "ok" : "failed, previous configuration kept")
             if let message = reload.message { value += ": \(message)" }
             rows.append(("Last reload", value))
         }
         return Formatting.table(rows, style: style)
     }
 
-    /// `12 subscribed, 1 failing, 1 gone; next refresh 14:02`.
+    /// `12 subscribed, 1 failing, 1 gone; next refresh 2026-11-29 14:02`.
     package static func podcastsSummary(_ podcasts: StatusResult.Podcasts, zone: LocalTimeZone = .system) -> String {
         var text = "\(podcasts.subscribed) subscribed"
         if podcasts.failing > 0 { text += ", \(podcasts.failing) failing" }
         if podcasts.gone > 0 { text += ", \(podcasts.gone) gone" }
         if let next = podcasts.nextRefreshAt.flatMap(DownloadText.parseDate) {
-            text += "; next refresh \(DownloadText.clock(next, zone: zone))"
+            text += "; next refresh \(Timestamps.text(next, zone: zone))"
         }
         return text
     }

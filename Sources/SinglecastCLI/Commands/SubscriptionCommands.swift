@@ -9,7 +9,7 @@ import Glibc
 package enum PodcastArguments {
     /// `<podcast>`: the daemon resolves it, so the client only checks that something was typed.
     static func podcast(
-        _ help: String = "The podcast's ID, or the start of its title, as 'podcasts' lists them.",
+        _ help: String = "The podcast's ID, or part of its title, as 'podcasts' lists them.",
         required: Bool = true
     ) -> ArgumentSpec {
         .positional("podcast", help: help, required: required)

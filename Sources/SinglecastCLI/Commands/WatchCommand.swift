@@ -96,26 +96,26 @@ package struct WatchCommand: CLICommand {
         }
     }
 
-    /// `2026-11-29T12:00:00Z daemon.reloaded  <message>` plus a newline; `events.dropped` as
-    /// `2026-11-29T12:00:00Z … 12 events dropped (…)`.
+    /// `2026-11-29 13:00 daemon.reloaded  <message>` plus a newline, the time local (``Timestamps/text(_:zone:)``);
+    /// `events.dropped` as `2026-11-29 13:00 … 1,500 events dropped (…)`.
     ///
     /// Events without a `message` show their other params as JSON instead, so new event kinds print usefully
     /// before this client learns about them.
-    package static func eventLine(_ method: String, _ params: JSONValue?) -> String {
+    package static func eventLine(_ method: String, _ params: JSONValue?, zone: LocalTimeZone = .system) -> String {
         var fields: [String: JSONValue] = [:]
         if case .object(let object) = params { fields = object }
         let at: String
         if case .string(let value) = fields.removeValue(forKey: "at") {
-            at = value
+            at = Timestamps.text(value, zone: zone)
         } else {
-            at = WallClock.timestamp()
+            at = Timestamps.text(WallClock.timestamp(), zone: zone)
         }
         // The daemon lost events this watcher did not read in time (a bulk operation, a paused terminal).
         if method == DroppedEvents.method, case .integer(let count) = fields["count"] {
             let what =
                 count == 1
                 ? "1 event dropped (singlecastd could not send it"
-                : "\(count) events dropped (singlecastd could not send them"
+                : "\(ListSummary.grouped(count)) events dropped (singlecastd could not send them"
             return "\(at) … \(what) in time)\n"
         }
         var detail: String?

@@ -125,8 +125,7 @@ package enum DownloadText {
 
     /// `01:00`: the local wall-clock time of `date`.
     package static func clock(_ date: Date, zone: LocalTimeZone = .system) -> String {
-        let fields = Timestamps.fields(of: date, in: zone)
-        return (fields.hour < 10 ? "0" : "") + "\(fields.hour):" + (fields.minute < 10 ? "0" : "") + "\(fields.minute)"
+        Timestamps.clock(date, zone: zone)
     }
 
     /// Reads the daemon's ISO 8601 UTC times, with or without fractional seconds.

@@ -1,3 +1,5 @@
+import SinglecastSupport
+
 /// Pure functions that turn numbers into the text people read.
 package enum Formatting {
     /// A decimal (SI) size with one decimal place: `0 B`, `512 B`, `1.0 kB`, `12.4 MB`, `1.1 GB`.
@@ -49,19 +51,10 @@ package enum Formatting {
         return Int64(value)
     }
 
-    /// A duration such as `42s`, `7m 3s`, `2h 5m 7s` or `3d 4h 12m`: the largest unit and the next two below
-    /// it (seconds are left out once days are shown). Fractions of a second are dropped; negative and NaN read `0s`,
-    /// and anything beyond `Int64.max` seconds reads as that many.
+    /// A duration such as `45s`, `7m 3s`, `2h`, `3h 2m` or `2d 3h` (``DurationText``, which the daemon's log shares):
+    /// the one way every command shows a duration.
     package static func duration(seconds: Double) -> String {
-        let total = seconds > 0 ? wholeNumber(seconds) : 0
-        let days = total / 86_400
-        let hours = total % 86_400 / 3600
-        let minutes = total % 3600 / 60
-        let rest = total % 60
-        if days > 0 { return "\(days)d \(hours)h \(minutes)m" }
-        if hours > 0 { return "\(hours)h \(minutes)m \(rest)s" }
-        if minutes > 0 { return "\(minutes)m \(rest)s" }
-        return "\(rest)s"
+        DurationText.text(seconds: seconds)
     }
 
     /// Milliseconds with one decimal place, for round-trip times: `0.3 ms`, `12.0 ms`.
@@ -71,9 +64,9 @@ package enum Formatting {
         return oneDecimal(tenths: (milliseconds * 10).rounded()) + " ms"
     }
 
-    /// `1 thing` or `2 things`.
+    /// `1 thing`, `2 things`, `4,990 things` (``ListSummary/count(_:_:_:)``, which the daemon's log shares).
     package static func count(_ value: Int, _ singular: String, _ plural: String? = nil) -> String {
-        "\(value) \(value == 1 ? singular : plural ?? singular + "s")"
+        ListSummary.count(value, singular, plural)
     }
 
     /// Two columns: labels left-aligned and padded to the longest label plus two spaces.
@@ -81,23 +74,25 @@ package enum Formatting {
     /// Padding is computed on the plain label so bold escape codes do not shift the second column. Values come from
     /// the daemon and feeds, so their control characters are shown escaped (``TerminalText/escaped(_:)``).
     package static func table(_ rows: [(label: String, value: String)], style: TextStyle = .plain) -> String {
-        let width = rows.map(\.label.count).max() ?? 0
+        let width = rows.map { DisplayWidth.of($0.label) }.max() ?? 0
         return rows.map { row in
-            let padding = String(repeating: " ", count: width - row.label.count + 2)
+            let padding = String(repeating: " ", count: width - DisplayWidth.of(row.label) + 2)
             return style.bold(row.label) + padding + TerminalText.escaped(row.value) + "\n"
         }.joined()
     }
 
-    /// The widest a table cell gets, in characters; a longer one (a 100,000-character title) is cut with `…`.
+    /// The widest a table cell gets, in terminal columns; a longer one (a 100,000-character title) is cut with `…`.
     /// `show` and `--json` keep the whole text.
     package static let maximumCellWidth = 60
 
     /// `text` with its control characters shown escaped (``TerminalText/escaped(_:)``: a cell may hold a feed's
-    /// title), then cut to its first ``maximumCellWidth`` - 1 characters and `…` when it is longer.
+    /// title), then cut by display width to ``maximumCellWidth`` columns, the last one `…`, when it is wider
+    /// (``DisplayWidth/truncated(_:to:)``: never inside a character).
     package static func cell(_ text: String) -> String {
         let text = TerminalText.escaped(text)
-        guard text.utf8.count > maximumCellWidth, text.count > maximumCellWidth else { return text }
-        return String(text.prefix(maximumCellWidth - 1)) + "…"
+        // Short enough in bytes is narrow enough: no character takes more columns than bytes.
+        guard text.utf8.count > maximumCellWidth else { return text }
+        return DisplayWidth.truncated(text, to: maximumCellWidth)
     }
 
     /// Columns separated by two spaces, each padded to its widest cell (cells cut by ``cell(_:)``); the first
@@ -131,11 +126,9 @@ package enum Formatting {
         return String(decoding: text, as: UTF8.self)
     }
 
-    /// A cell's width in characters; counting characters means finding grapheme breaks, which ASCII text (nearly
-    /// every id, date and state, and most titles) does not need.
+    /// A cell's width in terminal columns (``DisplayWidth``), so CJK and emoji titles line up.
     private static func width(_ text: String) -> Int {
-        let utf8 = text.utf8
-        return utf8.allSatisfy { $0 < 0x80 } ? utf8.count : text.count
+        DisplayWidth.of(text)
     }
 
     /// Formats an integral number of tenths without Foundation's locale-dependent number formatting.

@@ -4,22 +4,21 @@ import SinglecastSupport
 
 /// The human-readable pieces of podcasts and episodes that `podcasts`, `episodes`, `refresh` and `watch` share.
 package enum PodcastText {
-    /// `2026-11-29 13:05` in `timeZone`, or the text as sent when it is not an ISO 8601 time.
+    /// `2026-11-29 13:05` in `timeZone` (``Timestamps/text(_:zone:)``).
     package static func time(_ iso8601: String, timeZone: LocalTimeZone) -> String {
-        guard let parts = components(iso8601, timeZone: timeZone) else { return iso8601 }
-        return "\(parts.year)-\(pad(parts.month))-\(pad(parts.day)) \(pad(parts.hour)):\(pad(parts.minute))"
+        Timestamps.text(iso8601, zone: timeZone)
     }
 
-    /// `2026-11-29` in `timeZone`, or the text as sent when it is not an ISO 8601 time.
+    /// `2026-11-29` in `timeZone` (``Timestamps/day(_:zone:)``).
     package static func day(_ iso8601: String, timeZone: LocalTimeZone) -> String {
-        guard let parts = components(iso8601, timeZone: timeZone) else { return iso8601 }
-        return "\(parts.year)-\(pad(parts.month))-\(pad(parts.day))"
+        Timestamps.day(iso8601, zone: timeZone)
     }
 
-    /// `1:02:03`, `0:45:12`; `-` when unknown. Hours are not capped, so a 30-hour audiobook reads `30:00:00`.
+    /// An episode's length as every duration reads (``Formatting/duration(seconds:)``): `1h 2m`, `45m 12s`; `-` when
+    /// unknown.
     package static func duration(seconds: Int?) -> String {
         guard let seconds, seconds >= 0 else { return "-" }
-        return "\(seconds / 3600):\(pad(seconds % 3600 / 60)):\(pad(seconds % 60))"
+        return Formatting.duration(seconds: Double(seconds))
     }
 
     /// `5`, or `all` when every downloaded episode is kept.
@@ -29,9 +28,14 @@ package enum PodcastText {
     }
 
     /// `3  The Daily`: how a line names a podcast, its title's control characters shown escaped
-    /// (``TerminalText/escaped(_:)``).
+    /// (``TerminalText/escaped(_:)``) and a long one cut (``ListSummary/title(_:columns:)``).
     package static func name(_ podcast: PodcastInfo) -> String {
-        "\(podcast.id)  \(TerminalText.escaped(podcast.title))"
+        "\(podcast.id)  \(title(podcast.title))"
+    }
+
+    /// A title as a message (not a table, not `show`) quotes it: escaped, and cut to a few dozen columns.
+    package static func title(_ title: String) -> String {
+        ListSummary.title(TerminalText.escaped(title))
     }
 
     /// `120 episodes, auto-download latest:3, keep 5`.
@@ -75,9 +79,9 @@ package enum PodcastText {
         return episode.pinned == true ? state + ", pinned" : state
     }
 
-    /// `3, 4, 12`.
+    /// `3, 4, 12`, or the first ten and `… and 4,990 more` (``ListSummary``).
     package static func ids(_ ids: [Int64]) -> String {
-        ids.map(String.init).joined(separator: ", ")
+        ListSummary.ids(ids)
     }
 
     /// One `podcast.*` event as a line without its newline, e.g. `podcast 3  refreshed The Daily  2 new episodes`.
@@ -87,41 +91,42 @@ package enum PodcastText {
     /// `episode 815  deleted Friday: played more than 7d ago (in the Trash)`.
     package static func episodeEventLine(_ method: String, _ event: EpisodeEventParams) -> String {
         let name = method.hasPrefix("episode.") ? String(method.dropFirst("episode.".count)) : method
-        var line = "episode \(event.episode)  \(name) \(event.title)"
+        var line = "episode \(event.episode)  \(name) \(title(event.title))"
         if let reason = event.reason { line += ": \(reason)" }
         if event.trashedTo != nil { line += " (in the Trash)" }
         return TerminalText.escaped(line)
     }
 
     /// One `episode.marked` event as a line without its newline, e.g.
-    /// `podcast 3  marked played: 120 episodes (815, 814, …)`; ten ids at most, as it may be thousands.
+    /// `podcast 3  marked played: 120 episodes (815, 814, …, 806, … and 110 more)`; ten ids at most, as it may be
+    /// thousands.
     package static func markedEventLine(_ event: EpisodesMarkedParams) -> String {
         let who = event.podcast.map { "podcast \($0)" } ?? "episodes"
-        var shown = ids(Array(event.episodes.prefix(10)))
-        if event.episodes.count > 10 { shown += ", …" }
-        let count = event.count == 1 ? "1 episode" : "\(event.count) episodes"
+        let shown = ids(event.episodes)
+        let count = event.count == 1 ? "1 episode" : "\(ListSummary.grouped(event.count)) episodes"
         return TerminalText.escaped("\(who)  marked \(event.mark): \(count) (\(shown))")
     }
 
     package static func eventLine(_ method: String, _ event: PodcastEventParams) -> String {
         let podcast = event.podcast
+        let name = title(podcast.title)
         let detail: String
         switch PodcastEvent(rawValue: method) {
         case .subscribed:
-            detail = "subscribed \(podcast.title)  \(summary(podcast))"
+            detail = "subscribed \(name)  \(summary(podcast))"
         case .refreshed:
             if podcast.gone {
-                detail = "refreshed \(podcast.title)  gone: " + (problem(podcast) ?? "")
+                detail = "refreshed \(name)  gone: " + (problem(podcast) ?? "")
             } else if let error = podcast.lastError {
-                detail = "refreshed \(podcast.title)  failed: \(error)"
+                detail = "refreshed \(name)  failed: \(error)"
             } else {
-                detail = "refreshed \(podcast.title)  " + newEpisodes(event.newEpisodes ?? 0)
+                detail = "refreshed \(name)  " + newEpisodes(event.newEpisodes ?? 0)
             }
         case .unsubscribed:
-            detail = "unsubscribed \(podcast.title)"
+            detail = "unsubscribed \(name)"
         case nil:
-            let name = method.hasPrefix("podcast.") ? String(method.dropFirst("podcast.".count)) : method
-            detail = "\(name) \(podcast.title)"
+            let event = method.hasPrefix("podcast.") ? String(method.dropFirst("podcast.".count)) : method
+            detail = "\(event) \(name)"
         }
         // The title, the daemon's error text (which may quote a server) and an unknown event's name are outside text.
         return "podcast \(podcast.id)  " + TerminalText.escaped(detail)
@@ -132,12 +137,4 @@ package enum PodcastText {
         count == 0 ? "no new episodes" : Formatting.count(count, "new episode")
     }
 
-    private static func components(_ iso8601: String, timeZone: LocalTimeZone) -> Timestamps.Fields? {
-        guard let date = DownloadText.parseDate(iso8601) else { return nil }
-        return Timestamps.fields(of: date, in: timeZone)
-    }
-
-    private static func pad(_ value: Int) -> String {
-        value < 10 ? "0\(value)" : String(value)
-    }
 }

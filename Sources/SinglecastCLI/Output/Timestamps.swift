@@ -16,6 +16,35 @@ package enum Timestamps {
         package var minute: Int
     }
 
+    /// `2026-11-29 13:05`: the one way the client shows an instant, on the wall clock of `zone`. Every command
+    /// prints times through here (or ``clock(_:zone:)`` for a time of day); `--json` keeps the daemon's text.
+    package static func text(_ date: Date, zone: LocalTimeZone) -> String {
+        let parts = fields(of: date, in: zone)
+        return "\(parts.year)-\(pad(parts.month))-\(pad(parts.day)) \(pad(parts.hour)):\(pad(parts.minute))"
+    }
+
+    /// ``text(_:zone:)`` of the daemon's ISO 8601 text, or the text as sent when it is not one.
+    package static func text(_ iso8601: String, zone: LocalTimeZone) -> String {
+        parse(iso8601).map { text($0, zone: zone) } ?? iso8601
+    }
+
+    /// `2026-11-29`: the day of an instant in `zone`, for a date column; the text as sent when it is not ISO 8601.
+    package static func day(_ iso8601: String, zone: LocalTimeZone) -> String {
+        guard let date = parse(iso8601) else { return iso8601 }
+        let parts = fields(of: date, in: zone)
+        return "\(parts.year)-\(pad(parts.month))-\(pad(parts.day))"
+    }
+
+    /// `01:00`: the time of day of `date` in `zone`, for what recurs daily (a download window's edge).
+    package static func clock(_ date: Date, zone: LocalTimeZone) -> String {
+        let parts = fields(of: date, in: zone)
+        return "\(pad(parts.hour)):\(pad(parts.minute))"
+    }
+
+    private static func pad(_ value: Int) -> String {
+        value < 10 ? "0\(value)" : String(value)
+    }
+
     /// `2026-11-29T12:00:00Z`, with fractional seconds or a `+01:00` offset too; other spellings go to
     /// `Date.ISO8601FormatStyle`. `nil` when the text is not an ISO 8601 time.
     package static func parse(_ text: String) -> Date? {

@@ -195,7 +195,7 @@ package final class HookRunner: Service {
         }
         let running = workersState.withLock { $0.running }
         guard running > 0 else { return }
-        logger.info("waiting for \(running) on_complete program(s) to end")
+        logger.info("waiting for \(ListSummary.count(running, "on_complete program")) to end")
         let allEnded = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let once = Once(continuation)
             let idle = workersState.withLock { state in
@@ -214,7 +214,9 @@ package final class HookRunner: Service {
                 for pid in state.pids { kill(pid, SIGKILL) }
                 return state.pids.count
             }
-            logger.warning("killed \(killed) on_complete program(s) still running after \(stopTimeout)")
+            logger.warning(
+                "killed \(ListSummary.count(killed, "on_complete program")) still running after \(stopTimeout)"
+            )
         }
     }
 

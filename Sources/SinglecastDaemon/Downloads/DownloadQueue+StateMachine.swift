@@ -1,5 +1,6 @@
 import SinglecastHTTP
 import SinglecastStore
+import SinglecastSupport
 
 /// Every decision about a download's life, without I/O.
 ///
@@ -505,10 +506,14 @@ package struct DownloadQueueStateMachine {
         case .retry(let at):
             record.nextAttemptAt = at
             state = admission(&record)
-            (event, log) = (.retrying, .log(.info, "download \(id) failed (\(error.message)); retrying"))
+            let attempt = "attempt \(record.attempts) of \(policy.maximumAttempts)"
+            let wait = DurationText.text(seconds: Double(max(0, at - now)) / 1000)
+            (event, log) = (
+                .retrying, .log(.info, "download \(id): \(attempt) failed, next in \(wait): \(error.message)")
+            )
         case .fail:
             state = .failed
-            (event, log) = (.failed, .log(.warning, "download \(id) failed: \(error.message)"))
+            (event, log) = (.failed, .log(.warning, Self.failedLine(id, attempts: record.attempts, error.message)))
         case .pause(let reason):
             state = .paused
             record.pauseReason = reason
@@ -521,6 +526,13 @@ package struct DownloadQueueStateMachine {
         // `retry`. Before the commit, so that nothing can start the download again in between.
         let discard: [Action] = state == .failed ? [.discardPartial(settled)] : []
         return [log] + discard + [.persist([settled], .powerLoss), .publish(event, settled)]
+    }
+
+    /// `download 4 failed after 3 attempts: …`; a download that failed at its first attempt (a 404 is not tried
+    /// again) says just `failed`.
+    package static func failedLine(_ id: Int64, attempts: Int, _ message: String) -> String {
+        attempts > 1
+            ? "download \(id) failed after \(attempts) attempts: \(message)" : "download \(id) failed: \(message)"
     }
 
     /// A transfer stopped by a pause, a cancel or the shutdown: records the checkpoint. A cancelled download leaves

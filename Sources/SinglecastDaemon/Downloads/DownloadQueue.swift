@@ -241,7 +241,9 @@ package actor DownloadQueue: Service {
         try await store.deleteDownloads(removed)
         try await store.save(changed)
         let released = try await store.releaseEpisodesOfMissingDownloads(at: now(), reason: "its download was removed")
-        if released > 0 { logger.notice("released \(released) episode(s) from downloads that no longer exist") }
+        if released > 0 {
+            logger.notice("released \(ListSummary.count(released, "episode")) from downloads that no longer exist")
+        }
         let pendingHooks = try await store.pendingHooks()
         let completed = pendingHooks.compactMap { machine.records[$0] }.filter { $0.state == .completed }
         await hooks.resume(
@@ -250,7 +252,9 @@ package actor DownloadQueue: Service {
             program: settings.onComplete
         )
         let pending = kept.count { $0.state == .queued }
-        if pending > 0 { logger.notice("resuming \(pending) unfinished download(s)") }
+        if pending > 0 {
+            logger.notice("resuming \(pending == 1 ? "1 unfinished download" : "\(pending) unfinished downloads")")
+        }
     }
 
     // MARK: - Carrying out the machine's actions
@@ -286,14 +290,15 @@ package actor DownloadQueue: Service {
                     try await store.save(records, durability: durability)
                 } catch {
                     if throwingStoreErrors { throw .notSaved(error) }
-                    let ids = records.map { String($0.id) }.joined(separator: ", ")
-                    logger.error("cannot save download \(ids): \(error)")
+                    let which = (records.count == 1 ? "download " : "downloads ") + ListSummary.ids(records.map(\.id))
+                    logger.error("cannot save \(which): \(error)")
                 }
             case .delete(let ids):
                 do {
                     try await store.deleteDownloads(ids)
                 } catch {
-                    logger.error("cannot remove \(ids.count) cancelled download(s): \(error)")
+                    let which = (ids.count == 1 ? "download " : "downloads ") + ListSummary.ids(ids)
+                    logger.error("cannot remove cancelled \(which): \(error)")
                 }
             case .discardPartial(let record):
                 Self.discardPartial(of: record, root: defaultDirectory)

@@ -1,4 +1,5 @@
 import SinglecastStore
+import SinglecastSupport
 
 /// A complete body becomes a file under its final name, and its completion is committed with others.
 extension DownloadQueueStateMachine {
@@ -140,7 +141,9 @@ extension DownloadQueueStateMachine {
             actions.append(.persist([record], .powerLoss))
         }
         let size = record.bytesTotal ?? record.bytesDone
-        actions.append(.log(.info, "download \(record.id) completed: \(record.path) (\(size) bytes)"))
+        actions.append(
+            .log(.info, "download \(record.id) completed: \(record.path) (\(ListSummary.grouped(size)) bytes)")
+        )
         actions.append(.publish(.completed, record))
         if runsHook { actions.append(.runHook(record)) }
         return actions

@@ -1,4 +1,5 @@
 import SinglecastStore
+import SinglecastSupport
 
 /// The download gate (windows, metered network): what it holds back, and what `--now` lets through.
 extension DownloadQueueStateMachine {
@@ -68,13 +69,17 @@ extension DownloadQueueStateMachine {
         }
         changed.sort { $0.id < $1.id }
         guard turned || !changed.isEmpty else { return [.reschedule] }
-        let message =
-            reason.map {
-                "downloads held: \($0 == .metered ? "the network is metered" : "outside the download windows")"
-            }
-            ?? "downloads may run again"
-        return [.log(.info, "\(message) (\(changed.count) download(s))"), .persist(changed, .powerLoss)] + actions
+        return [.log(.info, Self.gateLine(reason, changed: changed.count)), .persist(changed, .powerLoss)] + actions
             + changed.map { .publish(Self.releaseEvent($0), $0) } + [.reschedule]
+    }
+
+    /// `downloads held: the network is metered (3 paused)`, `download gate open (2 downloads resumed)`; no count when
+    /// the gate turned with nothing to hold or let go.
+    package static func gateLine(_ reason: GateReason?, changed: Int) -> String {
+        let count = changed == 1 ? "1 download" : "\(ListSummary.grouped(changed)) downloads"
+        guard let reason else { return "download gate open" + (changed > 0 ? " (\(count) resumed)" : "") }
+        let why = reason == .metered ? "the network is metered" : "outside the download windows"
+        return "downloads held: \(why)" + (changed > 0 ? " (\(count) paused)" : "")
     }
 
     /// `--now` for downloads that already existed: they pass the gate from now on, and one the gate paused runs.

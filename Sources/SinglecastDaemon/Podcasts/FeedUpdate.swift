@@ -83,7 +83,8 @@ package enum FeedUpdate {
                 log.append(
                     LogLine(
                         level: .info,
-                        message: "feed of \(podcast.title) repeats \(feed.duplicateItems) item(s); the first of each "
+                        message:
+                            "feed of \(ListSummary.title(podcast.title)) repeats \(ListSummary.count(feed.duplicateItems, "item")); the first of each "
                             + "is kept: " + feed.duplicateIdentities.joined(separator: ", ")
                     )
                 )

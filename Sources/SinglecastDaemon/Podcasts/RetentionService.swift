@@ -113,9 +113,9 @@ actor RetentionService {
         }
         let (plan, files) = (evaluation.plan, evaluation.files)
         logger.debug(
-            "retention: \(files.count) files of \(policies.rules.count) podcasts evaluated in "
+            "retention: \(ListSummary.count(files.count, "file")) of \(ListSummary.count(policies.rules.count, "podcast")) evaluated in "
                 + "\(RuleTiming.milliseconds(evaluation.planning)) ms "
-                + "(store \(RuleTiming.milliseconds(evaluation.reading)) ms), \(plan.deletions.count) deletions"
+                + "(store \(RuleTiming.milliseconds(evaluation.reading)) ms), \(ListSummary.count(plan.deletions.count, "deletion"))"
         )
         await carryOut(evaluation, titles: policies.titles)
         return plan.nextDue
@@ -178,14 +178,15 @@ actor RetentionService {
                     return (disposals, Set(disposals.refused.keys))
                 }
             } catch {
-                logger.error("cannot delete \(chosen.count) episode file(s) (\(reason)): \(error)")
+                logger.error("cannot delete \(ListSummary.count(chosen.count, "episode file")) (\(reason)): \(error)")
                 continue
             }
             // The queue forgets the rows the store deleted (their files are gone already).
             do {
                 _ = try await queue.discard(retired.downloads, deleteFiles: false, reason: reason.description)
             } catch {
-                logger.error("cannot forget \(retired.downloads.count) deleted download(s): \(error)")
+                let which = retired.downloads.count == 1 ? "download" : "downloads"
+                logger.error("cannot forget deleted \(which) \(ListSummary.ids(retired.downloads)): \(error)")
             }
             // Their chapters and transcripts go the same way.
             await SidecarService.dispose(

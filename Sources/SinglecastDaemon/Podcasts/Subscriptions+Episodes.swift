@@ -85,7 +85,9 @@ extension Subscriptions {
     package func delete(episodes ids: [Int64]) async throws -> (episodes: [Int64], files: LetGo) {
         let episodes = try await existingEpisodes(ids).filter { $0.downloadID != nil }
         let outcome = try await letGo(episodes, reason: "deleted on request")
-        if !outcome.deleted.isEmpty { logger.info("deleted \(outcome.deleted.count) episode file(s) on request") }
+        if !outcome.deleted.isEmpty {
+            logger.info("deleted \(ListSummary.count(outcome.deleted.count, "episode file")) on request")
+        }
         // An episode whose file the disposal refused keeps it: it is not among the deleted.
         return (episodes.map(\.id).filter { outcome.refused[$0] == nil }, outcome)
     }

@@ -43,7 +43,7 @@ extension Subscriptions {
                 // `played --all` of a long back catalogue is one event, not thousands.
                 events.episodesMarked(changed, played ? .played : .unplayed, podcast: podcast, at: at)
             }
-            logger.info("marked \(changed.count) episode(s) \(played ? "played" : "unplayed")")
+            logger.info("marked \(ListSummary.count(changed.count, "episode")) \(played ? "played" : "unplayed")")
             // A played episode may be due for deletion now or later.
             await retentionWanted()
         }
@@ -61,7 +61,7 @@ extension Subscriptions {
         }
         if !changed.isEmpty {
             // No count changes: the episode totals stay cached.
-            logger.info("\(pinned ? "pinned" : "unpinned") \(changed.count) episode(s)")
+            logger.info("\(pinned ? "pinned" : "unpinned") \(ListSummary.count(changed.count, "episode"))")
             events.episodesMarked(changed, pinned ? .pinned : .unpinned, podcast: podcast, at: now())
             if !pinned { await retentionWanted() }
         }

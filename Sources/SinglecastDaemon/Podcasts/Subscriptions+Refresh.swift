@@ -87,8 +87,8 @@ extension Subscriptions {
                 inserted = try await storeFeed(id, feed, markNew: !finishing)
                 if finishing {
                     logger.notice(
-                        "finished the subscription to \(change.podcast.title), interrupted before its feed was stored: "
-                            + "its \(inserted.count) episode(s) are its back catalogue, not new"
+                        "finished the subscription to \(ListSummary.title(change.podcast.title)), interrupted before its feed was "
+                            + "stored: its \(ListSummary.count(inserted.count, "episode")) are its back catalogue, not new"
                     )
                     inserted = []
                 }
@@ -192,7 +192,10 @@ extension Subscriptions {
         }
         let queued = try await enqueueEpisodes(wanted, priority: nil, requested: false).map(\.id)
         if !queued.isEmpty {
-            logger.info("auto-download (\(policy.fetch.stored)) queued \(queued.count) episode(s) of \(podcast.title)")
+            logger.info(
+                "auto-download (\(policy.fetch.stored)) queued \(ListSummary.count(queued.count, "episode")) of "
+                    + ListSummary.title(podcast.title)
+            )
         }
         let retention = policy.retention
         if retention.keep != nil || retention.deletePlayedAfter != nil || retention.deleteOlderThan != nil

@@ -520,26 +520,38 @@ package actor Subscriptions {
 
     // MARK: - Helpers
 
+    /// The podcast `selector` names: its id, else the one whose title it equals or is part of (``TitleMatch``).
     func resolve(_ selector: String) throws -> PodcastRecord {
         let trimmed = selector.trimmingWhitespace()
         if let id = Int64(trimmed), let podcast = podcasts[id] { return podcast }
-        let lowered = trimmed.lowercased()
-        let all = podcasts.values.sorted { $0.id < $1.id }
-        if !lowered.isEmpty {
-            let exact = all.filter { $0.title.lowercased() == lowered }
-            if exact.count == 1 { return exact[0] }
-            let matches = all.filter { $0.title.lowercased().hasPrefix(lowered) }
-            if matches.count == 1 { return matches[0] }
-            if matches.count > 1 {
-                let names = matches.prefix(5).map { "\($0.id) '\($0.title)'" }.joined(separator: ", ")
+        let name = TitleMatch.folded(trimmed)
+        if !name.isEmpty {
+            let all = podcasts.values.sorted { $0.id < $1.id }.map { (podcast: $0, title: TitleMatch.folded($0.title)) }
+            let equal = all.filter { $0.title == name }.map(\.podcast)
+            if equal.count == 1 { return equal[0] }
+            if equal.count > 1 {
                 throw PodcastError(
                     code: .ambiguousPodcast(selector),
                     message:
-                        "'\(selector)' matches \(matches.count) podcasts (\(names)); give more of the title or the id"
+                        "'\(selector)' names \(equal.count) podcasts with that title: \(Self.list(equal)); give the id"
+                )
+            }
+            let matches = all.filter { $0.title.contains(name) }.map(\.podcast)
+            if matches.count == 1 { return matches[0] }
+            if matches.count > 1 {
+                throw PodcastError(
+                    code: .ambiguousPodcast(selector),
+                    message: "'\(selector)' matches \(matches.count) podcasts: \(Self.list(matches)); "
+                        + "give more of the title or the id"
                 )
             }
         }
         throw PodcastError(code: .unknownPodcast(selector), message: "no podcast matches '\(selector)'")
+    }
+
+    /// `1 'The Daily', 3 'the daily'`, summarised past a few (``ListSummary``).
+    private static func list(_ podcasts: [PodcastRecord]) -> String {
+        ListSummary.list(podcasts.lazy.map { "\($0.id) '\(ListSummary.title($0.title))'" })
     }
 
     /// What `{podcast}` stands for in a podcast's file names: its `folder`, else its title.

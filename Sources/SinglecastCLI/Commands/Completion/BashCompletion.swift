@@ -74,8 +74,18 @@ package enum BashCompletion {
                 -e 's/\\\//\//g' -e 's/\\\\/\\/g'
         }
 
+        # Titles more than one podcast has (in any case) are left out: their ids tell them apart.
+        __singlecastctl_unique_titles() {
+            __singlecastctl_titles | sort -f | uniq -iu
+        }
+
         __singlecastctl_ids() {
             grep -o '[{,]"id":[0-9]*' | sed 's/.*://'
+        }
+
+        # The ids of an `inbox` answer's episodes, not of the podcasts listed after them.
+        __singlecastctl_episode_ids() {
+            sed 's/\],"podcasts":\[.*//' | __singlecastctl_ids
         }
 
         __singlecastctl_complete_value() {
@@ -95,12 +105,22 @@ package enum BashCompletion {
             download)
                 mapfile -t COMPREPLY < <(compgen -W "$(__singlecastctl_daemon downloads | __singlecastctl_ids)" -- "$prefix")
                 ;;
+            episode)
+                local episodes
+                episodes=$(__singlecastctl_daemon inbox | __singlecastctl_episode_ids)
+                mapfile -t COMPREPLY < <(compgen -W "$episodes" -- "$prefix")
+                ;;
             podcast)
                 # Titles have spaces: match the typed word unquoted, offer each title quoted for the shell.
                 declare -F dequote >/dev/null 2>&1 && plain=$(dequote "$prefix")
+                local json
+                json=$(__singlecastctl_daemon podcasts)
                 while IFS= read -r line; do
-                    [[ $line == "$plain"* ]] && COMPREPLY+=("$(printf '%q' "$line")")
-                done < <(__singlecastctl_daemon podcasts | __singlecastctl_titles)
+                    [[ -n $line && $line == "$plain"* ]] && COMPREPLY+=("$(printf '%q' "$line")")
+                done < <(
+                    printf '%s\n' "$json" | __singlecastctl_ids
+                    printf '%s\n' "$json" | __singlecastctl_unique_titles
+                )
                 ;;
             esac
         }

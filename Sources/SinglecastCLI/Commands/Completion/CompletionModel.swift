@@ -9,10 +9,13 @@ package enum CompletionValue: Hashable, Sendable {
     case choices([String])
     case file
     case directory
-    /// Podcast titles, asked from the running daemon (`singlecastctl --json podcasts`).
+    /// Podcast ids, and the titles no other podcast shares (equal titles are told apart by id), asked from the
+    /// running daemon (`singlecastctl --json podcasts`).
     case podcast
     /// Download ids, asked from the running daemon (`singlecastctl --json downloads`).
     case download
+    /// Episode ids of the new episodes, asked from the running daemon (`singlecastctl --json inbox`).
+    case episode
 }
 
 /// One flag or option as the completion scripts offer it.
@@ -80,12 +83,17 @@ package enum CompletionModel {
     static func value(_ spec: ArgumentSpec) -> CompletionValue {
         if let choices = choices(inHelp: spec.help) { return .choices(choices) }
         let names = [spec.name, spec.valueName]
+        if names.contains("policy") { return .choices(policies) }
         if names.contains("podcast") { return .podcast }
+        if names.contains("episode") { return .episode }
         if names.contains("id"), spec.help.lowercased().contains("download") { return .download }
         if names.contains("file") || names.contains("path") { return .file }
         if names.contains("dir") { return .directory }
         return .none
     }
+
+    /// The auto-download policies offered for `--auto`: `latest:N` with a few common Ns.
+    static let policies = ["off", "all-new", "latest:1", "latest:3", "latest:5", "latest:10"]
 
     /// The words of a help text's `(values: a, b, c)`, as the help shows an argument's choices.
     static func choices(inHelp help: String) -> [String]? {

@@ -43,8 +43,9 @@ package enum FishCompletion {
         case .choices(let words): " -a " + ShellQuoting.fish(words.joined(separator: " "))
         case .file: " -F"
         case .directory: " -a '(__fish_complete_directories (commandline -ct))'"
-        case .podcast: " -a '(__singlecastctl_daemon podcasts | __singlecastctl_titles)'"
+        case .podcast: " -a '(__singlecastctl_podcasts)'"
         case .download: " -a '(__singlecastctl_daemon downloads | __singlecastctl_ids)'"
+        case .episode: " -a '(__singlecastctl_episodes)'"
         }
     }
 
@@ -107,6 +108,18 @@ package enum FishCompletion {
 
         function __singlecastctl_ids
             cat | string match -ar '[{,]"id":[0-9]+' | string replace -r '.*:' ''
+        end
+
+        # The ids of an `inbox` answer's episodes, not of the podcasts listed after them.
+        function __singlecastctl_episodes
+            __singlecastctl_daemon inbox | string replace -r '\],"podcasts":\[.*' '' | __singlecastctl_ids
+        end
+
+        # Every podcast's id, and the titles no other podcast has in any case: equal ones are told apart by id.
+        function __singlecastctl_podcasts
+            set -l json (__singlecastctl_daemon podcasts)
+            printf '%s\n' $json | __singlecastctl_ids
+            printf '%s\n' $json | __singlecastctl_titles | sort -f | uniq -iu
         end
 
         complete -c singlecastctl -f

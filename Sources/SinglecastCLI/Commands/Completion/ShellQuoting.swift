@@ -24,6 +24,7 @@ extension CompletionValue {
         case .directory: "directory"
         case .podcast: "podcast"
         case .download: "download"
+        case .episode: "episode"
         }
     }
 }

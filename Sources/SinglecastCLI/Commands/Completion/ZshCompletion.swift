@@ -99,10 +99,19 @@ package enum ZshCompletion {
                 found=(${(f)"$(print -r -- $json | grep -o '[{,]"id":[0-9]*' | sed 's/.*://')"})
                 (( ${#found} )) && compadd -- $found
                 ;;
+            episode)
+                json=$(__singlecastctl_daemon inbox)
+                found=(${(f)"$(print -r -- $json | sed 's/\],"podcasts":\[.*//' | grep -o '[{,]"id":[0-9]*' |
+                    sed 's/.*://')"})
+                (( ${#found} )) && compadd -- $found
+                ;;
             podcast)
+                # Every id, and the titles no other podcast has in any case: equal ones are told apart by id.
                 json=$(__singlecastctl_daemon podcasts)
-                found=(${(f)"$(print -r -- $json | grep -o '"title":"\([^"\\]\|\\.\)*"' |
-                    sed -e 's/^"title":"//' -e 's/"$//' -e 's/\\"/"/g' -e 's/\\\//\//g' -e 's/\\\\/\\/g')"})
+                found=(${(f)"$(print -r -- $json | grep -o '[{,]"id":[0-9]*' | sed 's/.*://'
+                    print -r -- $json | grep -o '"title":"\([^"\\]\|\\.\)*"' |
+                    sed -e 's/^"title":"//' -e 's/"$//' -e 's/\\"/"/g' -e 's/\\\//\//g' -e 's/\\\\/\\/g' |
+                    sort -f | uniq -iu)"})
                 (( ${#found} )) && compadd -- $found
                 ;;
             esac
