@@ -216,7 +216,12 @@ extension EpisodeMarkResult {
 
 extension DeleteResult {
     init(_ deleted: (episodes: [Int64], files: Subscriptions.LetGo)) {
-        self.init(episodes: deleted.episodes, deletedFiles: deleted.files.deleted, keptFiles: deleted.files.kept)
+        self.init(
+            episodes: deleted.episodes,
+            deletedFiles: deleted.files.deleted,
+            keptFiles: deleted.files.kept,
+            trashedTo: deleted.files.trashed.isEmpty ? nil : deleted.files.trashed
+        )
     }
 }
 

@@ -155,6 +155,8 @@ package struct Router: Sendable {
         case .redownload:
             let ids = try params(EpisodeSelectionParams.self, request).episodes
             return try WireCoding.encoded(EnqueueResult(try await context.podcasts.redownload(episodes: ids)))
+        case .trash, .restore, .purge:
+            return try await trash(method, request)
         case .podcast:
             let selector = try params(PodcastParams.self, request).podcast
             return try WireCoding.encoded(PodcastDetailResult(try await context.podcasts.details(selector)))
@@ -222,7 +224,7 @@ package struct Router: Sendable {
     }
 
     /// Decodes `params` as `T`, turning a decoding failure into an `invalid_params` error that names the field.
-    private func params<T: Codable>(_ type: T.Type, _ request: RPCRequest) throws -> T {
+    func params<T: Codable>(_ type: T.Type, _ request: RPCRequest) throws -> T {
         guard case .object? = request.params else {
             throw RPCError.invalidParams("'\(request.method)' takes an object of named parameters", parameter: "params")
         }
@@ -297,7 +299,7 @@ package struct Router: Sendable {
     }
 
     /// Methods without parameters accept a missing, empty-object or empty-array `params`.
-    private func expectNoParams(_ request: RPCRequest) throws {
+    func expectNoParams(_ request: RPCRequest) throws {
         switch request.params {
         case nil, .object([:])?, .array([])?: return
         case .object(let fields)?:

@@ -570,17 +570,21 @@ package struct DeleteResult: Codable, Hashable, Sendable {
     package var deletedFiles: [String]
     /// Files another episode (of another podcast) still refers to, so they stay.
     package var keptFiles: [String]
+    /// Where each deleted file is in the Trash, by its old path; absent with `use_trash = false`.
+    package var trashedTo: [String: String]?
 
-    package init(episodes: [Int64], deletedFiles: [String], keptFiles: [String]) {
+    package init(episodes: [Int64], deletedFiles: [String], keptFiles: [String], trashedTo: [String: String]? = nil) {
         self.episodes = episodes
         self.deletedFiles = deletedFiles
         self.keptFiles = keptFiles
+        self.trashedTo = trashedTo
     }
 
     enum CodingKeys: String, CodingKey {
         case episodes
         case deletedFiles = "deleted_files"
         case keptFiles = "kept_files"
+        case trashedTo = "trashed_to"
     }
 }
 

@@ -52,7 +52,8 @@ extension Subscriptions {
         let shared = Set(downloads).subtracting(owned)
         var outcome = LetGo()
         outcome.kept = await queue.infos(Array(shared)).values.filter { $0.state == .completed }.map(\.file).sorted()
-        let discarded = try await queue.discard(owned, deleteFiles: true, reason: reason)
+        let episodeOf = Dictionary(episodes.compactMap { e in e.downloadID.map { ($0, e.id) } }) { first, _ in first }
+        let discarded = try await queue.discard(owned, deleteFiles: true, reason: reason, episodes: episodeOf)
         for file in discarded.deleted {
             outcome.deleted.append(file.path)
             if let trashed = file.trashedTo { outcome.trashed[file.path] = trashed }
