@@ -97,7 +97,12 @@ extension EpisodeInfo {
 
 extension SubscribeResult {
     init(_ outcome: SubscribeOutcome) {
-        self.init(podcast: PodcastInfo(outcome.podcast), existing: outcome.existing, queued: outcome.queued)
+        self.init(
+            podcast: PodcastInfo(outcome.podcast),
+            existing: outcome.existing,
+            queued: outcome.queued,
+            discovered: outcome.discovery.map { Discovered(page: $0.page, feed: $0.feed, others: $0.others) }
+        )
     }
 }
 

@@ -355,11 +355,26 @@ package struct SubscribeResult: Codable, Hashable, Sendable {
     package var existing: Bool
     /// Downloads the auto-download policy queued.
     package var queued: [Int64]
+    /// The URL given answered a web page: the feed found on it, and the others it names.
+    package var discovered: Discovered?
 
-    package init(podcast: PodcastInfo, existing: Bool, queued: [Int64]) {
+    package struct Discovered: Codable, Hashable, Sendable {
+        package var page: String
+        package var feed: String
+        package var others: [String]
+
+        package init(page: String, feed: String, others: [String]) {
+            self.page = page
+            self.feed = feed
+            self.others = others
+        }
+    }
+
+    package init(podcast: PodcastInfo, existing: Bool, queued: [Int64], discovered: Discovered? = nil) {
         self.podcast = podcast
         self.existing = existing
         self.queued = queued
+        self.discovered = discovered
     }
 }
 

@@ -14,8 +14,10 @@ import Testing
         (--title-exclude, --episode-types, ...) are the podcast's own from the start,
         so nothing they exclude is downloaded first; subscribing again applies new
         options as 'singlecastctl set' does, and a new --auto queues what it asks for
-        at once. The password is read from the first line of --password-file ('-' reads
-        standard input), so it never appears in the process list or the shell history.
+        at once. A URL that answers a web page subscribes to the feed the page names in
+        <link rel="alternate">: its first RSS feed, and the answer names the others.
+        The password is read from the first line of --password-file ('-' reads standard
+        input), so it never appears in the process list or the shell history.
 
         Examples:
           singlecastctl subscribe https://feeds.example.com/daily.xml --auto latest:3
