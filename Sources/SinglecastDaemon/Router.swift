@@ -116,12 +116,20 @@ package struct Router: Sendable {
         case .resume:
             let params = try params(SelectionParams.self, request)
             let resumed = try await context.queue.resume(.init(params), now: params.now == true)
-            return try WireCoding.encoded(ChangedResult(resumed))
+            var result = ChangedResult(resumed)
+            result.unchanged = await unchanged(.resume, params, changed: result.changed)
+            return try WireCoding.encoded(result)
         case .move:
             let params = try params(MoveParams.self, request)
             let priority = try await context.queue.move(params.id, to: .init(params))
             return try WireCoding.encoded(ChangedResult(changed: [params.id], priority: priority))
-        case .pause, .retry, .cancel, .clear:
+        case .pause, .retry:
+            let params = try params(SelectionParams.self, request)
+            let changed = try await change(method, request)
+            let command: DownloadQueueStateMachine.SelectionCommand = method == .pause ? .pause : .retry
+            let left = await unchanged(command, params, changed: changed)
+            return try WireCoding.encoded(ChangedResult(changed: changed, unchanged: left))
+        case .cancel, .clear:
             return try WireCoding.encoded(ChangedResult(changed: try await change(method, request)))
         case .limit:
             let params = try request.params == nil ? nil : params(LimitParams.self, request)
