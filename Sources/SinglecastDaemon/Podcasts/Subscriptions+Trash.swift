@@ -23,18 +23,15 @@ package struct RestoredFile: Sendable, Hashable {
 
 /// What `trash restore` did: the files put back, and those left in the Trash with why.
 package struct TrashRestore: Sendable, Hashable {
+    package struct Refusal: Sendable, Hashable {
+        package var id: String
+        /// Where the file would go back to.
+        package var path: String
+        package var reason: String
+    }
+
     package var restored: [RestoredFile] = []
-    package var refused: [(id: String, path: String, reason: String)] = []
-
-    package static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.restored == rhs.restored
-            && lhs.refused.map { [$0.id, $0.path, $0.reason] } == rhs.refused.map { [$0.id, $0.path, $0.reason] }
-    }
-
-    package func hash(into hasher: inout Hasher) {
-        hasher.combine(restored)
-        for refusal in refused { hasher.combine([refusal.id, refusal.path, refusal.reason]) }
-    }
+    package var refused: [Refusal] = []
 }
 
 /// What `trash empty` did.
@@ -81,13 +78,12 @@ extension Subscriptions {
             guard let entry = byID[id] else { continue }
             let file = entry.file
             if let episode = entry.episode, let download = episode.downloadID {
-                outcome.refused.append(
-                    (id, file.original, "episode \(episode.id) has download \(download) now; delete that one first")
-                )
+                let reason = "episode \(episode.id) has download \(download) now; delete that one first"
+                outcome.refused.append(.init(id: id, path: file.original, reason: reason))
                 continue
             }
             if let refusal = trash.restore(file, root: downloadDirectory) {
-                outcome.refused.append((id, file.original, refusal.message))
+                outcome.refused.append(.init(id: id, path: file.original, reason: refusal.message))
                 continue
             }
             logger.info("restored \(file.original) from the Trash")
@@ -98,7 +94,11 @@ extension Subscriptions {
             }
             outcome.restored.append(restored)
         }
-        if !outcome.restored.isEmpty { episodesWritten() }
+        if !outcome.restored.isEmpty {
+            episodesWritten()
+            // The restored files count against max_storage again.
+            await retentionWanted()
+        }
         return outcome
     }
 
