@@ -12,6 +12,7 @@ func fuzzTrashInfo(_ start: UnsafePointer<UInt8>, _ count: Int) -> Int32 {
         precondition(original.hasPrefix("/") || !top.hasPrefix("/"), "a path read back is absolute")
         precondition(!original.split(separator: "/").contains(".."), "no path read back climbs out")
     }
+    if let episode = Trash.ownEpisode(info: info) { precondition(episode > 0, "an episode id read back is positive") }
     _ = Trash.percentDecoded(info)
     return 0
 }

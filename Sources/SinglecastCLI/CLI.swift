@@ -13,7 +13,7 @@ package enum CLI {
     ///
     /// Help and `--version` go to `stdout` with status 0. Usage errors go to `stderr` in ArgumentParser's
     /// three-line shape with status 64. Other errors print `Error: <description>` to `stderr` and end with
-    /// the error's ``CLIExitStatusProviding/exitStatus`` (69 when the daemon is unreachable) or 1. With `--json`,
+    /// ``ExitCode/of(_:)`` (64 for the daemon's `invalid_params`, 69 when it is unreachable, else 1). With `--json`,
     /// every error is one ``JSONErrorLine`` on `stderr` instead, with the same status.
     ///
     /// - Parameters:
@@ -66,9 +66,7 @@ package enum CLI {
 
     /// Prints `error` to `stderr`, as text or as a ``JSONErrorLine``, and returns the exit status it ends with.
     private static func report(_ error: any Error, path: CommandPath, json: Bool, stderr: some TextOutput) -> Int32 {
-        let status: ExitCode =
-            error is UsageError
-            ? .usage : (error as? any CLIExitStatusProviding)?.exitStatus ?? .failure
+        let status = ExitCode.of(error)
         if json {
             stderr.write(JSONErrorLine(error, exitStatus: status).text)
         } else if let usage = error as? UsageError {

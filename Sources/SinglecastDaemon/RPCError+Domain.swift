@@ -66,6 +66,13 @@ extension RPCError {
                 reason: "unknown_episode",
                 details: ["id": String(id)]
             )
+        case .unknownTrashedFile(let id):
+            self.init(
+                code: RPCError.invalidParamsCode,
+                message: "Invalid params: \(error.message); 'singlecastctl trash' lists them.",
+                reason: "unknown_trashed_file",
+                details: ["id": id]
+            )
         case .noEnclosure(let id):
             self.init(
                 code: RPCError.invalidParamsCode,

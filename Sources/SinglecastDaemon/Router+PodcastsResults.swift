@@ -109,7 +109,12 @@ extension EpisodeInfo {
 
 extension SubscribeResult {
     init(_ outcome: SubscribeOutcome) {
-        self.init(podcast: PodcastInfo(outcome.podcast), existing: outcome.existing, queued: outcome.queued)
+        self.init(
+            podcast: PodcastInfo(outcome.podcast),
+            existing: outcome.existing,
+            queued: outcome.queued,
+            discovered: outcome.discovery.map { Discovered(page: $0.page, feed: $0.feed, others: $0.others) }
+        )
     }
 }
 
@@ -228,7 +233,12 @@ extension EpisodeMarkResult {
 
 extension DeleteResult {
     init(_ deleted: (episodes: [Int64], files: Subscriptions.LetGo)) {
-        self.init(episodes: deleted.episodes, deletedFiles: deleted.files.deleted, keptFiles: deleted.files.kept)
+        self.init(
+            episodes: deleted.episodes,
+            deletedFiles: deleted.files.deleted,
+            keptFiles: deleted.files.kept,
+            trashedTo: deleted.files.trashed.isEmpty ? nil : deleted.files.trashed
+        )
     }
 }
 

@@ -116,12 +116,20 @@ package struct Router: Sendable {
         case .resume:
             let params = try params(SelectionParams.self, request)
             let resumed = try await context.queue.resume(.init(params), now: params.now == true)
-            return try WireCoding.encoded(ChangedResult(resumed))
+            var result = ChangedResult(resumed)
+            result.unchanged = await unchanged(.resume, params, changed: result.changed)
+            return try WireCoding.encoded(result)
         case .move:
             let params = try params(MoveParams.self, request)
             let priority = try await context.queue.move(params.id, to: .init(params))
             return try WireCoding.encoded(ChangedResult(changed: [params.id], priority: priority))
-        case .pause, .retry, .cancel, .clear:
+        case .pause, .retry:
+            let params = try params(SelectionParams.self, request)
+            let changed = try await change(method, request)
+            let command: DownloadQueueStateMachine.SelectionCommand = method == .pause ? .pause : .retry
+            let left = await unchanged(command, params, changed: changed)
+            return try WireCoding.encoded(ChangedResult(changed: changed, unchanged: left))
+        case .cancel, .clear:
             return try WireCoding.encoded(ChangedResult(changed: try await change(method, request)))
         case .limit:
             let params = try request.params == nil ? nil : params(LimitParams.self, request)
@@ -155,6 +163,8 @@ package struct Router: Sendable {
         case .redownload:
             let ids = try params(EpisodeSelectionParams.self, request).episodes
             return try WireCoding.encoded(EnqueueResult(try await context.podcasts.redownload(episodes: ids)))
+        case .trash, .restore, .purge:
+            return try await trash(method, request)
         case .podcast:
             let selector = try params(PodcastParams.self, request).podcast
             return try WireCoding.encoded(PodcastDetailResult(try await context.podcasts.details(selector)))
@@ -222,7 +232,7 @@ package struct Router: Sendable {
     }
 
     /// Decodes `params` as `T`, turning a decoding failure into an `invalid_params` error that names the field.
-    private func params<T: Codable>(_ type: T.Type, _ request: RPCRequest) throws -> T {
+    func params<T: Codable>(_ type: T.Type, _ request: RPCRequest) throws -> T {
         guard case .object? = request.params else {
             throw RPCError.invalidParams("'\(request.method)' takes an object of named parameters", parameter: "params")
         }
@@ -297,7 +307,7 @@ package struct Router: Sendable {
     }
 
     /// Methods without parameters accept a missing, empty-object or empty-array `params`.
-    private func expectNoParams(_ request: RPCRequest) throws {
+    func expectNoParams(_ request: RPCRequest) throws {
         switch request.params {
         case nil, .object([:])?, .array([])?: return
         case .object(let fields)?:

@@ -356,12 +356,34 @@ package struct ChangedResult: Codable, Hashable, Sendable {
     package var gate: String?
     /// `move`: the moved download's new priority, when the move changed it.
     package var priority: Int?
+    /// `pause`, `resume`, `retry`: the downloads named that were left as they were, and why.
+    package var unchanged: [Unchanged]?
 
-    package init(changed: [Int64], held: [Int64]? = nil, gate: String? = nil, priority: Int? = nil) {
+    package struct Unchanged: Codable, Hashable, Sendable {
+        package var id: Int64
+        package var state: String
+        /// Why, and what to use instead: `download 1 is completed; use redownload`.
+        package var reason: String
+
+        package init(id: Int64, state: String, reason: String) {
+            self.id = id
+            self.state = state
+            self.reason = reason
+        }
+    }
+
+    package init(
+        changed: [Int64],
+        held: [Int64]? = nil,
+        gate: String? = nil,
+        priority: Int? = nil,
+        unchanged: [Unchanged]? = nil
+    ) {
         self.changed = changed
         self.held = held
         self.gate = gate
         self.priority = priority
+        self.unchanged = unchanged
     }
 }
 

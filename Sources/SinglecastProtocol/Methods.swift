@@ -26,6 +26,9 @@ package enum Method: String, CaseIterable, Sendable {
     case download
     case delete
     case redownload
+    case trash
+    case restore
+    case purge
     case inbox
     case played
     case unplayed

@@ -358,11 +358,26 @@ package struct SubscribeResult: Codable, Hashable, Sendable {
     package var existing: Bool
     /// Downloads the auto-download policy queued.
     package var queued: [Int64]
+    /// The URL given answered a web page: the feed found on it, and the others it names.
+    package var discovered: Discovered?
 
-    package init(podcast: PodcastInfo, existing: Bool, queued: [Int64]) {
+    package struct Discovered: Codable, Hashable, Sendable {
+        package var page: String
+        package var feed: String
+        package var others: [String]
+
+        package init(page: String, feed: String, others: [String]) {
+            self.page = page
+            self.feed = feed
+            self.others = others
+        }
+    }
+
+    package init(podcast: PodcastInfo, existing: Bool, queued: [Int64], discovered: Discovered? = nil) {
         self.podcast = podcast
         self.existing = existing
         self.queued = queued
+        self.discovered = discovered
     }
 }
 
@@ -573,17 +588,21 @@ package struct DeleteResult: Codable, Hashable, Sendable {
     package var deletedFiles: [String]
     /// Files another episode (of another podcast) still refers to, so they stay.
     package var keptFiles: [String]
+    /// Where each deleted file is in the Trash, by its old path; absent with `use_trash = false`.
+    package var trashedTo: [String: String]?
 
-    package init(episodes: [Int64], deletedFiles: [String], keptFiles: [String]) {
+    package init(episodes: [Int64], deletedFiles: [String], keptFiles: [String], trashedTo: [String: String]? = nil) {
         self.episodes = episodes
         self.deletedFiles = deletedFiles
         self.keptFiles = keptFiles
+        self.trashedTo = trashedTo
     }
 
     enum CodingKeys: String, CodingKey {
         case episodes
         case deletedFiles = "deleted_files"
         case keptFiles = "kept_files"
+        case trashedTo = "trashed_to"
     }
 }
 

@@ -461,7 +461,7 @@ import Glibc
             ["enqueue", "file:///etc/passwd"],
             environment: daemon.environment
         )
-        #expect(refused.status == 1)
+        #expect(refused.status == 64, "a wrong value is a usage error, found by the daemon or the client")
         #expect(refused.stderr.contains("only http and https URLs can be downloaded"))
         #expect(daemon.stop() == 0)
     }

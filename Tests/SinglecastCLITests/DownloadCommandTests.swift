@@ -242,6 +242,24 @@ import Testing
         )
     }
 
+    /// A download a command left as it is comes with the daemon's reason.
+    @Test func noOpsSayWhyAndWhatToUseInstead() {
+        let completed = ChangedResult.Unchanged(
+            id: 1,
+            state: "completed",
+            reason: "download 1 is completed; use redownload"
+        )
+        #expect(
+            ResumeCommand.render(ChangedResult(changed: [], unchanged: [completed]))
+                == "Nothing to resume: download 1 is completed; use redownload.\n"
+        )
+        let paused = ChangedResult.Unchanged(id: 5, state: "paused", reason: "download 5 is paused already; use resume")
+        #expect(
+            PauseCommand.render(ChangedResult(changed: [3], unchanged: [paused]))
+                == "Paused 3.\nNothing to pause: download 5 is paused already; use resume.\n"
+        )
+    }
+
     @Test func daemonErrorsArePrinted() async throws {
         let error = RPCErrorResponse(
             id: .integer(1),

@@ -50,6 +50,7 @@ import Testing
           download                Download a podcast's newest episodes.
           delete                  Delete downloaded episodes' files.
           redownload              Download episodes again.
+          trash                   List, restore or empty what singlecast trashed.
           played                  Mark episodes played.
           unplayed                Mark episodes not played.
           pin                     Keep episodes' files whatever the rules say.

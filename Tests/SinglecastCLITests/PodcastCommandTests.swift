@@ -561,10 +561,32 @@ import Testing
         #expect(parsed.params == EpisodeSelectionParams(episodes: [815, 816]))
         #expect(
             DeleteCommand.render(DeleteResult(episodes: [815], deletedFiles: ["/d/a.mp3"], keptFiles: ["/d/b.mp3"]))
-                == "Deleted /d/a.mp3\nKept /d/b.mp3 (another podcast's episode has it)\n"
+                == "Deleted /d/a.mp3 for good (use_trash is off)\nKept /d/b.mp3 (another podcast's episode has it)\n"
         )
         #expect(
             DeleteCommand.render(DeleteResult(episodes: [], deletedFiles: [], keptFiles: [])) == "Nothing to delete.\n"
+        )
+    }
+
+    /// `delete` says where each file went: the Trash and its place there, or deleted for good with use_trash off;
+    /// and why nothing was deleted.
+    @Test func deleteSaysWhereEachFileWentAndWhyNothingWas() {
+        let trashed = DeleteResult(
+            episodes: [815],
+            deletedFiles: ["/d/a.mp3"],
+            keptFiles: [],
+            trashedTo: ["/d/a.mp3": "/t/files/a.mp3"]
+        )
+        #expect(DeleteCommand.render(trashed) == "Moved /d/a.mp3 to the Trash: /t/files/a.mp3\n")
+        let gone = DeleteResult(episodes: [815], deletedFiles: ["/d/a.mp3"], keptFiles: [])
+        #expect(DeleteCommand.render(gone) == "Deleted /d/a.mp3 for good (use_trash is off)\n")
+        #expect(
+            DeleteCommand.render(DeleteResult(episodes: [], deletedFiles: [], keptFiles: []), asked: [815, 816])
+                == "Nothing to delete: episodes 815 and 816 have no download.\n"
+        )
+        #expect(
+            DeleteCommand.render(DeleteResult(episodes: [], deletedFiles: [], keptFiles: []), asked: [815])
+                == "Nothing to delete: episode 815 has no download.\n"
         )
     }
 

@@ -14,8 +14,10 @@ import Testing
         (--title-exclude, --episode-types, ...) are the podcast's own from the start,
         so nothing they exclude is downloaded first; subscribing again applies new
         options as 'singlecastctl set' does, and a new --auto queues what it asks for
-        at once. The password is read from the first line of --password-file ('-' reads
-        standard input), so it never appears in the process list or the shell history.
+        at once. A URL that answers a web page subscribes to the feed the page names in
+        <link rel="alternate">: its first RSS feed, and the answer names the others.
+        The password is read from the first line of --password-file ('-' reads standard
+        input), so it never appears in the process list or the shell history.
 
         Examples:
           singlecastctl subscribe https://feeds.example.com/daily.xml --auto latest:3
@@ -329,6 +331,42 @@ import Testing
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
           --json                  Print machine-readable JSON; errors too, on stderr.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+
+        """,
+        "trash": """
+        OVERVIEW: List, restore or empty what singlecast trashed.
+
+        Retention and 'singlecastctl delete' move files to the freedesktop.org Trash
+        (unless use_trash = false). Without an action, lists them: ID, when deleted,
+        size, podcast, episode and original path. 'restore ID...' moves each file back
+        to where it was, refusing when something is there now, and makes its episode
+        downloaded again, pinned so that retention does not delete it again at once
+        ('singlecastctl unpin EPISODE' lets retention have it). 'empty' deletes
+        singlecast's own files from the Trash for good; nothing else in the Trash is
+        listed or touched.
+
+        Examples:
+          singlecastctl trash
+          singlecastctl trash restore 3fa2c9d1
+          singlecastctl trash empty --older-than 30d
+
+        USAGE: singlecastctl trash [--socket <path>] [--json] [--older-than <duration>] [<action>] [<id> ...]
+
+        ARGUMENTS:
+          <action>                What to do; without one, lists the files. (values:
+                                  restore, empty)
+          <id>                    With 'restore': IDs as 'singlecastctl trash' lists
+                                  them.
+
+        OPTIONS:
+          --socket <path>         Path of the daemon's control socket. (default:
+                                  $XDG_RUNTIME_DIR/singlecast/control.sock)
+          --json                  Print machine-readable JSON; errors too, on stderr.
+          --older-than <duration> With 'empty': only files deleted at least this long
+                                  ago (12h, 30d, 2w). (default: all)
           --version               Show the version.
           -h, --help              Show help information.
 

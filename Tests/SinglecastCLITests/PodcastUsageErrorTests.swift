@@ -32,6 +32,7 @@ import Testing
         "download": usage("download", "<podcast> --latest <n> [--now]"),
         "import": usage("import", "<file>"),
         "export": usage("export", "[<file>]"),
+        "trash": usage("trash", "[--older-than <duration>] [<action>] [<id> ...]"),
     ]
 
     static let subscribe = usages["subscribe"]!
@@ -42,6 +43,7 @@ import Testing
     static let download = usages["download"]!
     static let importUsage = usages["import"]!
     static let export = usages["export"]!
+    static let trash = usages["trash"]!
 
     static let feed = "https://feeds.example.com/daily.xml"
     static let podcastHelp =
@@ -57,6 +59,20 @@ import Testing
     static let fileHelp = "Help:  <file>  The OPML file; '-' reads standard input.\n"
 
     static let cases: [Case] = [
+        // trash
+        Case(
+            arguments: ["trash", "restore"],
+            stderr: "Error: Give the IDs to restore, as 'singlecastctl trash' lists them\n" + trash
+        ),
+        Case(
+            arguments: ["trash", "throw"],
+            stderr: "Error: The value 'throw' is invalid for '<action>': the action is 'restore' or 'empty'\n"
+                + "Help:  <action>  What to do; without one, lists the files. (values: restore, empty)\n" + trash
+        ),
+        Case(
+            arguments: ["trash", "restore", "abc", "--older-than", "1d"],
+            stderr: "Error: --older-than goes with 'empty' only\n" + trash
+        ),
         // subscribe
         Case(arguments: ["subscribe"], stderr: "Error: Give the feed URL of the podcast, or --itunes-id\n" + subscribe),
         Case(

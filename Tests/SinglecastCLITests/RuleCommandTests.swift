@@ -99,6 +99,19 @@ import Testing
         )
     }
 
+    /// A mark that changes nothing says so, and which command does the other thing.
+    @Test func aMarkThatChangesNothingSaysWhatToUseInstead() {
+        let none = EpisodeMarkResult(changed: [], unchanged: [813])
+        #expect(
+            PlayedCommand.render(none)
+                == "Nothing to mark: 1 episode was played already; 'singlecastctl unplayed' takes the mark back.\n"
+        )
+        #expect(
+            UnpinCommand.render(EpisodeMarkResult(changed: [], unchanged: [1, 2]))
+                == "Nothing to mark: 2 episodes were unpinned already; 'singlecastctl pin' keeps their files.\n"
+        )
+    }
+
     @Test func marksTakeEpisodeIDsOrAWholePodcast() async throws {
         let result = EpisodeMarkResult(changed: [815, 814], unchanged: [813])
         let (run, request) = try await exchange(["played", "815", "814", "813"], result: result)

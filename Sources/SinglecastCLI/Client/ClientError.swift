@@ -44,13 +44,8 @@ package struct ClientError: Error, Hashable, Sendable, LocalizedError, CLIExitSt
 
     package var errorDescription: String? { message }
 
-    /// 69 (`EX_UNAVAILABLE`) when the daemon cannot be reached at all, 1 otherwise.
-    package var exitStatus: ExitCode {
-        switch code {
-        case .notRunning, .notListening, .connectFailed, .socketPathTooLong: .unavailable
-        default: .failure
-        }
-    }
+    /// As ``ExitCode/of(_:)`` says: 69 when the daemon cannot be reached, 64 for its `invalid_params`, else 1.
+    package var exitStatus: ExitCode { ExitCode.of(self) }
 
     private static let startHint = "Start it with 'systemctl --user start singlecastd' or run 'singlecastd'."
 

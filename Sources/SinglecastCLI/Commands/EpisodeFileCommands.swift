@@ -56,16 +56,27 @@ package struct DeleteCommand: CLICommand {
             params: try WireCoding.value(of: params),
             options: options,
             as: DeleteResult.self
-        ) { Self.render($0) }
+        ) { Self.render($0, asked: params.episodes) }
     }
 
-    /// `Deleted <file>` per file, `Kept <file> (another podcast's episode has it)`, or `Nothing to delete.`.
-    package static func render(_ result: DeleteResult) -> String {
+    /// Per file `Moved <file> to the Trash: <where>` or `Deleted <file> for good (use_trash is off)`, `Kept <file>
+    /// (another podcast's episode has it)`; or why nothing was deleted.
+    package static func render(_ result: DeleteResult, asked: [Int64] = []) -> String {
         if result.deletedFiles.isEmpty && result.keptFiles.isEmpty {
-            return result.episodes.isEmpty ? "Nothing to delete.\n" : "Cancelled the downloads.\n"
+            guard result.episodes.isEmpty else { return "Cancelled the downloads.\n" }
+            guard !asked.isEmpty else { return "Nothing to delete.\n" }
+            let ids = asked.map(String.init)
+            let named =
+                ids.count == 1
+                ? "episode \(ids[0]) has"
+                : "episodes \(ids.dropLast().joined(separator: ", ")) and \(ids.last ?? "") have"
+            return "Nothing to delete: \(named) no download.\n"
         }
-        return result.deletedFiles.map { "Deleted \($0)\n" }.joined()
-            + result.keptFiles.map { "Kept \($0) (another podcast's episode has it)\n" }.joined()
+        let deleted = result.deletedFiles.map { file in
+            result.trashedTo?[file].map { "Moved \(file) to the Trash: \($0)\n" }
+                ?? "Deleted \(file) for good (use_trash is off)\n"
+        }
+        return deleted.joined() + result.keptFiles.map { "Kept \($0) (another podcast's episode has it)\n" }.joined()
     }
 }
 

@@ -7,7 +7,8 @@ extension Singlecastctl {
             EpisodesCommand.self,
             ShowEpisodeCommand.self,
             InboxCommand.self, RefreshCommand.self, SetCommand.self, DownloadLatestCommand.self, DeleteCommand.self,
-            RedownloadCommand.self, PlayedCommand.self, UnplayedCommand.self, PinCommand.self, UnpinCommand.self,
+            RedownloadCommand.self, TrashCommand.self, PlayedCommand.self, UnplayedCommand.self, PinCommand.self,
+            UnpinCommand.self,
             RulesCommand.self, ImportCommand.self, ExportCommand.self,
         ]
     )

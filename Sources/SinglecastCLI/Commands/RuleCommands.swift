@@ -128,6 +128,8 @@ package protocol EpisodeMark: Sendable {
     static var done: String { get }
     /// `played` in `1 episode was played already.`
     static var already: String { get }
+    /// What to use instead when nothing changed: `'singlecastctl unplayed' takes the mark back`.
+    static var instead: String { get }
 }
 
 /// `singlecastctl played|unplayed|pin|unpin EPISODE...` or `--all PODCAST`.
@@ -180,7 +182,8 @@ package struct EpisodeMarkCommand<Mark: EpisodeMark>: CLICommand {
         if !result.changed.isEmpty { text += "\(Mark.done) \(Formatting.count(result.changed.count, "episode")).\n" }
         if !result.unchanged.isEmpty {
             let verb = result.unchanged.count == 1 ? "was" : "were"
-            text += "\(Formatting.count(result.unchanged.count, "episode")) \(verb) \(Mark.already) already.\n"
+            let already = "\(Formatting.count(result.unchanged.count, "episode")) \(verb) \(Mark.already) already"
+            text += text.isEmpty ? "Nothing to mark: \(already); \(Mark.instead).\n" : "\(already).\n"
         }
         return text.isEmpty ? "No episodes.\n" : text
     }
@@ -199,6 +202,7 @@ package enum Played: EpisodeMark {
         """
     package static let done = "Marked played:"
     package static let already = "played"
+    package static let instead = "'singlecastctl unplayed' takes the mark back"
 }
 
 package enum Unplayed: EpisodeMark {
@@ -211,6 +215,7 @@ package enum Unplayed: EpisodeMark {
         """
     package static let done = "Marked not played:"
     package static let already = "unplayed"
+    package static let instead = "'singlecastctl played' marks them played"
 }
 
 package enum Pin: EpisodeMark {
@@ -225,6 +230,7 @@ package enum Pin: EpisodeMark {
         """
     package static let done = "Pinned"
     package static let already = "pinned"
+    package static let instead = "'singlecastctl unpin' lets the rules have them"
 }
 
 package enum Unpin: EpisodeMark {
@@ -236,6 +242,7 @@ package enum Unpin: EpisodeMark {
         """
     package static let done = "Unpinned"
     package static let already = "unpinned"
+    package static let instead = "'singlecastctl pin' keeps their files"
 }
 
 package typealias PlayedCommand = EpisodeMarkCommand<Played>

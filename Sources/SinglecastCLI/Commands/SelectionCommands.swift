@@ -74,10 +74,17 @@ extension SelectionCommand {
         ) { Self.render($0) }
     }
 
-    /// `Paused 3, 4.` or `Nothing to pause.`.
+    /// `Paused 3, 4.` or `Nothing to pause.`, then why each download named was left as it was.
     package static func render(_ result: ChangedResult) -> String {
-        if result.changed.isEmpty { return "Nothing to \(method.rawValue).\n" }
-        return "\(pastTense) \(DownloadID.list(result.changed)).\n"
+        let done = result.changed.isEmpty ? "" : "\(pastTense) \(DownloadID.list(result.changed)).\n"
+        return done + unchangedLines(result, nothing: done.isEmpty)
+    }
+
+    /// `Nothing to resume: download 1 is completed; use redownload.` per download left as it was; `Nothing to
+    /// resume.` when nothing changed and the daemon gave no reason.
+    static func unchangedLines(_ result: ChangedResult, nothing: Bool) -> String {
+        let reasons = (result.unchanged ?? []).map { "Nothing to \(method.rawValue): \($0.reason).\n" }
+        return reasons.isEmpty && nothing ? "Nothing to \(method.rawValue).\n" : reasons.joined()
     }
 }
 
@@ -136,7 +143,8 @@ package struct ResumeCommand: SelectionCommand {
     package static func render(_ result: ChangedResult) -> String {
         let held = result.held ?? []
         guard !held.isEmpty else {
-            return result.changed.isEmpty ? "Nothing to resume.\n" : "Resumed \(DownloadID.list(result.changed)).\n"
+            let done = result.changed.isEmpty ? "" : "Resumed \(DownloadID.list(result.changed)).\n"
+            return done + unchangedLines(result, nothing: done.isEmpty)
         }
         let running = result.changed.filter { !held.contains($0) }
         var text = running.isEmpty ? "" : "Resumed \(DownloadID.list(running)).\n"
@@ -146,7 +154,7 @@ package struct ResumeCommand: SelectionCommand {
         text += "Not started: \(DownloadID.list(held)) wait for the download gate: \(why).\n"
         text += "Start them anyway with 'singlecastctl resume --now \(held.map(String.init).joined(separator: " "))', "
         text += "or change the setting in the configuration.\n"
-        return text
+        return text + unchangedLines(result, nothing: false)
     }
 }
 

@@ -99,7 +99,9 @@ package struct SubscribeCommand: CLICommand {
             are not new: only those that appear later are, and --auto decides which of them are downloaded. The \
             rule options (--title-exclude, --episode-types, ...) are the podcast's own from the start, so nothing \
             they exclude is downloaded first; subscribing again applies new options as 'singlecastctl set' does, \
-            and a new --auto queues what it asks for at once. The \
+            and a new --auto queues what it asks for at once. A URL that answers a web page subscribes to \
+            the feed the page names in <link rel="alternate">: its first RSS feed, and the answer names the \
+            others. The \
             password is read from the first line of --password-file ('-' reads standard input), so it never \
             appears in the process list or the shell history.
 
@@ -216,7 +218,14 @@ package struct SubscribeCommand: CLICommand {
     /// `Subscribed 3  The Daily  (120 episodes, auto-download latest:3, keep 5)`, then the queued downloads.
     package static func render(_ result: SubscribeResult) -> String {
         let podcast = result.podcast
-        var text =
+        var text = ""
+        if let found = result.discovered {
+            text += "\(found.page) is a web page; it names the feed \(found.feed)\n"
+            if !found.others.isEmpty {
+                text += "It also names \(found.others.joined(separator: ", ")); subscribe to one of those by its URL.\n"
+            }
+        }
+        text +=
             (result.existing ? "Already subscribed" : "Subscribed")
             + " \(PodcastText.name(podcast))  (\(PodcastText.summary(podcast)))\n"
         if !result.queued.isEmpty { text += "Queued downloads \(PodcastText.ids(result.queued))\n" }

@@ -918,18 +918,26 @@ package actor DownloadQueue: Service {
     /// Files go first; only then are the rows deleted, together with every episode link to them (marked deleted for
     /// `reason`), in one transaction. A refused file keeps its download; a crash after the files went leaves rows
     /// whose files are gone, which the next discard forgets.
+    ///
+    /// - Parameter episodes: The episode of each download, by download id, recorded with a file that goes to the Trash.
     package func discard(
         _ ids: [Int64],
         deleteFiles: Bool,
-        reason: String
+        reason: String,
+        episodes: [Int64: Int64] = [:]
     ) async throws(DownloadQueueError) -> Discarded {
         let discarding = try machine.discard(ids, deleteFiles: deleteFiles)
         try await performCommand(discarding.cancel)
         var outcome = Discarded()
         var forgotten = discarding.forget
         for record in discarding.dispose {
-            switch settings.disposal.dispose(record.path, size: record.bytesDone, inside: defaultDirectory, now: now())
-            {
+            switch settings.disposal.dispose(
+                record.path,
+                size: record.bytesDone,
+                inside: defaultDirectory,
+                now: now(),
+                episode: episodes[record.id]
+            ) {
             case .success(let disposed):
                 outcome.deleted.append(disposed)
                 forgotten.append(record)
@@ -949,6 +957,38 @@ package actor DownloadQueue: Service {
         }
         await perform(machine.forgotten(forgotten))
         return outcome
+    }
+
+    /// Records `path` (`size` bytes, put back from the Trash) as the completed download of `url` for `episode`, in one
+    /// transaction with the episode's link, so that `episodes`, `show` and retention see it as before it went.
+    ///
+    /// - Returns: The download's id (an unfinished download of the same URL, when there is one).
+    package func adoptRestored(
+        url: String,
+        path: String,
+        size: Int64,
+        episode: Int64
+    ) async throws(DownloadQueueError) -> Int64 {
+        let at = now()
+        let directory = DownloadDirectory.parent(of: path)
+        var record = DownloadRecord(
+            url: url,
+            directory: directory,
+            fileName: String(path.dropFirst(directory.count + 1)),
+            addedAt: at
+        )
+        record.state = .completed
+        record.bytesDone = size
+        record.bytesTotal = size
+        record.completedAt = at
+        let stored: [EnqueueOutcome]
+        do {
+            stored = try await store.enqueue([record], linking: [episode])
+        } catch {
+            throw .notSaved(error)
+        }
+        await perform(machine.enqueued(stored.filter { !$0.existing }.map(\.record), reserved: []))
+        return stored[0].record.id
     }
 
     /// A change of the global speed limit.

@@ -56,8 +56,14 @@ package struct FileDisposal: Sendable, Hashable {
     ///
     /// - Returns: What became of it, or why it stays. With a Trash, a file the Trash cannot take stays where it is
     ///   (`trashUnavailable`): a listener who asked for the Trash never loses a file for good.
-    package func dispose(_ path: String, size: Int64, inside directory: String, now: Int64) -> Result<Disposed, Refusal>
-    {
+    /// - Parameter episode: The episode whose file it is, recorded in the Trash so that `trash restore` finds it.
+    package func dispose(
+        _ path: String,
+        size: Int64,
+        inside directory: String,
+        now: Int64,
+        episode: Int64? = nil
+    ) -> Result<Disposed, Refusal> {
         func refuse(_ reason: String, _ kind: Refusal.Kind = .notTheQueuesFile) -> Result<Disposed, Refusal> {
             .failure(Refusal(path: path, reason: reason, kind: kind))
         }
@@ -80,7 +86,10 @@ package struct FileDisposal: Sendable, Hashable {
             if let trash {
                 do throws(Trash.Failure) {
                     return .success(
-                        Disposed(path: path, trashedTo: try trash.trash(name, in: folder, path: path, now: now))
+                        Disposed(
+                            path: path,
+                            trashedTo: try trash.trash(name, in: folder, path: path, now: now, episode: episode)
+                        )
                     )
                 } catch {
                     return refuse("\(error.message); use_trash is on, so it is not deleted", .trashUnavailable)

@@ -17,11 +17,17 @@ extension Trash {
         package var size: Int64
         /// When its info file was written (milliseconds since 1970).
         package var trashedAt: Int64
+        /// Where it was before (absolute), from its info file's `Path`.
+        package var original: String
+        /// The episode whose file it was; `nil` for a file trashed before singlecast recorded it.
+        package var episode: Int64?
 
-        package init(path: String, size: Int64, trashedAt: Int64) {
+        package init(path: String, size: Int64, trashedAt: Int64, original: String = "", episode: Int64? = nil) {
             self.path = path
             self.size = size
             self.trashedAt = trashedAt
+            self.original = original
+            self.episode = episode
         }
     }
 
@@ -110,7 +116,9 @@ extension Trash {
                     path: "\(trash)/files/\(name)",
                     size: Int64(file.st_size),
                     trashedAt: Int64(written.st_mtim.tv_sec).saturatingMultiply(1000)
-                        .saturatingAdd(Int64(written.st_mtim.tv_nsec / 1_000_000))
+                        .saturatingAdd(Int64(written.st_mtim.tv_nsec / 1_000_000)),
+                    original: original,
+                    episode: ownEpisode(info: text)
                 )
             )
         }
@@ -130,6 +138,13 @@ extension Trash {
         // `..` would let an info file name a file outside the directory it claims to be inside.
         guard !original.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }) else { return nil }
         return original
+    }
+
+    /// The episode singlecast recorded in its info file, if any.
+    static func ownEpisode(info text: String) -> Int64? {
+        text.split(separator: "\n").first { $0.hasPrefix(episodeKey) }
+            .flatMap { OutsideNumber.decimal($0.dropFirst(episodeKey.count)) }
+            .flatMap { $0 > 0 ? $0 : nil }
     }
 
     private static func readInfo(_ name: String, in infos: Int32) -> String? {

@@ -34,25 +34,33 @@ package struct Trash: Sendable, Hashable {
     /// The key singlecast adds to its info files: the specification has readers ignore other keys, and it tells
     /// singlecast's own info files from those of a trasher that is between its info file and its move.
     static let marker = "X-Singlecast-Trashed=true"
+    /// The key naming the episode whose file it was, so that `trash restore` can make it downloaded again.
+    static let episodeKey = "X-Singlecast-Episode="
 
     /// Moves the file at `path` (absolute) into the trash; its directory is opened as given.
     ///
     /// - Returns: Where the file now is.
     @discardableResult
-    package func trash(_ path: String, now: Int64) throws(Failure) -> String {
+    package func trash(_ path: String, now: Int64, episode: Int64? = nil) throws(Failure) -> String {
         let source = open(Self.parent(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard source >= 0 else {
             throw Failure(path: path, message: "cannot open its directory: \(String(cString: strerror(errno)))")
         }
         defer { close(source) }
-        return try trash(Self.baseName(path), in: source, path: path, now: now)
+        return try trash(Self.baseName(path), in: source, path: path, now: now, episode: episode)
     }
 
     /// Moves `name` in the directory `source` (a descriptor), whose absolute path is `path`, into the trash; a link
     /// there moves as the link.
     ///
     /// - Returns: Where the file now is.
-    package func trash(_ name: String, in source: Int32, path: String, now: Int64) throws(Failure) -> String {
+    package func trash(
+        _ name: String,
+        in source: Int32,
+        path: String,
+        now: Int64,
+        episode: Int64? = nil
+    ) throws(Failure) -> String {
         func fail(_ what: String, _ code: Int32 = errno) -> Failure {
             Failure(path: path, message: "\(what): \(String(cString: strerror(code)))")
         }
@@ -80,6 +88,7 @@ package struct Trash: Sendable, Hashable {
             }
             let text =
                 "[Trash Info]\nPath=\(Self.percentEncoded(infoPath))\nDeletionDate=\(Self.localDate(now))\n\(Self.marker)\n"
+                + (episode.map { "\(Self.episodeKey)\($0)\n" } ?? "")
             let written = Array(text.utf8).withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
             // The info file reaches the disk before the move: a crash never leaves a file in the Trash that no file
             // manager can restore.
@@ -236,7 +245,7 @@ package struct Trash: Sendable, Hashable {
         return String(path[..<slash])
     }
 
-    private static func baseName(_ path: String) -> String {
+    static func baseName(_ path: String) -> String {
         path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
     }
 

@@ -117,6 +117,8 @@ struct FeedFetcher: Sendable {
         case notModified(TransferResponse, movedTo: String?)
         case gone
         case failed(FeedProblem, message: String)
+        /// A web page, not a feed, that names feeds in its `<link rel="alternate">` tags (the first RSS one first).
+        case page(feeds: [String])
 
         /// The fetch as ``FeedUpdate`` takes it.
         var update: FeedUpdate.Fetch {
@@ -126,6 +128,11 @@ struct FeedFetcher: Sendable {
             case .notModified(_, let movedTo): .notModified(movedTo: movedTo)
             case .gone: .gone
             case .failed(_, let message): .failed(message)
+            case .page(let feeds):
+                .failed(
+                    "the feed URL answers a web page, not a feed; the page names the feed \(feeds.first ?? "")"
+                        + " ('singlecastctl set PODCAST --feed-url URL' moves the podcast there)"
+                )
             }
         }
     }
@@ -196,6 +203,16 @@ struct FeedFetcher: Sendable {
                 let parsed = try ParsedFeed(result.body, url: result.response.finalURL, reservation: reservation)
                 return .updated(parsed, result.response, movedTo: result.permanentRedirect)
             } catch {
+                // A web page may name its feed (autodiscovery), which `subscribe` then follows.
+                let page = FeedLinks.scan(result.body, pageURL: result.response.finalURL)
+                if !page.feeds.isEmpty { return .page(feeds: page.feeds.map(\.url)) }
+                if page.isHTML {
+                    return .failed(
+                        .invalid,
+                        message: "\(redactedURL(result.response.finalURL)) is a web page that names no feed (it has no "
+                            + "<link rel=\"alternate\" type=\"application/rss+xml\">); give the feed's own URL"
+                    )
+                }
                 return .failed(.invalid, message: error.message)
             }
         default:

@@ -19,6 +19,8 @@ package struct SubscribeOutcome: Sendable, Hashable {
     package var existing: Bool
     /// Downloads the policy queued.
     package var queued: [Int64]
+    /// The URL given was a web page, and this is the feed found on it.
+    package var discovery: FeedDiscovery? = nil
 }
 
 /// What `unsubscribe` did.

@@ -8,6 +8,8 @@ package struct PodcastError: Error, Equatable, Sendable, CustomStringConvertible
         case ambiguousPodcast(String)
         case unknownPodcast(String)
         case unknownEpisode(Int64)
+        /// No file singlecast put in the Trash has this id.
+        case unknownTrashedFile(String)
         /// The episode has no enclosure that can be downloaded.
         case noEnclosure(Int64)
         /// The feed could not be fetched or read (`url` without credentials).
@@ -28,6 +30,10 @@ package struct PodcastError: Error, Equatable, Sendable, CustomStringConvertible
     }
 
     static func store(_ message: String) -> Self { Self(code: .store, message: message) }
+
+    static func unknownTrashedFile(_ id: String) -> Self {
+        Self(code: .unknownTrashedFile(id), message: "nothing singlecast put in the Trash has the id '\(id)'")
+    }
 
     /// - Parameter download: The download with that number, if any: the listener may have meant it.
     static func unknownEpisode(_ id: Int64, download: DownloadMention? = nil) -> Self {

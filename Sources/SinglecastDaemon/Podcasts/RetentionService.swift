@@ -148,6 +148,7 @@ actor RetentionService {
             if case .overBudget = reason { disposal = FileDisposal(trash: nil) } else { disposal = configured }
             let chosen = deletions.compactMap { files[$0.file.episodeID] }
             let downloads = Dictionary(chosen.map { ($0.download.id, $0.download) }) { first, _ in first }
+            let episodeOf = Dictionary(chosen.map { ($0.download.id, $0.record.id) }) { first, _ in first }
             let retired: Store.Retired<Disposals>
             do {
                 retired = try await store.retireEpisodeFiles(
@@ -162,7 +163,8 @@ actor RetentionService {
                             download.file,
                             size: download.bytesDone,
                             inside: directory,
-                            now: clock()
+                            now: clock(),
+                            episode: episodeOf[id]
                         )
                         {
                         case .success(let disposed):

@@ -54,7 +54,8 @@ extension Subscriptions {
         let shared = Set(downloads).subtracting(owned)
         var outcome = LetGo()
         outcome.kept = await queue.infos(Array(shared)).values.filter { $0.state == .completed }.map(\.file).sorted()
-        let discarded = try await queue.discard(owned, deleteFiles: true, reason: reason)
+        let episodeOf = Dictionary(episodes.compactMap { e in e.downloadID.map { ($0, e.id) } }) { first, _ in first }
+        let discarded = try await queue.discard(owned, deleteFiles: true, reason: reason, episodes: episodeOf)
         await disposeSidecars(ofDownloads: owned.filter { discarded.refused[$0] == nil })
         for file in discarded.deleted {
             outcome.deleted.append(file.path)

@@ -220,9 +220,13 @@ package actor Subscriptions {
         podcast.keep = configured.keep
         podcast.rules = configured.rules
         // Fetched and parsed before anything is stored: a wrong URL leaves no subscription behind.
-        let fetched = await refresher.fetch(podcast)
+        var fetched = await refresher.fetch(podcast)
+        var discovery: FeedDiscovery?
+        if case .page(let feeds) = fetched {
+            (fetched, discovery) = try await followDiscovered(feeds, page: url, podcast: &podcast)
+        }
         guard case .updated(let feed, let response, let movedTo) = fetched else {
-            throw Self.feedError(fetched, url: url)
+            throw Self.feedError(fetched, url: podcast.feedURL)
         }
         // Where a permanent redirect chain ended is the URL subscribed to (and known, if another has it).
         // Credentials a redirect wrote into it are not the user's to keep: HTTPURL moves them out, as on a refresh.
@@ -236,7 +240,12 @@ package actor Subscriptions {
         podcast = inserted.podcast
         if inserted.existing {
             podcasts[podcast.id] = podcast
-            return SubscribeOutcome(podcast: try await summary(podcast), existing: true, queued: [])
+            return SubscribeOutcome(
+                podcast: try await summary(podcast),
+                existing: true,
+                queued: [],
+                discovery: discovery
+            )
         }
         let now = self.now()
         let change = FeedUpdate.apply(
@@ -259,7 +268,7 @@ package actor Subscriptions {
         let result = try await summary(current)
         events.podcastSubscribed(result)
         await refresher.subscribed(podcast.id, bigFeed: feed.documentSize >= 1 << 20)
-        return SubscribeOutcome(podcast: result, existing: false, queued: queued)
+        return SubscribeOutcome(podcast: result, existing: false, queued: queued, discovery: discovery)
     }
 
     package func unsubscribe(_ params: UnsubscribeCommand) async throws -> UnsubscribeOutcome {
@@ -665,6 +674,11 @@ package actor Subscriptions {
             return PodcastError(
                 code: .feed(.unreachable, url: shown),
                 message: "The feed at \(shown) is gone (HTTP 410)."
+            )
+        case .page(let feeds):
+            return PodcastError(
+                code: .feed(.invalid, url: shown),
+                message: "The URL \(shown) answers a web page, not a feed; it names \(feeds.joined(separator: ", "))."
             )
         case .notModified, .updated:
             return PodcastError(
