@@ -17,6 +17,12 @@ let package = Package(
         // Title filters written as regular expressions (`/…/`): PCRE2 reports where a pattern is wrong.
         .systemLibrary(name: "CPCRE2", pkgConfig: "libpcre2-8", providers: [.apt(["libpcre2-dev"])]),
         .systemLibrary(name: "CMagic", pkgConfig: "libmagic", providers: [.apt(["libmagic-dev"])]),
+        // The optional HTTP listener (personal feeds, the web view): HTTP parsing stays in libmicrohttpd.
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
         // Glibc declarations Swift cannot see without _GNU_SOURCE (struct ucred).
         .target(name: "CPosix", cSettings: [.define("_GNU_SOURCE")]),
 
@@ -29,7 +35,7 @@ let package = Package(
             name: "SinglecastDaemon",
             dependencies: [
                 "SinglecastProtocol", "SinglecastStore", "SinglecastHTTP", "SinglecastFeeds", "SinglecastSupport",
-                "CSystemd", "CCurl", "CMagic", "CPCRE2", "CPosix",
+                "CSystemd", "CCurl", "CMagic", "CPCRE2", "CPosix", "CMicroHTTPD",
             ]
         ),
         // FoundationEssentials only, like the daemon: local times come from the C library, not ICU. Support gives it
