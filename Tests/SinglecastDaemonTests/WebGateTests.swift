@@ -53,7 +53,9 @@ import Testing
         request.authorization = nil
         #expect(gate.decide(request, throttle: &throttle, now: now) == .challenge)
         #expect(throttle.trackedAddresses == 0, "a browser's first request is no failed login")
-        #expect(gate.decide(facts(authorization: basic("singlecast", "guess")), throttle: &throttle, now: now) == .challenge)
+        #expect(
+            gate.decide(facts(authorization: basic("singlecast", "guess")), throttle: &throttle, now: now) == .challenge
+        )
         #expect(gate.decide(facts(authorization: basic("root", "secret")), throttle: &throttle, now: now) == .challenge)
         #expect(gate.decide(facts(authorization: "Bearer secret"), throttle: &throttle, now: now) == .challenge)
         #expect(gate.decide(facts(authorization: "Basic !!!"), throttle: &throttle, now: now) == .challenge)
