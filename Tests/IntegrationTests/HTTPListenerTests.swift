@@ -283,6 +283,41 @@ import Glibc
         #expect(try String(contentsOfFile: events, encoding: .utf8).contains("daemon.stopping"))
     }
 
+    /// singlecastd.socket with a second, TCP socket named `http`, as systemd-socket-activate passes it.
+    @Test(
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-socket-activate"),
+            "needs systemd-socket-activate"
+        )
+    )
+    func aSocketNamedHTTPFromSystemdIsServed() throws {
+        let daemon = DaemonProcess()
+        let socketPath = daemon.root.file("activated.sock")
+        let port = try Self.freePort()
+        var wrapper = daemon.socketActivationWrapper("/usr/bin/systemd-socket-activate", socketPath)
+        wrapper.insert(contentsOf: ["--listen=127.0.0.1:\(port)", "--fdname=control:http"], at: 2)
+        try daemon.start(wrapper: wrapper)
+        try waitForListener(socketPath)
+        let status = try LineClient(path: socketPath).result("status", as: StatusResult.self)
+        #expect(status.socketActivated)
+        #expect(status.http?.listening == ["http://127.0.0.1:\(port)"])
+        let password = try LineClient(path: socketPath).result("http_password", as: HTTPPasswordResult.self).password
+        // Foundation's Process does not reap curl while the activated daemon, also a child, runs: spawnAndWait.
+        let output = daemon.root.file("curl.out")
+        let arguments = [
+            "-s", "-o", "/dev/null", "-w", "%{http_code}", "-u", "singlecast:\(password)",
+            "http://127.0.0.1:\(port)/session",
+        ]
+        #expect(try spawnAndWait("/usr/bin/curl", arguments, output: output) == 0)
+        #expect(try String(contentsOfFile: output, encoding: .utf8) == "200")
+        // A reload keeps systemd's socket.
+        daemon.signal(SIGHUP)
+        #expect(daemon.notify.receive(until: "READY=1") != nil)
+        #expect(try spawnAndWait("/usr/bin/curl", arguments, output: output) == 0)
+        #expect(try String(contentsOfFile: output, encoding: .utf8) == "200")
+        #expect(daemon.stop() == 0)
+    }
+
     @Test func authOffIsRefusedOnANonLoopbackAddress() throws {
         let daemon = DaemonProcess()
         try daemon.writeConfig("http_listen = 0.0.0.0:\(try Self.freePort())\nhttp_auth = off\n")
