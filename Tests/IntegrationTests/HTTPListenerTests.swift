@@ -15,11 +15,11 @@ import Glibc
         let daemon: DaemonProcess
         let port: Int
 
-        init(config: String = "", port: Int? = nil) throws {
+        init(config: String = "", port: Int? = nil, timeout: String = "3s") throws {
             daemon = DaemonProcess()
             self.port = try port ?? freePort()
             try daemon.writeConfig(
-                "http_listen = 127.0.0.1:\(self.port), [::1]:\(self.port)\nhttp_timeout = 3s\n" + config
+                "http_listen = 127.0.0.1:\(self.port), [::1]:\(self.port)\nhttp_timeout = \(timeout)\n" + config
             )
             try daemon.startAndWaitUntilReady()
         }
@@ -249,6 +249,53 @@ import Glibc
         #expect(output.hasPrefix("200 text/event-stream"))
         #expect(output.contains(#"data: {"jsonrpc":"2.0","method":"download.added""#))
         #expect(output.contains(#""method":"download.completed""#))
+    }
+
+    /// A page that stops reading its event stream costs the daemon a bounded buffer; it then loses the oldest
+    /// events and is told so with `events.dropped`, as a `watch` client is.
+    @Test func aSlowEventConsumerIsToldWhatItLost() async throws {
+        let web = try WebDaemon(config: "max_concurrent = 1\n", timeout: "60s")
+        defer { _ = web.daemon.stop() }
+        let script = """
+            import base64, socket, sys, time
+            port, password = int(sys.argv[1]), sys.argv[2]
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.connect(("127.0.0.1", port))
+            auth = base64.b64encode(("singlecast:" + password).encode()).decode()
+            s.sendall(("GET /events?topics=downloads HTTP/1.1\\r\\nHost: 127.0.0.1:%d\\r\\n"
+                       "Authorization: Basic %s\\r\\n\\r\\n" % (port, auth)).encode())
+            time.sleep(8)  # not reading while the daemon publishes
+            s.settimeout(5)
+            tail, total, added = b"", 0, 0
+            try:
+                while b"events.dropped" not in tail:
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        break
+                    total += len(chunk)
+                    added += (tail[-40:] + chunk).count(b"download.added") - tail[-40:].count(b"download.added")
+                    tail = tail[-40:] + chunk
+            except socket.timeout:
+                pass
+            print("dropped" if b"events.dropped" in tail else "none", total, added)
+            """
+        let port = web.port
+        let password = web.password
+        let reader = Task.detached { try Self.python(script, [String(port), password]) }
+        usleep(1_000_000)
+        let baseline = web.rssKiB
+        let urls = (0..<20_000).map { "http://127.0.0.1:9/\($0).mp3" }
+        let params = String(
+            decoding: try JSONEncoder().encode(EnqueueParams(urls: urls, directory: web.daemon.root.file("ep"))),
+            as: UTF8.self
+        )
+        let client = try LineClient(path: web.daemon.socketPath, timeout: 60)
+        _ = try client.call("enqueue", params: params)
+        let peak = web.rssKiB
+        let output = try await reader.value.split(separator: " ")
+        #expect(output.first == "dropped", "\(output)")
+        print("slow /events consumer: \(output); RSS \(baseline) → \(peak) KiB while it did not read")
     }
 
     @Test func reloadMovesTheListenerAndStopEndsEventStreams() throws {
