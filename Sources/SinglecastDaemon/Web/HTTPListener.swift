@@ -154,8 +154,16 @@ package final class HTTPListener: Service {
         guard !daemons.isEmpty else { return }
         for daemon in daemons { daemon.quiesce(keepSocket: activatedSockets.contains(daemon.listenFD)) }
         for stream in streams { stream.finish() }
-        let deadline = ContinuousClock.now + context.configuration.shutdownTimeout
-        while ContinuousClock.now < deadline, !state.withLock({ $0.waiting.isEmpty }) {
+        // Answers get shutdown_timeout; an event stream gets a second to send what was published before the stop
+        // (daemon.stopping), since a page that stopped reading must not hold every stop up.
+        let now = ContinuousClock.now
+        let (deadline, streamDeadline) = (now + context.configuration.shutdownTimeout, now + .seconds(1))
+        while true {
+            // A stream counts until libmicrohttpd has sent its last byte, not only until it was handed over.
+            let answering = state.withLock { !$0.waiting.isEmpty }
+            let streaming = streams.contains { !$0.isGone }
+            let at = ContinuousClock.now
+            guard (answering && at < deadline) || (streaming && at < streamDeadline) else { break }
             try? await Task.sleep(for: .milliseconds(10))
         }
         let late = state.withLock { state in
@@ -163,6 +171,7 @@ package final class HTTPListener: Service {
             return Array(state.waiting.values)
         }
         for exchange in late { exchange.finish(.text(503, "Service Unavailable: singlecastd is stopping")) }
+        for stream in streams where !stream.isGone { stream.end() }
         for daemon in daemons { daemon.stop() }
         state.withLock { $0.streams = [:] }
         context.logger.debug("HTTP listener stopped on \(describe(daemons))")

@@ -61,7 +61,7 @@ final class WebEventStream: @unchecked Sendable {
             await group.next()
             group.cancelAll()
         }
-        finish()
+        end()
     }
 
     /// Queues `bytes` and wakes the connection; waits while ``highWater`` bytes are waiting. `false` once the stream
@@ -94,8 +94,14 @@ final class WebEventStream: @unchecked Sendable {
         }
     }
 
-    /// Ends the response after what is waiting (shutdown, reload). Idempotent.
+    /// Ends the response once the events already published (such as `daemon.stopping`) are sent: the forwarder
+    /// reads them to the end of the subscription, then ends. For shutdown and reload; idempotent.
     func finish() {
+        events.remove(subscription.id)
+    }
+
+    /// Ends the response after what is waiting here, at once, even if the forwarder waits for the consumer.
+    func end() {
         let waiter = state.withLock { state in
             state.finished = true
             wake(&state)
@@ -105,6 +111,9 @@ final class WebEventStream: @unchecked Sendable {
         waiter?.resume()
         events.remove(subscription.id)
     }
+
+    /// Whether libmicrohttpd is done with the response: sent to its end, or its connection closed.
+    var isGone: Bool { state.withLock { $0.gone } }
 
     /// The connection closed (libmicrohttpd frees the response): never touch it again.
     func connectionClosed() {
