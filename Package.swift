@@ -19,6 +19,12 @@ let package = Package(
         .systemLibrary(name: "CMagic", pkgConfig: "libmagic", providers: [.apt(["libmagic-dev"])]),
         // QR codes of the personal feeds' URLs, for a phone to scan.
         .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        // The optional HTTP listener (personal feeds, the web view): HTTP parsing stays in libmicrohttpd.
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
         // Glibc declarations Swift cannot see without _GNU_SOURCE (struct ucred).
         .target(name: "CPosix", cSettings: [.define("_GNU_SOURCE")]),
 
@@ -31,7 +37,7 @@ let package = Package(
             name: "SinglecastDaemon",
             dependencies: [
                 "SinglecastProtocol", "SinglecastStore", "SinglecastHTTP", "SinglecastFeeds", "SinglecastSupport",
-                "CSystemd", "CCurl", "CMagic", "CPCRE2", "CPosix", "CQRencode",
+                "CSystemd", "CCurl", "CMagic", "CPCRE2", "CPosix", "CMicroHTTPD", "CQRencode",
             ],
             // The web view's page, script and style sheet, compiled in as byte arrays (`PackageResources`).
             resources: [.embedInCode("Web/Page")]

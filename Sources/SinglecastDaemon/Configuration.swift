@@ -97,6 +97,8 @@ package struct DaemonConfiguration: Hashable, Sendable {
     /// hotspots or mobile broadband it guesses to be, where a queue of episodes can use up a data plan; waiting costs
     /// nothing, and `--now` or `metered = ignore` say otherwise. Without NetworkManager it changes nothing.
     package var metered = MeteredPolicy.pause
+    /// The optional HTTP listener (personal feeds, the web view); off by default.
+    package var web = WebSettings()
 
     package init() {}
 
@@ -106,7 +108,7 @@ package struct DaemonConfiguration: Hashable, Sendable {
         var apply: @Sendable (inout DaemonConfiguration, String) -> String?  // returns an error message
     }
 
-    private static let keys: [Key] = generalKeys + ruleKeys
+    private static let keys: [Key] = generalKeys + ruleKeys + webKeys
 
     private static let generalKeys: [Key] = [
         Key(name: "log_level") { configuration, value in
@@ -310,6 +312,46 @@ package struct DaemonConfiguration: Hashable, Sendable {
             booleanKey("use_trash") { $0.useTrash = $1 },
         ]
 
+    /// The HTTP listener; whether its keys agree with each other is checked once the whole file is read.
+    private static let webKeys: [Key] = [
+        Key(name: "http_listen") { configuration, value in
+            if ["", "off", "none"].contains(value.lowercased()) {
+                configuration.web.listen = []
+                return nil
+            }
+            switch WebListenAddress.parseList(value) {
+            case .success(let addresses): configuration.web.listen = addresses
+            case .failure(let problem):
+                return
+                    "http_listen must be off or addresses such as 127.0.0.1:8372, [::1]:8372 or 0.0.0.0:8372; got '\(problem.word)'"
+            }
+            return nil
+        },
+        Key(name: "http_auth") { configuration, value in
+            switch value.lowercased() {
+            case "basic": configuration.web.basicAuth = true
+            case "off": configuration.web.basicAuth = false
+            default: return "http_auth must be basic or off; got '\(value)'"
+            }
+            return nil
+        },
+        Key(name: "http_tls_cert") { configuration, value in
+            if value.isEmpty {
+                configuration.web.tlsCertificate = nil
+                return nil
+            }
+            return pathValue(value, key: "http_tls_cert") { configuration.web.tlsCertificate = $0 }
+        },
+        Key(name: "http_tls_key") { configuration, value in
+            if value.isEmpty {
+                configuration.web.tlsKey = nil
+                return nil
+            }
+            return pathValue(value, key: "http_tls_key") { configuration.web.tlsKey = $0 }
+        },
+        durationKey("http_timeout", .seconds(1) ... .seconds(3600)) { $0.web.timeout = $1 },
+    ]
+
     /// An http or https base URL (what ``HTTPURL`` accepts); a trailing slash is dropped.
     private static func endpointKey(
         _ name: String,
@@ -434,6 +476,9 @@ package struct DaemonConfiguration: Hashable, Sendable {
         } catch {
             let line = error.key.flatMap { seen[$0.rawValue] }
             throw ConfigurationError(path: path, line: line, message: error.message)
+        }
+        if let problem = configuration.web.problem {
+            throw ConfigurationError(path: path, line: seen[problem.key], message: problem.message)
         }
         return configuration
     }

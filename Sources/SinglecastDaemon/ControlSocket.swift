@@ -22,20 +22,39 @@ package struct ControlSocket: Sendable {
     private var identity: (dev: UInt64, ino: UInt64)?
 
     /// Adopts the socket systemd passed (`sd_listen_fds(3)`), or returns `nil` when none was passed.
-    package static func fromSystemd() throws(ControlSocketError) -> ControlSocket? {
+    ///
+    /// - Parameter http: receives the sockets named `http` (`FileDescriptorName=http`), which are the HTTP
+    ///   listener's; the control socket is the one other socket.
+    package static func fromSystemd(http: inout [Int32]) throws(ControlSocketError) -> ControlSocket? {
         // unset_environment = 1: children (e.g. hooks) must not believe the descriptors are theirs.
-        let count = sd_listen_fds(1)
+        var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+        let count = sd_listen_fds_with_names(1, &names)
         if count < 0 {
             throw ControlSocketError(message: "sd_listen_fds failed: \(String(cString: strerror(-count)))")
         }
-        guard count > 0 else { return nil }
-        guard count == 1 else {
+        var control: [Int32] = []
+        for index in 0..<Int(count) {
+            let fd = SD_LISTEN_FDS_START + Int32(index)
+            let name = names?[index].map { String(cString: $0) }
+            if name == "http" {
+                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+                http.append(fd)
+            } else {
+                control.append(fd)
+            }
+        }
+        if let names {
+            for index in 0..<Int(count) { free(names[index]) }
+            free(names)
+        }
+        guard !control.isEmpty else { return nil }
+        guard control.count == 1 else {
             throw ControlSocketError(
                 message:
-                    "systemd passed \(count) sockets; singlecastd expects exactly one (ListenStream= in singlecastd.socket)"
+                    "systemd passed \(control.count) control sockets; singlecastd expects exactly one (ListenStream= in singlecastd.socket, and any HTTP one named with FileDescriptorName=http)"
             )
         }
-        let fd = SD_LISTEN_FDS_START
+        let fd = control[0]
         guard sd_is_socket_unix(fd, Int32(SOCK_STREAM.rawValue), 1, nil, 0) > 0 else {
             throw ControlSocketError(
                 message: "the socket systemd passed is not a listening Unix stream socket; check singlecastd.socket"

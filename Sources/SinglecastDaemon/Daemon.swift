@@ -118,7 +118,8 @@ package enum Daemon {
         }
 
         let socket: ControlSocket
-        if let activated = try ControlSocket.fromSystemd() {
+        var activatedHTTP: [Int32] = []
+        if let activated = try ControlSocket.fromSystemd(http: &activatedHTTP) {
             socket = activated
             logger.info("using the socket passed by systemd: \(socket.path)")
         } else {
@@ -186,6 +187,30 @@ package enum Daemon {
             previousRunClean: run.previous.map { $0.stoppedAt != nil }
         )
         let server = ControlServer(listener: socket, reactor: reactor, context: context)
+        // The HTTP listener's routes, asked in order; a path none claims is 404. Feeds, OPML, artwork, media and the
+        // page are appended to this list.
+        let csrfToken = HTTPListener.makeCSRFToken()
+        let webRoutes: [any WebRoute] = [
+            WebSessionRoute(csrfToken: csrfToken), WebRPCRoute(router: Router(context: context)), WebPageRoute(),
+            PersonalFeedRoute(subscriptions: podcasts), ServedFileRoute.media(subscriptions: podcasts),
+            ServedFileRoute.artwork(subscriptions: podcasts),
+            FeedQRCodeRoute(
+                podcastExists: { await podcasts.podcast($0) != nil },
+                credentials: {
+                    guard context.configuration.web.basicAuth, let password = try? context.webPassword.current() else {
+                        return nil
+                    }
+                    return (user: WebGate.user, password: password)
+                }
+            ),
+        ]
+        let web = HTTPListener(
+            context: context,
+            routes: webRoutes,
+            csrfToken: csrfToken,
+            activatedSockets: activatedHTTP
+        )
+        try startWeb(web, configuration.web, context: context)
 
         notifier.ready(status: await context.summary())
         logger.notice("ready; listening on \(socket.path)\(socket.activated ? " (socket-activated)" : "")")
@@ -193,19 +218,23 @@ package enum Daemon {
         /// Which child of the service group ended.
         enum Part {
             case server, watchdog, signals, queue, hooks, refresher, retention, statusLine, notifications, windows
-            case metered, sidecars
+            case metered, sidecars, web
         }
         /// How the services are told to stop, in this order: the server stops taking requests first, so that none
         /// arrives for a service already stopping. Each returns at once; the group then waits for them all.
         let stopOrder: [@Sendable () -> Void] = [
-            server.beginShutdown, queue.shutdown, queue.hooks.shutdown, podcasts.refresher.shutdown, windows.shutdown,
-            podcasts.sidecars.shutdown,
+            server.beginShutdown, web.beginShutdown, queue.shutdown, queue.hooks.shutdown, podcasts.refresher.shutdown,
+            windows.shutdown, podcasts.sidecars.shutdown,
         ]
         let stopServices = { @Sendable in for stop in stopOrder { stop() } }
         try await withThrowingTaskGroup(of: Part.self) { group in
             group.addTask {
                 try await server.run()
                 return .server
+            }
+            group.addTask {
+                try await web.run()
+                return .web
             }
             group.addTask {
                 try await queue.run()
@@ -265,7 +294,10 @@ package enum Daemon {
                     try await WatchdogService(
                         interval: interval,
                         notifier: notifier,
-                        healthCheck: { try await store.healthCheck() },
+                        healthCheck: {
+                            try await store.healthCheck()
+                            try web.healthCheck()
+                        },
                         logger: logger
                     ).run()
                     return .watchdog
@@ -274,7 +306,13 @@ package enum Daemon {
             group.addTask {
                 for await signalNumber in signals {
                     if signalNumber == SIGHUP {
-                        await reload(options: options, environment: environment, context: context, notifier: notifier)
+                        await reload(
+                            options: options,
+                            environment: environment,
+                            context: context,
+                            web: web,
+                            notifier: notifier
+                        )
                         continue
                     }
                     logger.notice("received \(signalNumber == SIGTERM ? "SIGTERM" : "SIGINT"); stopping")
@@ -315,6 +353,7 @@ package enum Daemon {
         options: DaemonOptions,
         environment: [String: String],
         context: DaemonContext,
+        web: HTTPListener,
         notifier: SystemdNotifier
     ) async {
         notifier.reloading()
@@ -338,9 +377,19 @@ package enum Daemon {
             if newPaths.socket != context.paths.socket && !context.socketActivated { needRestart.append("socket_path") }
             if configuration.notify != context.configuration.notify { needRestart.append("notify") }
             if configuration.metered != context.configuration.metered { needRestart.append("metered") }
-            let message =
-                needRestart.isEmpty
-                ? nil : "\(needRestart.joined(separator: ", ")) changed; restart singlecastd to apply"
+            var problems: [String] = []
+            if !needRestart.isEmpty {
+                problems.append("\(needRestart.joined(separator: ", ")) changed; restart singlecastd to apply")
+            }
+            do {
+                try await web.apply(configuration.web)
+                if configuration.web.basicAuth && !configuration.web.listen.isEmpty {
+                    _ = try context.webPassword.current()
+                }
+            } catch {
+                problems.append("the HTTP listener kept its previous addresses: \(error)")
+            }
+            let message = problems.isEmpty ? nil : problems.joined(separator: "; ")
             logger.level = options.logLevel ?? configuration.logLevel
             context.updateRuntime { runtime in
                 var applied = configuration
@@ -379,6 +428,21 @@ package enum Daemon {
                 params: DaemonEventParams(at: at, message: "\(error)")
             )
             notifier.ready(status: "\(await context.summary()); last reload failed: \(error)")
+        }
+    }
+
+    /// Starts the HTTP listener before READY; with Basic authentication its password is made now, so that
+    /// `singlecastctl http-password` and the file have it before the first visit.
+    private static func startWeb(
+        _ web: HTTPListener,
+        _ settings: WebSettings,
+        context: DaemonContext
+    ) throws(DaemonStartError) {
+        do {
+            try web.start(settings)
+            if settings.basicAuth && !settings.listen.isEmpty { _ = try context.webPassword.current() }
+        } catch {
+            throw DaemonStartError(message: "\(error)")
         }
     }
 

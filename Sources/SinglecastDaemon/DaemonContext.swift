@@ -28,6 +28,10 @@ package final class DaemonContext: Sendable {
     package let socketPath: String
     package let socketActivated: Bool
     package let previousRunClean: Bool?
+    /// The HTTP listener's Basic password (`http_password`).
+    package let webPassword: WebPassword
+    /// What the HTTP listener serves now, for `status` and the status line.
+    package let web = WebListenerStatus()
     private let startedAt = WallClock.milliseconds()
     private let startInstant = ContinuousClock.now
     private let runtime: Mutex<Runtime>
@@ -60,6 +64,7 @@ package final class DaemonContext: Sendable {
         self.socketActivated = socket.activated
         self.runtime = Mutex(runtime)
         self.previousRunClean = previousRunClean
+        self.webPassword = WebPassword(stateDirectory: paths.stateDirectory)
     }
 
     package var configuration: DaemonConfiguration { runtime.withLock { $0.configuration } }
@@ -122,7 +127,8 @@ package final class DaemonContext: Sendable {
             ),
             lastReload: runtime.lastReload,
             downloads: DownloadCounts(await queue.counts()),
-            podcasts: StatusResult.Podcasts(await podcasts.overview())
+            podcasts: StatusResult.Podcasts(await podcasts.overview()),
+            http: web.status()
         )
     }
 
@@ -140,9 +146,10 @@ package final class DaemonContext: Sendable {
         case .metered? where counts.paused > 0: parts.append("the network is metered")
         default: break
         }
-        if !parts.isEmpty { return parts.joined(separator: ", ") }
+        let webLine = web.summary.map { "; web on \($0)" } ?? ""
+        if !parts.isEmpty { return parts.joined(separator: ", ") + webLine }
         let socket = socketActivated ? "\(socketPath) (socket-activated)" : socketPath
-        return "Ready; idle; listening on \(socket)"
+        return "Ready; idle; listening on \(socket)" + webLine
     }
 
     /// `5.1 MB/s`, in decimal units like the client's tables.

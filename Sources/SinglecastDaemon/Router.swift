@@ -198,6 +198,12 @@ package struct Router: Sendable {
         case .top:
             let params = try request.params == nil ? TopParams() : params(TopParams.self, request)
             return try WireCoding.encoded(await context.directory.top(params))
+        case .httpPassword:
+            let params = try request.params == nil ? HTTPPasswordParams() : params(HTTPPasswordParams.self, request)
+            let password = params.reset == true ? try context.webPassword.reset() : try context.webPassword.current()
+            return try WireCoding.encoded(
+                HTTPPasswordResult(user: WebGate.user, password: password, file: context.webPassword.path)
+            )
         }
     }
 

@@ -40,6 +40,7 @@ package enum Method: String, CaseIterable, Sendable {
     case search
     case lookup
     case top
+    case httpPassword = "http_password"
 }
 
 /// Result of `ping`.
@@ -93,6 +94,23 @@ package struct StatusResult: Codable, Hashable, Sendable {
     package var downloads: DownloadCounts?
     /// The subscriptions at a glance.
     package var podcasts: Podcasts?
+    /// The HTTP listener; absent when `http_listen` is off.
+    package var http: HTTP?
+
+    package struct HTTP: Codable, Hashable, Sendable {
+        /// `http://127.0.0.1:8372`, one per address listened on.
+        package var listening: [String]
+        /// `basic` or `off`.
+        package var auth: String
+        /// Connections open now, across the addresses.
+        package var connections: Int
+
+        package init(listening: [String], auth: String, connections: Int) {
+            self.listening = listening
+            self.auth = auth
+            self.connections = connections
+        }
+    }
 
     package struct Podcasts: Codable, Hashable, Sendable {
         package var subscribed: Int
@@ -242,9 +260,11 @@ package struct StatusResult: Codable, Hashable, Sendable {
         store: Store,
         lastReload: Reload?,
         downloads: DownloadCounts? = nil,
-        podcasts: Podcasts? = nil
+        podcasts: Podcasts? = nil,
+        http: HTTP? = nil
     ) {
         self.podcasts = podcasts
+        self.http = http
         self.version = version
         self.protocolVersion = protocolVersion
         self.pid = pid
@@ -273,6 +293,29 @@ package struct StatusResult: Codable, Hashable, Sendable {
         case lastReload = "last_reload"
         case downloads
         case podcasts
+        case http
+    }
+}
+
+/// Params of `http_password`.
+package struct HTTPPasswordParams: Codable, Hashable, Sendable {
+    /// Make a new password; the old one stops working at once.
+    package var reset: Bool?
+
+    package init(reset: Bool? = nil) { self.reset = reset }
+}
+
+/// Result of `http_password`: the credentials of the HTTP listener's Basic authentication.
+package struct HTTPPasswordResult: Codable, Hashable, Sendable {
+    package var user: String
+    package var password: String
+    /// The file the password is kept in (mode 0600, in the state directory).
+    package var file: String
+
+    package init(user: String, password: String, file: String) {
+        self.user = user
+        self.password = password
+        self.file = file
     }
 }
 

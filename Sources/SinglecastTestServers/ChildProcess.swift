@@ -117,7 +117,7 @@ final class ChildProcess: Sendable {
 
 /// Binds an ephemeral loopback port, closes it and returns its number, for servers that cannot bind port 0 and
 /// report it (nginx). Another process may take it meanwhile, so callers retry on "address in use".
-func freeLoopbackPort() throws -> Int {
+package func freeLoopbackPort() throws -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw TestServerError("socket() failed: \(String(cString: strerror(errno)))") }
     defer { close(fd) }

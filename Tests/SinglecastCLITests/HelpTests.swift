@@ -35,6 +35,7 @@ import Testing
           search                  Search Apple's podcast directory.
           lookup                  Show one podcast of Apple's directory, with its feed.
           top                     Show Apple's top-podcasts chart.
+          http-password           Print the user and password of the HTTP listener.
 
         PODCASTS SUBCOMMANDS:
           subscribe               Subscribe to a podcast feed.
@@ -105,6 +106,33 @@ import Testing
     @Test func versionHelp() async {
         let run = await runCLI(["help", "version"])
         #expect(run.stdout == Self.leafHelp("version", "Show client and daemon versions."))
+    }
+
+    @Test func httpPasswordHelp() async {
+        let run = await runCLI(["http-password", "--help"])
+        #expect(run.status == 0)
+        #expect(
+            run.stdout == """
+                OVERVIEW: Print the user and password of the HTTP listener.
+
+                The daemon makes the password the first time it is needed and keeps it,
+                readable only by you, in http-password in its state directory. Give it to a
+                podcast app or a browser with the user name singlecast. --reset makes a new
+                one; the old one stops working at once.
+
+                USAGE: singlecastctl http-password [--socket <path>] [--json] [--reset]
+
+                OPTIONS:
+                  --socket <path>         Path of the daemon's control socket. (default:
+                                          $XDG_RUNTIME_DIR/singlecast/control.sock)
+                  --json                  Print machine-readable JSON; errors too, on stderr.
+                  --reset                 Replace the password with a new one.
+                  --version               Show the version.
+                  -h, --help              Show help information.
+
+
+                """
+        )
     }
 
     @Test func watchHelp() async {
