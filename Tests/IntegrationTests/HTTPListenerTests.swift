@@ -17,7 +17,7 @@ import Glibc
 
         init(config: String = "", port: Int? = nil, timeout: String = "3s") throws {
             daemon = DaemonProcess()
-            self.port = try port ?? freePort()
+            self.port = try port ?? freeLoopbackPort()
             try daemon.writeConfig(
                 "http_listen = 127.0.0.1:\(self.port), [::1]:\(self.port)\nhttp_timeout = \(timeout)\n" + config
             )
