@@ -94,7 +94,9 @@ struct WebViewBrowserTests {
         #expect(seen.episode.title == "Low water")
         #expect(seen.progressSeen.last == 100)
         #expect(seen.feedURL.hasPrefix("http://127.0.0.1:\(port)/feeds/"))
-        #expect(seen.consoleErrors.isEmpty, "the page logged errors: \(seen.consoleErrors)")
+        // The directory fixtures' artwork lives on .example hosts, which never resolve; anything else is the page's.
+        let pageErrors = seen.consoleErrors.filter { !$0.contains(".example/") }
+        #expect(pageErrors.isEmpty, "the page logged errors: \(pageErrors)")
 
         // What the page did is what the daemon did.
         let shown = try client.result("episode", as: InboxResult.self, params: #"{"episodes":[\#(seen.episode.id)]}"#)
