@@ -188,6 +188,8 @@ package struct Router: Sendable {
         case .top:
             let params = try request.params == nil ? TopParams() : params(TopParams.self, request)
             return try WireCoding.encoded(await context.directory.top(params))
+        case .sync:
+            return try WireCoding.encoded(await sync(request))
         }
     }
 
@@ -222,7 +224,7 @@ package struct Router: Sendable {
     }
 
     /// Decodes `params` as `T`, turning a decoding failure into an `invalid_params` error that names the field.
-    private func params<T: Codable>(_ type: T.Type, _ request: RPCRequest) throws -> T {
+    func params<T: Codable>(_ type: T.Type, _ request: RPCRequest) throws -> T {
         guard case .object? = request.params else {
             throw RPCError.invalidParams("'\(request.method)' takes an object of named parameters", parameter: "params")
         }

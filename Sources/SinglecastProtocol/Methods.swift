@@ -37,6 +37,7 @@ package enum Method: String, CaseIterable, Sendable {
     case search
     case lookup
     case top
+    case sync
 }
 
 /// Result of `ping`.
@@ -283,6 +284,8 @@ package enum EventTopic: String, CaseIterable, Codable, Sendable {
     case podcasts
     /// `episode.played`, `episode.unplayed`, `episode.marked`, `episode.deleted` (``EpisodeEvent``).
     case episodes
+    /// `sync.completed`, `sync.failed` (``SyncEvent``).
+    case sync
 }
 
 /// Params of `watch`; `topics` defaults to every topic.

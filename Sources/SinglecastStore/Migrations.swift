@@ -293,6 +293,7 @@ package enum Migrations {
             CREATE TABLE runtime_settings (name TEXT PRIMARY KEY, value INTEGER) STRICT;
             """
         ),
+        syncOutbox(12),
     ]
 
     /// The schema version a fully migrated database has.

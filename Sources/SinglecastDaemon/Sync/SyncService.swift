@@ -1,0 +1,345 @@
+import FoundationEssentials
+import SinglecastHTTP
+import SinglecastStore
+import SinglecastSupport
+
+/// Synchronises subscriptions and episode actions with a gPodder API server: the I/O shell around ``SyncRun`` (one
+/// sync) and ``SyncSchedule`` (when the next one runs).
+///
+/// It owns no podcast state: remote subscription changes go through ``Subscriptions/subscribe(_:)`` and
+/// ``Subscriptions/unsubscribe(_:)``, remote plays through ``Subscriptions/markPlayed(_:played:)``, and local changes
+/// reach the outbox by the store's triggers, in the transaction of the change.
+package actor SyncService {
+    package typealias Fetch = @Sendable (FetchRequest) async throws(TransferError) -> FetchResult
+
+    /// What `sync --status` shows.
+    package struct Status: Sendable, Hashable {
+        package var enabled: Bool
+        package var server: String?
+        package var flavor: SyncSettings.Flavor
+        package var user: String?
+        package var device: String
+        package var running: Bool
+        /// Unix milliseconds.
+        package var lastSuccess: Int64?
+        package var lastAttempt: Int64?
+        package var lastError: String?
+        package var pending: Int
+        /// Unix milliseconds of the next automatic sync; `nil` while none is planned (off, or waiting for the user to
+        /// mend the credentials).
+        package var nextAttempt: Int64?
+    }
+
+    private let settings: SyncSettings
+    private let store: Store
+    private let fetch: Fetch
+    private let podcasts: Subscriptions
+    private let events: EventBus
+    private let logger: Logger
+    private let transfer: TransferOptions
+    private let now: @Sendable () -> Int64
+    private var password: String?
+    private var registered = false
+    private var running: Task<Result<SyncReport, SyncError>, Never>?
+    private var schedule: SyncSchedule
+    private var stopping = false
+
+    package init(
+        settings: SyncSettings,
+        store: Store,
+        fetch: @escaping Fetch,
+        podcasts: Subscriptions,
+        events: EventBus,
+        logger: Logger,
+        transfer: TransferOptions,
+        now: @escaping @Sendable () -> Int64 = WallClock.milliseconds
+    ) {
+        self.settings = settings
+        self.store = store
+        self.fetch = fetch
+        self.podcasts = podcasts
+        self.events = events
+        self.logger = logger
+        self.transfer = transfer
+        self.now = now
+        schedule = SyncSchedule(interval: settings.interval)
+    }
+
+    /// Turns the outbox on (or off and empty, without a server) and reads the password; before READY, so that no
+    /// local change of this run goes unrecorded.
+    package func prepare() async throws(SyncError) {
+        do {
+            try await store.setSyncRecording(settings.isEnabled)
+        } catch {
+            throw SyncError(.misconfigured, "cannot switch the sync outbox: \(error)")
+        }
+        guard settings.isEnabled else { return }
+        if let problem = settings.problem { throw SyncError(.misconfigured, problem) }
+        password = try settings.readPassword()
+    }
+
+    /// Reads the password file again (reload): a mended password ends the wait after a 401.
+    package func reloadPassword() {
+        guard settings.isEnabled else { return }
+        do {
+            let fresh = try settings.readPassword()
+            if fresh != password { schedule.credentialsChanged() }
+            password = fresh
+        } catch {
+            logger.warning("sync: \(error.message)")
+        }
+    }
+
+    package func shutdown() {
+        stopping = true
+        running?.cancel()
+    }
+
+    /// Syncs every `sync_interval` (jittered) and after failures with backoff, until cancelled.
+    package func run() async {
+        guard settings.isEnabled, password != nil else { return }
+        // The first sync soon after the start, not an interval later: the phone may have news.
+        var delay = Duration.seconds(5)
+        while !Task.isCancelled && !stopping {
+            guard (try? await Task.sleep(for: delay)) != nil else { return }
+            // After a 401 or a configuration problem, asking again changes nothing: a reload with another password
+            // or `singlecastctl sync` does. The loop only looks again now and then.
+            guard !schedule.blocked else {
+                delay = .seconds(60)
+                continue
+            }
+            _ = await syncNow()
+            delay = schedule.nextDelay ?? .seconds(60)
+        }
+    }
+
+    /// Syncs now and returns what it did; joins a sync already running.
+    package func syncNow() async -> Result<SyncReport, SyncError> {
+        guard settings.isEnabled else {
+            return .failure(SyncError(.disabled, "sync is off: no sync_server is set in the configuration"))
+        }
+        if let running { return await running.value }
+        let task = Task { await self.perform() }
+        running = task
+        let result = await task.value
+        running = nil
+        return result
+    }
+
+    package func status() async -> Status {
+        let cursor = (try? await store.syncCursor()) ?? SyncCursor()
+        let pending = (try? await store.syncOutboxCount()) ?? 0
+        return Status(
+            enabled: settings.isEnabled,
+            server: settings.server,
+            flavor: settings.flavor,
+            user: settings.user,
+            device: settings.deviceID,
+            running: running != nil,
+            lastSuccess: cursor.lastSuccess,
+            lastAttempt: cursor.lastAttempt,
+            lastError: cursor.lastError,
+            pending: pending,
+            nextAttempt: settings.isEnabled ? schedule.nextAttempt : nil
+        )
+    }
+
+    // MARK: - One sync
+
+    private func perform() async -> Result<SyncReport, SyncError> {
+        let started = now()
+        var cursor: SyncCursor
+        let result: Result<SyncReport, SyncError>
+        do {
+            let (report, final) = try await runOnce(started: started)
+            cursor = final
+            cursor.lastSuccess = started
+            cursor.lastError = nil
+            result = .success(report)
+        } catch {
+            cursor = (try? await store.syncCursor()) ?? SyncCursor()
+            cursor.lastError = error.message
+            result = .failure(error)
+        }
+        cursor.lastAttempt = started
+        try? await store.setSyncCursor(cursor)
+        let at = now()
+        switch result {
+        case .success(let report):
+            schedule.succeeded(at: at, random: Double.random(in: 0...1))
+            logger.info(
+                "sync with \(settings.server ?? "") done: \(report.subscribed) subscribed, \(report.unsubscribed) unsubscribed, \(report.markedPlayed) marked played, \(report.uploadedSubscriptionChanges) subscription change(s) and \(report.uploadedActions) action(s) uploaded"
+            )
+            events.syncCompleted(report, at: at)
+        case .failure(let error):
+            schedule.failed(error, at: at, random: Double.random(in: 0...1))
+            // A 401 is said once per change of state, not at every retry.
+            if schedule.consecutiveFailures <= 1 || error.isTransient {
+                logger.warning("sync: \(error.message)")
+            }
+            events.syncFailed(error, at: at)
+        }
+        return result
+    }
+
+    private func runOnce(started: Int64) async throws(SyncError) -> (SyncReport, SyncCursor) {
+        let facts: SyncRun.Facts
+        do {
+            facts = SyncRun.Facts(
+                device: settings.deviceID,
+                flavor: settings.flavor,
+                cursor: try await store.syncCursor(),
+                outbox: try await store.syncOutbox(limit: 100_000),
+                localFeeds: Set(try await store.podcasts().map(\.feedURL)),
+                registered: registered
+            )
+        } catch {
+            throw SyncError(.misconfigured, "cannot read the sync state from the database: \(error)")
+        }
+        var machine = SyncRun(facts)
+        var pending = machine.handle(.started)
+        while !pending.isEmpty {
+            let action = pending.removeFirst()
+            if Task.isCancelled { throw SyncError(.unreachable, "the sync was stopped") }
+            switch action {
+            case .send(let request):
+                let event: SyncRun.Event
+                do {
+                    event = try await send(request)
+                } catch {
+                    event = .failed(error)
+                }
+                if case .registered = event { registered = true }
+                pending += machine.handle(event)
+            case .applySubscriptions(let subscribe, let unsubscribe):
+                let (added, removed, feeds) = await apply(subscribe: subscribe, unsubscribe: unsubscribe)
+                machine.recordApplied(played: 0, unplayed: 0, subscribed: added, unsubscribed: removed)
+                pending += machine.handle(.subscriptionsApplied(localFeeds: feeds))
+            case .applyActions(let played, let unplayed):
+                let (marked, unmarked, unmatched) = await apply(played: played, unplayed: unplayed)
+                machine.recordApplied(played: marked, unplayed: unmarked, subscribed: 0, unsubscribed: 0)
+                pending += machine.handle(.actionsApplied(unmatched: unmatched))
+            case .acknowledge(let ids, let cursor):
+                do {
+                    try await store.acknowledgeSyncOutbox(ids, cursor: cursor)
+                } catch {
+                    pending += machine.handle(.failed(SyncError(.misconfigured, "cannot record the sync: \(error)")))
+                }
+            case .finish(let report, let cursor):
+                return (report, cursor)
+            case .fail(let error, _):
+                throw error
+            }
+        }
+        preconditionFailure("sync: the run ended without finishing or failing")
+    }
+
+    /// Performs one request and reads its answer into the run's event.
+    private func send(_ request: SyncRequest) async throws(SyncError) -> SyncRun.Event {
+        guard let server = settings.server, let user = settings.user else {
+            throw SyncError(.misconfigured, settings.problem ?? "sync is not configured")
+        }
+        let (url, body) = request.http(server: server, flavor: settings.flavor, user: user, device: settings.deviceID)
+        var fetchRequest = FetchRequest(
+            url: url,
+            headers: body == nil ? ["Accept: application/json"] : ["Content-Type: application/json", "Accept: application/json"],
+            // Sent with every request (preemptively): the API's servers do not all name a realm in their challenge.
+            basicAuthUser: user,
+            basicAuthPassword: password,
+            maxBytes: SyncWire.maxResponseBytes,
+            options: transfer
+        )
+        fetchRequest.postBody = body
+        let result: FetchResult
+        do {
+            result = try await fetch(fetchRequest)
+        } catch {
+            throw SyncError(.unreachable, "the sync server \(server) could not be reached: \(error)")
+        }
+        let status = result.response.status
+        switch status {
+        case 200..<300: break
+        case 401, 403:
+            throw SyncError(
+                .unauthorized,
+                "the sync server \(server) refused the user '\(user)' (HTTP \(status)); check sync_user and the password in sync_password_file, then reload"
+            )
+        case 404 where request == .listDevices || request == .registerDevice:
+            throw SyncError(.badResponse, "\(server) has no gPodder API (HTTP 404 for \(Self.path(of: url)))")
+        case 408, 429, 500...:
+            throw SyncError(.unreachable, "the sync server \(server) answered HTTP \(status); will retry")
+        default:
+            throw SyncError(.badResponse, "the sync server \(server) answered HTTP \(status) for \(Self.path(of: url))")
+        }
+        switch request {
+        case .registerDevice: return .registered
+        case .listDevices: return .devicesListed(try SyncWire.devices(result.body))
+        case .pullSubscriptions(let device, _):
+            return .subscriptionsPulled(device: device, try SyncWire.subscriptionChanges(result.body))
+        case .pushSubscriptions: return .subscriptionsPushed(try SyncWire.uploadResponse(result.body))
+        case .pullActions: return .actionsPulled(try SyncWire.actions(result.body))
+        case .pushActions: return .actionsPushed(try SyncWire.uploadResponse(result.body))
+        }
+    }
+
+    private static func path(of url: String) -> String {
+        URL(string: url)?.path ?? url
+    }
+
+    /// Applies remote subscription changes through the podcast layer; returns what changed and the feeds now.
+    private func apply(subscribe: [String], unsubscribe: [String]) async -> (Int, Int, Set<String>) {
+        var added = 0
+        var removed = 0
+        for url in subscribe {
+            do {
+                let outcome = try await podcasts.subscribe(SubscribeCommand(feed: .url(url)))
+                if !outcome.existing { added += 1 }
+            } catch {
+                logger.warning("sync: cannot subscribe to \(url), as another device did: \(error)")
+            }
+        }
+        if !unsubscribe.isEmpty {
+            let byURL = Dictionary(((try? await store.podcasts()) ?? []).map { ($0.feedURL, $0.id) }) { first, _ in first }
+            for url in unsubscribe {
+                guard let id = byURL[url] else { continue }
+                do {
+                    _ = try await podcasts.unsubscribe(UnsubscribeCommand(podcast: String(id)))
+                    removed += 1
+                } catch {
+                    logger.warning("sync: cannot unsubscribe from \(url), as another device did: \(error)")
+                }
+            }
+        }
+        let feeds = Set(((try? await store.podcasts()) ?? []).map(\.feedURL))
+        return (added, removed, feeds)
+    }
+
+    /// Applies remote plays through the marks; the echoes the marks write to the outbox are dropped, so that the
+    /// server's own actions do not go back to it.
+    private func apply(played: [SyncRun.EpisodeKey], unplayed: [SyncRun.EpisodeKey]) async -> (Int, Int, Int) {
+        guard !played.isEmpty || !unplayed.isEmpty else { return (0, 0, 0) }
+        let mark = (try? await store.syncOutboxMark()) ?? .max
+        var unmatched = 0
+        var counts: [Int] = []
+        for (keys, isPlayed) in [(played, true), (unplayed, false)] {
+            let ids = (try? await store.episodeIDs(matching: keys.map { ($0.podcast, $0.episode, $0.guid) })) ?? []
+            unmatched += ids.filter { $0 == nil }.count
+            let found = ids.compactMap { $0 }
+            guard !found.isEmpty else {
+                counts.append(0)
+                continue
+            }
+            do {
+                counts.append(try await podcasts.markPlayed(.episodes(found), played: isPlayed).changed.count)
+            } catch {
+                logger.warning("sync: cannot mark \(found.count) episode(s) \(isPlayed ? "played" : "unplayed"): \(error)")
+                counts.append(0)
+            }
+        }
+        let echoes = (played.map { ($0, SyncOutboxEntry.Kind.play) } + unplayed.map { ($0, .new) }).map {
+            SyncOutboxEntry(id: 0, kind: $0.1, podcastURL: $0.0.podcast, episodeURL: $0.0.episode, at: 0)
+        }
+        try? await store.dropSyncEchoes(after: mark, echoes)
+        return (counts[0], counts[1], unmatched)
+    }
+}
