@@ -367,6 +367,13 @@ package struct DaemonConfiguration: Hashable, Sendable {
             return nil
         },
         durationKey("sync_interval", .seconds(60) ... .seconds(7 * 86400)) { $0.sync.interval = $1 },
+        Key(name: "sync_auto_download") { configuration, value in
+            guard let policy = EpisodePolicy.Fetch(stored: value.lowercased()) else {
+                return "sync_auto_download must be off, all-new or latest:N (N at least 1); got '\(value)'"
+            }
+            configuration.sync.autoDownload = policy
+            return nil
+        },
     ]
 
     /// An http or https base URL (what ``HTTPURL`` accepts); a trailing slash is dropped.

@@ -28,9 +28,13 @@ package struct SyncSchedule: Sendable, Hashable {
     package mutating func succeeded(at now: Int64, random: Double) {
         consecutiveFailures = 0
         blocked = false
-        // 0.9 to 1.1 times the interval, so that daemons started together do not ask together for ever.
+        set(firstDelay(random: random), now: now)
+    }
+
+    /// 0.9 to 1.1 times the interval, so that daemons started together do not ask together for ever.
+    package func firstDelay(random: Double) -> Duration {
         let seconds = Self.seconds(interval) * (0.9 + 0.2 * min(max(random, 0), 1))
-        set(.milliseconds(OutsideNumber.clamped(seconds * 1000, to: 1000...Int64.max)), now: now)
+        return .milliseconds(OutsideNumber.clamped(seconds * 1000, to: 1000...Int64.max))
     }
 
     package mutating func failed(_ error: SyncError, at now: Int64, random: Double) {

@@ -98,8 +98,9 @@ package actor SyncService {
     /// Syncs every `sync_interval` (jittered) and after failures with backoff, until cancelled.
     package func run() async {
         guard settings.isEnabled, password != nil else { return }
-        // The first sync soon after the start, not an interval later: the phone may have news.
-        var delay = Duration.seconds(5)
+        // The first automatic sync an interval (jittered) after the start, like the later ones: daemons restarted
+        // together do not ask together, and `singlecastctl sync` is there for now.
+        var delay = schedule.firstDelay(random: Double.random(in: 0...1))
         while !Task.isCancelled && !stopping {
             guard (try? await Task.sleep(for: delay)) != nil else { return }
             // After a 401 or a configuration problem, asking again changes nothing: a reload with another password
@@ -292,7 +293,9 @@ package actor SyncService {
         var removed = 0
         for url in subscribe {
             do {
-                let outcome = try await podcasts.subscribe(SubscribeCommand(feed: .url(url)))
+                let outcome = try await podcasts.subscribe(
+                    SubscribeCommand(feed: .url(url), autoDownload: settings.autoDownload)
+                )
                 if !outcome.existing { added += 1 }
             } catch {
                 logger.warning("sync: cannot subscribe to \(url), as another device did: \(error)")

@@ -25,6 +25,9 @@ package struct SyncSettings: Hashable, Sendable {
     package var device: String?
     /// Time between two syncs, jittered by up to a tenth either way.
     package var interval: Duration = .seconds(15 * 60)
+    /// What a podcast subscribed to on another device downloads here: the newest episode, so that what the phone
+    /// subscribes to is there to listen to.
+    package var autoDownload = EpisodePolicy.Fetch.latest(1)
 
     package init() {}
 
