@@ -4,7 +4,7 @@ import SinglecastProtocol
 package struct SyncCommand: CLICommand {
     package static let configuration = CommandConfiguration(
         commandName: "sync",
-        abstract: "Sync subscriptions and played episodes with the gPodder server now.",
+        abstract: "Sync subscriptions and played episodes with the phone.",
         discussion: """
             Uploads the local subscription changes, downloaded and deleted episodes and played marks the server \
             has not acknowledged yet, and applies the other devices' subscription changes and played episodes. \
