@@ -190,10 +190,20 @@ final class TransferContext {
         }
         if let body = request.postBody {
             // COPYPOSTFIELDS: libcurl keeps its own copy, so the Data need not outlive this call.
-            check(ccurl_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)), "CURLOPT_POSTFIELDSIZE")
-            let copied = body.isEmpty
+            check(
+                ccurl_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)),
+                "CURLOPT_POSTFIELDSIZE"
+            )
+            let copied =
+                body.isEmpty
                 ? ccurl_setopt_string(easy, CURLOPT_COPYPOSTFIELDS, "")
-                : body.withUnsafeBytes { ccurl_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress)) }
+                : body.withUnsafeBytes {
+                    ccurl_setopt_pointer(
+                        easy,
+                        CURLOPT_COPYPOSTFIELDS,
+                        UnsafeMutableRawPointer(mutating: $0.baseAddress)
+                    )
+                }
             check(copied, "CURLOPT_COPYPOSTFIELDS")
         }
         var lines = request.headers

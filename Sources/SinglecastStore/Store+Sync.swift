@@ -190,7 +190,10 @@ extension Store {
             ("last_error", cursor.lastError.map { .text($0) } ?? .null),
         ]
         for (name, value) in values {
-            try connection.execute("INSERT OR REPLACE INTO sync_state (name, value) VALUES (?, ?)", [.text(name), value])
+            try connection.execute(
+                "INSERT OR REPLACE INTO sync_state (name, value) VALUES (?, ?)",
+                [.text(name), value]
+            )
         }
     }
 

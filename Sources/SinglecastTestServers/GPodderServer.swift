@@ -15,7 +15,8 @@ package final class GPodderServer: Sendable {
     package static var venv: String {
         let environment = ProcessInfo.processInfo.environment
         if let venv = environment["SINGLECAST_GPODDER_VENV"], !venv.isEmpty { return venv }
-        let cache = environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        let cache =
+            environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? (NSHomeDirectory() + "/.cache")
         return cache + "/singlecast-test/gpodder-venv"
     }

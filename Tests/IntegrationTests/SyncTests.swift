@@ -29,7 +29,10 @@ struct SyncTests {
         return run.stdout
     }
 
-    private func ctl(_ daemon: DaemonProcess, _ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+    private func ctl(
+        _ daemon: DaemonProcess,
+        _ arguments: [String]
+    ) throws -> (status: Int32, stdout: String, stderr: String) {
         try runProgram(Binaries.client.path, arguments + ["--socket", daemon.socketPath])
     }
 
@@ -41,7 +44,10 @@ struct SyncTests {
     ) throws -> DaemonProcess {
         let daemon = DaemonProcess(root: root)
         let passwordFile = root.file("gpodder-password")
-        _ = FileManager.default.createFile(atPath: passwordFile, contents: Data(((password ?? server.password) + "\n").utf8))
+        _ = FileManager.default.createFile(
+            atPath: passwordFile,
+            contents: Data(((password ?? server.password) + "\n").utf8)
+        )
         chmod(passwordFile, 0o600)
         try daemon.writeConfig(
             """
@@ -79,7 +85,10 @@ struct SyncTests {
 
     private func serve(_ site: NginxServer, _ guids: [String]) throws -> String {
         for guid in guids {
-            _ = try site.serve(TestContent.mp3(count: 4096, filler: Character(guid).asciiValue ?? 0), as: "media-\(guid).mp3")
+            _ = try site.serve(
+                TestContent.mp3(count: 4096, filler: Character(guid).asciiValue ?? 0),
+                as: "media-\(guid).mp3"
+            )
         }
         return try site.serve(Self.feed(site, guids), as: "phone.xml")
     }
@@ -127,12 +136,17 @@ struct SyncTests {
         let second = try ctl(daemon, ["sync"])
         #expect(second.status == 0, "\(second.stderr)")
         let mine = try actions(server).filter { $0["device"] as? String == "home-server" }
-        let kinds = mine.filter { $0["episode"] as? String == site.url("/media-a.mp3") }.compactMap { $0["action"] as? String }
+        let kinds = mine.filter { $0["episode"] as? String == site.url("/media-a.mp3") }.compactMap {
+            $0["action"] as? String
+        }
         #expect(kinds == ["download", "delete"], "\(mine)")
         // The phone's own play did not go back to the server as singlecast's.
         #expect(!mine.contains { $0["action"] as? String == "play" }, "\(mine)")
         // Nothing is left to upload.
-        let status = try JSONDecoder().decode(SyncResult.self, from: Data(try ctl(daemon, ["sync", "--status", "--json"]).stdout.utf8))
+        let status = try JSONDecoder().decode(
+            SyncResult.self,
+            from: Data(try ctl(daemon, ["sync", "--status", "--json"]).stdout.utf8)
+        )
         #expect(status.status.pending == 0)
         #expect(status.status.lastSuccess != nil)
         #expect(daemon.stop() == 0)

@@ -61,16 +61,30 @@ import Testing
 
     @Test func reportSaysWhatChanged() {
         let report = SyncReportInfo(
-            subscribed: 1, unsubscribed: 0, keptUnsubscribed: 0, markedPlayed: 2, markedUnplayed: 0, ignoredActions: 0,
-            skippedEntries: 0, uploadedSubscriptionChanges: 0, uploadedActions: 4
+            subscribed: 1,
+            unsubscribed: 0,
+            keptUnsubscribed: 0,
+            markedPlayed: 2,
+            markedUnplayed: 0,
+            ignoredActions: 0,
+            skippedEntries: 0,
+            uploadedSubscriptionChanges: 0,
+            uploadedActions: 4
         )
         #expect(
             SyncCommand.render(SyncResult(report: report, status: Self.status))
                 == "Synced: 1 subscribed, 2 marked played, 4 episode action(s) uploaded\n"
         )
         let nothing = SyncReportInfo(
-            subscribed: 0, unsubscribed: 0, keptUnsubscribed: 0, markedPlayed: 0, markedUnplayed: 0, ignoredActions: 0,
-            skippedEntries: 0, uploadedSubscriptionChanges: 0, uploadedActions: 0
+            subscribed: 0,
+            unsubscribed: 0,
+            keptUnsubscribed: 0,
+            markedPlayed: 0,
+            markedUnplayed: 0,
+            ignoredActions: 0,
+            skippedEntries: 0,
+            uploadedSubscriptionChanges: 0,
+            uploadedActions: 0
         )
         #expect(SyncCommand.render(SyncResult(report: nothing, status: Self.status)) == "Synced: nothing to do\n")
     }

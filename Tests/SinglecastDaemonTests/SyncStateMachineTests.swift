@@ -13,7 +13,14 @@ struct SyncStateMachineTests {
         cursor: SyncCursor = SyncCursor(),
         flavor: SyncSettings.Flavor = .gpodder
     ) -> SyncRun.Facts {
-        SyncRun.Facts(device: "home", flavor: flavor, cursor: cursor, outbox: outbox, localFeeds: local, registered: false)
+        SyncRun.Facts(
+            device: "home",
+            flavor: flavor,
+            cursor: cursor,
+            outbox: outbox,
+            localFeeds: local,
+            registered: false
+        )
     }
 
     private func changes(add: [String] = [], remove: [String] = [], at: Int64 = 100) -> SyncWire.SubscriptionChanges {
@@ -47,7 +54,7 @@ struct SyncStateMachineTests {
         var run = SyncRun(facts(local: ["https://f/local"]))
         let applied = decide(&run, changes(add: ["https://f/a"], remove: ["https://f/local"]))
         #expect(applied == [.applySubscriptions(subscribe: ["https://f/a"], unsubscribe: [])])
-        let pushed = run.handle(.subscriptionsApplied(localFeeds: ["https://f/local", "https://f/a"]))
+        let pushed = run.handle(.subscriptionsApplied(localFeeds: ["https://f/local", "https://f/a"], failed: 0))
         #expect(pushed == [.send(.pushSubscriptions(add: ["https://f/a", "https://f/local"], remove: []))])
     }
 
@@ -63,7 +70,7 @@ struct SyncStateMachineTests {
         _ = run.handle(.devicesListed([.init(id: "phone")]))
         let applied = run.handle(.subscriptionsPulled(device: "phone", changes(add: ["https://f/a"])))
         #expect(applied == [.applySubscriptions(subscribe: [], unsubscribe: [])])
-        let pushed = run.handle(.subscriptionsApplied(localFeeds: []))
+        let pushed = run.handle(.subscriptionsApplied(localFeeds: [], failed: 0))
         #expect(pushed == [.send(.pushSubscriptions(add: [], remove: ["https://f/a"]))])
     }
 
@@ -94,7 +101,7 @@ struct SyncStateMachineTests {
         ]
         var run = SyncRun(facts(outbox: outbox, cursor: cursor))
         _ = decide(&run, changes())
-        let pushed = run.handle(.subscriptionsApplied(localFeeds: ["https://f/b"]))
+        let pushed = run.handle(.subscriptionsApplied(localFeeds: ["https://f/b"], failed: 0))
         #expect(pushed == [.send(.pushSubscriptions(add: ["https://f/b"], remove: ["https://f/a"]))])
         var expected = cursor
         expected.devicesSince["phone"] = 100
@@ -115,7 +122,7 @@ struct SyncStateMachineTests {
         )
         var run = SyncRun(facts(outbox: [local], cursor: cursor))
         _ = decide(&run, changes())
-        _ = run.handle(.subscriptionsApplied(localFeeds: []))
+        _ = run.handle(.subscriptionsApplied(localFeeds: [], failed: 0))
         let remote = SyncWire.Actions(
             actions: [
                 play("https://f/e1", at: 100, position: 10), play("https://f/e1", at: 200),  // finished later
@@ -155,11 +162,17 @@ struct SyncStateMachineTests {
         var cursor = SyncCursor()
         cursor.uploadedAll = true
         let outbox = (1...2500).map {
-            SyncOutboxEntry(id: Int64($0), kind: .download, podcastURL: "https://f/a", episodeURL: "https://f/\($0)", at: 1)
+            SyncOutboxEntry(
+                id: Int64($0),
+                kind: .download,
+                podcastURL: "https://f/a",
+                episodeURL: "https://f/\($0)",
+                at: 1
+            )
         }
         var run = SyncRun(facts(outbox: outbox, cursor: cursor))
         _ = decide(&run, changes())
-        _ = run.handle(.subscriptionsApplied(localFeeds: []))
+        _ = run.handle(.subscriptionsApplied(localFeeds: [], failed: 0))
         _ = run.handle(.actionsPulled(.init(actions: [], timestamp: 5)))
         var sizes: [Int] = []
         var actions = run.handle(.actionsApplied(unmatched: 0))
@@ -173,6 +186,20 @@ struct SyncStateMachineTests {
             return
         }
         #expect(report.uploadedActions == 2500)
+    }
+
+    @Test("a remote add whose feed could not be fetched is asked for again next time")
+    func failedSubscribeKeepsTheCursor() {
+        var cursor = SyncCursor()
+        cursor.devicesSince["phone"] = 50
+        cursor.uploadedAll = true
+        var run = SyncRun(facts(cursor: cursor))
+        _ = run.handle(.started)
+        _ = run.handle(.registered)
+        _ = run.handle(.devicesListed([.init(id: "phone")]))
+        _ = run.handle(.subscriptionsPulled(device: "phone", changes(add: ["https://f/down"], at: 90)))
+        let actions = run.handle(.subscriptionsApplied(localFeeds: [], failed: 1))
+        #expect(actions == [.acknowledge([], cursor), .send(.pullActions(since: 0))])
     }
 
     @Test("a failure ends the run with the cursor as it was acknowledged so far")

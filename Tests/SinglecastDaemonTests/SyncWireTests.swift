@@ -64,11 +64,26 @@ struct SyncWireTests {
     @Test("uploaded actions carry started, position and total on plays only")
     func actionUpload() throws {
         let entries = [
-            SyncOutboxEntry(id: 1, kind: .play, podcastURL: "https://f/a", episodeURL: "https://f/e", guid: "g",
-                position: 600, total: 600, at: 1_796_414_400_000),
-            SyncOutboxEntry(id: 2, kind: .delete, podcastURL: "https://f/a", episodeURL: "https://f/e", at: 1_796_414_401_000),
+            SyncOutboxEntry(
+                id: 1,
+                kind: .play,
+                podcastURL: "https://f/a",
+                episodeURL: "https://f/e",
+                guid: "g",
+                position: 600,
+                total: 600,
+                at: 1_796_414_400_000
+            ),
+            SyncOutboxEntry(
+                id: 2,
+                kind: .delete,
+                podcastURL: "https://f/a",
+                episodeURL: "https://f/e",
+                at: 1_796_414_401_000
+            ),
         ]
-        let json = try JSONSerialization.jsonObject(with: SyncWire.actionUpload(entries, device: "home")) as? [[String: Any]]
+        let json =
+            try JSONSerialization.jsonObject(with: SyncWire.actionUpload(entries, device: "home")) as? [[String: Any]]
         let sent = try #require(json)
         #expect(sent.count == 2)
         #expect(sent[0]["action"] as? String == "play")

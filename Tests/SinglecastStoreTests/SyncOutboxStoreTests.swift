@@ -6,7 +6,10 @@ import Testing
 /// triggers, and leaves only when the server acknowledged it.
 @Suite("Sync outbox store")
 struct SyncOutboxStoreTests {
-    private func subscribeWithEpisode(_ store: Store, feed: String = "https://feeds.example.com/a") async throws
+    private func subscribeWithEpisode(
+        _ store: Store,
+        feed: String = "https://feeds.example.com/a"
+    ) async throws
         -> (podcast: PodcastRecord, episode: EpisodeRecord)
     {
         let podcast = try await store.insertPodcast(PodcastRecord(feedURL: feed, subscribedAt: 1000)).podcast
@@ -40,7 +43,10 @@ struct SyncOutboxStoreTests {
             _ = try await store.setPlayed([episode.id], at: 5000)
             _ = try await store.setPlayed([episode.id], at: nil)
             try await store.withConnection { connection throws(SQLiteError) in
-                try connection.execute("UPDATE episodes SET file_deleted_at = 7000 WHERE id = ?", [.integer(episode.id)])
+                try connection.execute(
+                    "UPDATE episodes SET file_deleted_at = 7000 WHERE id = ?",
+                    [.integer(episode.id)]
+                )
             }
             try await store.deletePodcast(podcast.id)
             let entries = try await store.syncOutbox()

@@ -19,7 +19,10 @@ extension SyncRequest {
         case (.gpodder, .pullSubscriptions(let other, let since)):
             return ("\(server)/api/2/subscriptions/\(user)/\(Self.pathComponent(other)).json?since=\(since)", nil)
         case (.gpodder, .pushSubscriptions(let add, let remove)):
-            return ("\(server)/api/2/subscriptions/\(user)/\(device).json", SyncWire.subscriptionUpload(add: add, remove: remove))
+            return (
+                "\(server)/api/2/subscriptions/\(user)/\(device).json",
+                SyncWire.subscriptionUpload(add: add, remove: remove)
+            )
         case (.gpodder, .pullActions(let since)):
             return ("\(server)/api/2/episodes/\(user).json?since=\(since)", nil)
         case (.gpodder, .pushActions(let entries)):

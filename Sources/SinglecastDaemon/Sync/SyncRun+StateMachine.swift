@@ -85,8 +85,9 @@ package struct SyncRun: Sendable {
         case registered
         case devicesListed([SyncWire.Device])
         case subscriptionsPulled(device: String, SyncWire.SubscriptionChanges)
-        /// The local subscriptions after the remote changes were applied.
-        case subscriptionsApplied(localFeeds: Set<String>)
+        /// The local subscriptions after the remote changes were applied, and how many remote adds could not be
+        /// (the feed could not be fetched).
+        case subscriptionsApplied(localFeeds: Set<String>, failed: Int)
         case subscriptionsPushed(SyncWire.UploadResponse)
         case actionsPulled(SyncWire.Actions)
         /// How many of the applied actions matched no episode here.
@@ -164,8 +165,11 @@ package struct SyncRun: Sendable {
             report.skippedEntries += changes.skipped
             cursor.devicesSince[device] = changes.timestamp
             return pullNextDevice()
-        case (.applyingSubscriptions, .subscriptionsApplied(let feeds)):
+        case (.applyingSubscriptions, .subscriptionsApplied(let feeds, let failed)):
             localFeeds = feeds
+            // A phone's subscription whose feed was down must not be lost: the devices are asked again from the
+            // same point next time (what was applied is applied again as a no-op).
+            if failed > 0 { cursor.devicesSince = facts.cursor.devicesSince }
             return pushSubscriptions()
         case (.pushingSubscriptions, .subscriptionsPushed(let response)):
             _ = response

@@ -213,9 +213,9 @@ package actor SyncService {
                 if case .registered = event { registered = true }
                 pending += machine.handle(event)
             case .applySubscriptions(let subscribe, let unsubscribe):
-                let (added, removed, feeds) = await apply(subscribe: subscribe, unsubscribe: unsubscribe)
+                let (added, removed, failed, feeds) = await apply(subscribe: subscribe, unsubscribe: unsubscribe)
                 machine.recordApplied(played: 0, unplayed: 0, subscribed: added, unsubscribed: removed)
-                pending += machine.handle(.subscriptionsApplied(localFeeds: feeds))
+                pending += machine.handle(.subscriptionsApplied(localFeeds: feeds, failed: failed))
             case .applyActions(let played, let unplayed):
                 let (marked, unmarked, unmatched) = await apply(played: played, unplayed: unplayed)
                 machine.recordApplied(played: marked, unplayed: unmarked, subscribed: 0, unsubscribed: 0)
@@ -243,7 +243,8 @@ package actor SyncService {
         let (url, body) = request.http(server: server, flavor: settings.flavor, user: user, device: settings.deviceID)
         var fetchRequest = FetchRequest(
             url: url,
-            headers: body == nil ? ["Accept: application/json"] : ["Content-Type: application/json", "Accept: application/json"],
+            headers: body == nil
+                ? ["Accept: application/json"] : ["Content-Type: application/json", "Accept: application/json"],
             // Sent with every request (preemptively): the API's servers do not all name a realm in their challenge.
             basicAuthUser: user,
             basicAuthPassword: password,
@@ -288,9 +289,10 @@ package actor SyncService {
     }
 
     /// Applies remote subscription changes through the podcast layer; returns what changed and the feeds now.
-    private func apply(subscribe: [String], unsubscribe: [String]) async -> (Int, Int, Set<String>) {
+    private func apply(subscribe: [String], unsubscribe: [String]) async -> (Int, Int, Int, Set<String>) {
         var added = 0
         var removed = 0
+        var failed = 0
         for url in subscribe {
             do {
                 let outcome = try await podcasts.subscribe(
@@ -298,11 +300,16 @@ package actor SyncService {
                 )
                 if !outcome.existing { added += 1 }
             } catch {
-                logger.warning("sync: cannot subscribe to \(url), as another device did: \(error)")
+                failed += 1
+                logger.warning(
+                    "sync: cannot subscribe to \(url), as another device did: \(error); trying again next sync"
+                )
             }
         }
         if !unsubscribe.isEmpty {
-            let byURL = Dictionary(((try? await store.podcasts()) ?? []).map { ($0.feedURL, $0.id) }) { first, _ in first }
+            let byURL = Dictionary(((try? await store.podcasts()) ?? []).map { ($0.feedURL, $0.id) }) { first, _ in
+                first
+            }
             for url in unsubscribe {
                 guard let id = byURL[url] else { continue }
                 do {
@@ -314,7 +321,7 @@ package actor SyncService {
             }
         }
         let feeds = Set(((try? await store.podcasts()) ?? []).map(\.feedURL))
-        return (added, removed, feeds)
+        return (added, removed, failed, feeds)
     }
 
     /// Applies remote plays through the marks; the echoes the marks write to the outbox are dropped, so that the
@@ -335,7 +342,9 @@ package actor SyncService {
             do {
                 counts.append(try await podcasts.markPlayed(.episodes(found), played: isPlayed).changed.count)
             } catch {
-                logger.warning("sync: cannot mark \(found.count) episode(s) \(isPlayed ? "played" : "unplayed"): \(error)")
+                logger.warning(
+                    "sync: cannot mark \(found.count) episode(s) \(isPlayed ? "played" : "unplayed"): \(error)"
+                )
                 counts.append(0)
             }
         }
