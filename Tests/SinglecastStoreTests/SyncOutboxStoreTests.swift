@@ -61,6 +61,26 @@ struct SyncOutboxStoreTests {
         }
     }
 
+    @Test("a feed that moved is recorded as the old URL removed and the new one added")
+    func recordsMoves() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/s.db")
+            try await store.setSyncRecording(true)
+            var (podcast, _) = try await subscribeWithEpisode(store)
+            podcast.feedURL = "https://feeds.example.com/moved"
+            try await store.savePodcast(podcast)
+            try await store.savePodcast(podcast)  // saved again unchanged: nothing more
+            let entries = try await store.syncOutbox()
+            #expect(entries.map(\.kind) == [.add, .remove, .add])
+            #expect(
+                entries.map(\.podcastURL) == [
+                    "https://feeds.example.com/a", "https://feeds.example.com/a", "https://feeds.example.com/moved",
+                ]
+            )
+            try await store.close()
+        }
+    }
+
     @Test("a completed download of an episode is recorded as a download action")
     func recordsCompletedDownload() async throws {
         try await withTemporaryDirectory { directory in
