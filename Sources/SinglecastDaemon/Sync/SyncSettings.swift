@@ -46,7 +46,9 @@ package struct SyncSettings: Hashable, Sendable {
     package var deviceID: String {
         if let device { return device }
         var buffer = [CChar](repeating: 0, count: 256)
-        let host = gethostname(&buffer, buffer.count) == 0 ? String(cString: buffer) : "host"
+        let host =
+            gethostname(&buffer, buffer.count) == 0
+            ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "host"
         return "singlecast-" + String(host.map { Self.isDeviceCharacter($0) ? $0 : "-" })
     }
 
