@@ -157,6 +157,27 @@ struct SyncStateMachineTests {
         #expect(report.ignoredActions == 2)
     }
 
+    @Test("a local download or delete does not outweigh the phone's play of the episode")
+    func downloadIsNoPlayedMark() {
+        var cursor = SyncCursor()
+        cursor.uploadedAll = true
+        let downloaded = SyncOutboxEntry(
+            id: 1,
+            kind: .download,
+            podcastURL: "https://f/a",
+            episodeURL: "https://f/e1",
+            at: 200_700
+        )
+        var run = SyncRun(facts(outbox: [downloaded], cursor: cursor))
+        _ = decide(&run, changes())
+        _ = run.handle(.subscriptionsApplied(localFeeds: [], failed: 0))
+        // Played in the same second the download completed: the API's timestamps are whole seconds.
+        let applied = run.handle(.actionsPulled(.init(actions: [play("https://f/e1", at: 200)], timestamp: 200)))
+        #expect(
+            applied == [.applyActions(played: [.init(podcast: "https://f/a", episode: "https://f/e1")], unplayed: [])]
+        )
+    }
+
     @Test("actions go up in batches of 1000, each acknowledged on its own")
     func batches() {
         var cursor = SyncCursor()

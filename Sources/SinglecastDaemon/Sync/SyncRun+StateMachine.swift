@@ -268,8 +268,10 @@ package struct SyncRun: Sendable {
     /// The remote actions to apply: another device's, about an episode, the latest per episode, unless a pending
     /// local change of that episode is newer.
     private mutating func decideActions(_ actions: [SyncWire.Action]) -> ([EpisodeKey], [EpisodeKey]) {
+        // Only a local played or unplayed mark competes with a remote one: a completed download or a deleted file
+        // says nothing about whether the episode was heard.
         var localLatest: [String: Int64] = [:]
-        for entry in facts.outbox where !entry.kind.isSubscription {
+        for entry in facts.outbox where entry.kind == .play || entry.kind == .new {
             guard let episode = entry.episodeURL else { continue }
             let key = entry.podcastURL + "\n" + episode
             localLatest[key] = max(localLatest[key] ?? .min, entry.at)
