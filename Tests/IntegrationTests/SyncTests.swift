@@ -40,7 +40,8 @@ struct SyncTests {
     private func syncingDaemon(
         _ server: GPodderServer,
         password: String? = nil,
-        root: TemporaryDirectory = TemporaryDirectory()
+        root: TemporaryDirectory = TemporaryDirectory(),
+        extra: String = ""
     ) throws -> DaemonProcess {
         let daemon = DaemonProcess(root: root)
         let passwordFile = root.file("gpodder-password")
@@ -58,7 +59,7 @@ struct SyncTests {
             sync_interval = 1h
             sync_auto_download = latest:1
             use_trash = false
-
+            \(extra)
             """
         )
         return daemon
@@ -149,6 +150,37 @@ struct SyncTests {
         )
         #expect(status.status.pending == 0)
         #expect(status.status.lastSuccess != nil)
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func thePhonesPlayLetsRetentionDeleteTheFileAndTheServerLearnsOfIt() throws {
+        let site = try NginxServer()
+        let feedURL = try serve(site, ["a"])
+        let server = try GPodderServer()
+        _ = try phone(server, ["subscribe", feedURL])
+        let root = TemporaryDirectory()
+        let daemon = try syncingDaemon(server, root: root, extra: "delete_played_after = 1s\n")
+        try daemon.startAndWaitUntilReady()
+        #expect(try ctl(daemon, ["sync"]).status == 0, "\(daemon.log)")
+        let client = try LineClient(path: daemon.socketPath)
+        let podcast = try #require(try client.result("podcasts", as: PodcastsResult.self).podcasts.first)
+        func episode() throws -> EpisodeInfo? {
+            try client.result("episodes", as: EpisodesResult.self, params: #"{"podcast":"\#(podcast.id)"}"#)
+                .episodes.first
+        }
+        #expect(try eventually(30) { try episode()?.downloadState == .completed }, "\(daemon.log)")
+
+        // Heard to the end on the phone: the next sync marks it played, and retention deletes its file.
+        _ = try phone(server, ["play", feedURL, site.url("/media-a.mp3"), "1800", "1800"])
+        let synced = try JSONDecoder().decode(
+            SyncResult.self,
+            from: Data(try ctl(daemon, ["sync", "--json"]).stdout.utf8)
+        )
+        #expect(synced.report?.markedPlayed == 1, "\(daemon.log)")
+        #expect(try eventually(20) { try episode()?.downloadState == nil }, "\(daemon.log)")
+        #expect(try ctl(daemon, ["sync"]).status == 0)
+        let mine = try actions(server).filter { $0["device"] as? String == "home-server" }
+        #expect(mine.compactMap { $0["action"] as? String } == ["download", "delete"], "\(mine)")
         #expect(daemon.stop() == 0)
     }
 
