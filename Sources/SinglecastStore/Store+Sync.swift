@@ -48,6 +48,9 @@ package struct SyncCursor: Sendable, Hashable {
     package var actionsSince: Int64 = 0
     /// Whether every local subscription was uploaded once (the first sync); later only changes are.
     package var uploadedAll = false
+    /// Feed URLs as the server rewrote them (its `update_urls`: it normalises URLs) → the URL subscribed to here, so
+    /// that the server's later changes of a rewritten URL name the local podcast.
+    package var aliases: [String: String] = [:]
     /// Unix milliseconds.
     package var lastSuccess: Int64?
     package var lastAttempt: Int64?
@@ -158,6 +161,10 @@ extension Store {
                     cursor.devicesSince[String(name.dropFirst(Self.devicePrefix.count))] = row.int64(1) ?? 0
                     continue
                 }
+                if name.hasPrefix(Self.aliasPrefix) {
+                    cursor.aliases[String(name.dropFirst(Self.aliasPrefix.count))] = row.string(1)
+                    continue
+                }
                 switch name {
                 case "uploaded_all": cursor.uploadedAll = row.int64(1) == 1
                 case "actions_since": cursor.actionsSince = row.int64(1) ?? 0
@@ -178,10 +185,13 @@ extension Store {
     }
 
     private static let devicePrefix = "device_since:"
+    private static let aliasPrefix = "alias:"
 
     private static func write(_ cursor: SyncCursor, on connection: Connection) throws(SQLiteError) {
         try connection.execute("DELETE FROM sync_state WHERE name LIKE 'device\\_since:%' ESCAPE '\\'")
+        try connection.execute("DELETE FROM sync_state WHERE name LIKE 'alias:%'")
         var values: [(String, SQLiteValue)] = cursor.devicesSince.map { (devicePrefix + $0.key, .integer($0.value)) }
+        values += cursor.aliases.map { (aliasPrefix + $0.key, .text($0.value)) }
         values += [
             ("uploaded_all", .integer(cursor.uploadedAll ? 1 : 0)),
             ("actions_since", .integer(cursor.actionsSince)),

@@ -184,6 +184,45 @@ struct SyncTests {
         #expect(daemon.stop() == 0)
     }
 
+    @Test func aFeedURLTheServerRewritesStillNamesTheLocalPodcast() throws {
+        let site = try NginxServer()
+        _ = try serve(site, ["a"])
+        // The server normalises URLs as gpodder.net does: a comma in the path comes back as %2C.
+        let feedURL = try site.serve(Self.feed(site, ["a"]), as: "phone,radio.xml")
+        let server = try GPodderServer()
+        // The phone has a subscription of its own, so the daemon knows the device before the removal below.
+        let other = try site.serve(Self.feed(site, ["a"]), as: "other.xml")
+        _ = try phone(server, ["subscribe", other])
+        let daemon = try syncingDaemon(server)
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        _ = try client.result("subscribe", as: SubscribeResult.self, params: #"{"url":"\#(feedURL)"}"#)
+        #expect(try ctl(daemon, ["sync"]).status == 0, "\(daemon.log)")
+        let rewritten = feedURL.replacingOccurrences(of: ",", with: "%2C")
+        let changes = try phone(server, ["subscriptions", "home-server"])
+        #expect(changes.contains(rewritten), "\(changes)")
+
+        // The phone subscribes by the server's spelling: no second podcast here. Then it removes it: the podcast
+        // subscribed to here goes.
+        usleep(1_100_000)
+        _ = try phone(server, ["subscribe", rewritten])
+        let added = try JSONDecoder().decode(
+            SyncResult.self,
+            from: Data(try ctl(daemon, ["sync", "--json"]).stdout.utf8)
+        )
+        #expect(added.report?.subscribed == 0, "\(daemon.log)")
+        #expect(try client.result("podcasts", as: PodcastsResult.self).podcasts.count == 2)
+        usleep(1_100_000)
+        _ = try phone(server, ["unsubscribe", rewritten])
+        let removed = try JSONDecoder().decode(
+            SyncResult.self,
+            from: Data(try ctl(daemon, ["sync", "--json"]).stdout.utf8)
+        )
+        #expect(removed.report?.unsubscribed == 1, "\(daemon.log)")
+        #expect(try client.result("podcasts", as: PodcastsResult.self).podcasts.map(\.feedURL) == [other])
+        #expect(daemon.stop() == 0)
+    }
+
     @Test func aChangeOutlivesKill9AndReachesTheServerExactlyOnce() throws {
         let site = try NginxServer()
         let feedURL = try serve(site, ["a"])

@@ -178,6 +178,46 @@ struct SyncStateMachineTests {
         )
     }
 
+    @Test("a URL the server rewrote on upload names the local podcast in its later changes and actions")
+    func rewrittenURLs() {
+        var cursor = SyncCursor()
+        cursor.devicesSince["phone"] = 50
+        let added = SyncOutboxEntry(id: 1, kind: .add, podcastURL: "HTTP://Feeds.Example/a", at: 1)
+        var run = SyncRun(facts(outbox: [added], local: ["HTTP://Feeds.Example/a"], cursor: cursor))
+        _ = run.handle(.started)
+        _ = run.handle(.registered)
+        _ = run.handle(.devicesListed([.init(id: "phone")]))
+        _ = run.handle(.subscriptionsPulled(device: "phone", changes(at: 60)))
+        _ = run.handle(.subscriptionsApplied(localFeeds: ["HTTP://Feeds.Example/a"], failed: 0))
+        let rewritten = ["HTTP://Feeds.Example/a": "http://feeds.example/a"]
+        guard
+            case .acknowledge(_, let saved)? = run.handle(
+                .subscriptionsPushed(.init(timestamp: 61, updateURLs: rewritten))
+            ).first
+        else {
+            Issue.record("no acknowledgement")
+            return
+        }
+        #expect(saved.aliases == ["http://feeds.example/a": "HTTP://Feeds.Example/a"])
+
+        // The next sync: the phone removes the feed by the server's spelling, and plays an episode of it.
+        var next = SyncRun(facts(local: ["HTTP://Feeds.Example/a"], cursor: saved))
+        _ = next.handle(.started)
+        _ = next.handle(.registered)
+        _ = next.handle(.devicesListed([.init(id: "phone")]))
+        let applied = next.handle(.subscriptionsPulled(device: "phone", changes(remove: ["http://feeds.example/a"])))
+        #expect(applied == [.applySubscriptions(subscribe: [], unsubscribe: ["HTTP://Feeds.Example/a"])])
+        _ = next.handle(.subscriptionsApplied(localFeeds: [], failed: 0))
+        var played = play("https://f/e1", at: 100)
+        played.podcast = "http://feeds.example/a"
+        let marked = next.handle(.actionsPulled(.init(actions: [played], timestamp: 100)))
+        #expect(
+            marked == [
+                .applyActions(played: [.init(podcast: "HTTP://Feeds.Example/a", episode: "https://f/e1")], unplayed: [])
+            ]
+        )
+    }
+
     @Test("actions go up in batches of 1000, each acknowledged on its own")
     func batches() {
         var cursor = SyncCursor()

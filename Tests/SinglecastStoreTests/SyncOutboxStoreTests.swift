@@ -123,6 +123,7 @@ struct SyncOutboxStoreTests {
             var cursor = SyncCursor()
             cursor.devicesSince = ["phone": 42, "tablet_2": 41]
             cursor.uploadedAll = true
+            cursor.aliases = ["http://feeds.example/a": "HTTP://Feeds.Example/a"]
             cursor.actionsSince = 43
             cursor.lastSuccess = 44
             try await store.acknowledgeSyncOutbox(try await store.syncOutbox().map(\.id), cursor: cursor)

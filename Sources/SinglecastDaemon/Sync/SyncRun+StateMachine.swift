@@ -159,9 +159,9 @@ package struct SyncRun: Sendable {
             return pullNextDevice()
         case (.pullingSubscriptions, .subscriptionsPulled(let device, let changes)):
             let firstPull = cursor.devicesSince[device] == nil
-            remoteAdds += changes.add
+            remoteAdds += changes.add.map(local)
             // A device's first answer lists every removal it ever made: none of them is news.
-            if !firstPull { remoteRemoves += changes.remove }
+            if !firstPull { remoteRemoves += changes.remove.map(local) }
             report.skippedEntries += changes.skipped
             cursor.devicesSince[device] = changes.timestamp
             return pullNextDevice()
@@ -172,7 +172,8 @@ package struct SyncRun: Sendable {
             if failed > 0 { cursor.devicesSince = facts.cursor.devicesSince }
             return pushSubscriptions()
         case (.pushingSubscriptions, .subscriptionsPushed(let response)):
-            _ = response
+            // The server's spelling of a URL it rewrote names the local podcast from now on.
+            for (local, remote) in response.updateURLs { cursor.aliases[remote] = cursor.aliases[local] ?? local }
             cursor.uploadedAll = true
             let acknowledged = pushedSubscriptionIDs
             phase = .pullingActions
@@ -203,6 +204,9 @@ package struct SyncRun: Sendable {
         report.subscribed += subscribed
         report.unsubscribed += unsubscribed
     }
+
+    /// A URL as the server writes it → the URL subscribed to here.
+    private func local(_ url: String) -> String { cursor.aliases[url] ?? url }
 
     private mutating func pullNextDevice() -> [Action] {
         if let device = devicesToPull.first {
@@ -278,8 +282,9 @@ package struct SyncRun: Sendable {
         }
         var latest: [String: SyncWire.Action] = [:]
         var order: [String] = []
-        for action in actions {
+        for var action in actions {
             guard action.device != facts.device else { continue }
+            action.podcast = local(action.podcast)
             guard action.kind == .play || action.kind == .new else {
                 report.ignoredActions += 1
                 continue
