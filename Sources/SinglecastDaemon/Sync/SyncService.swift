@@ -30,15 +30,15 @@ package actor SyncService {
         package var nextAttempt: Int64?
     }
 
-    private let settings: SyncSettings
-    private let store: Store
-    private let fetch: Fetch
-    private let podcasts: Subscriptions
+    let settings: SyncSettings
+    let store: Store
+    let fetch: Fetch
+    let podcasts: Subscriptions
     private let events: EventBus
-    private let logger: Logger
-    private let transfer: TransferOptions
+    let logger: Logger
+    let transfer: TransferOptions
     private let now: @Sendable () -> Int64
-    private var password: String?
+    var password: String?
     private var registered = false
     private var running: Task<Result<SyncReport, SyncError>, Never>?
     private var schedule: SyncSchedule
@@ -233,125 +233,5 @@ package actor SyncService {
             }
         }
         preconditionFailure("sync: the run ended without finishing or failing")
-    }
-
-    /// Performs one request and reads its answer into the run's event.
-    private func send(_ request: SyncRequest) async throws(SyncError) -> SyncRun.Event {
-        guard let server = settings.server, let user = settings.user else {
-            throw SyncError(.misconfigured, settings.problem ?? "sync is not configured")
-        }
-        let (url, body) = request.http(server: server, flavor: settings.flavor, user: user, device: settings.deviceID)
-        var fetchRequest = FetchRequest(
-            url: url,
-            headers: body == nil
-                ? ["Accept: application/json"] : ["Content-Type: application/json", "Accept: application/json"],
-            // Sent with every request (preemptively): the API's servers do not all name a realm in their challenge.
-            basicAuthUser: user,
-            basicAuthPassword: password,
-            maxBytes: SyncWire.maxResponseBytes,
-            options: transfer
-        )
-        fetchRequest.postBody = body
-        let result: FetchResult
-        do {
-            result = try await fetch(fetchRequest)
-        } catch {
-            throw SyncError(.unreachable, "the sync server \(server) could not be reached: \(error)")
-        }
-        let status = result.response.status
-        switch status {
-        case 200..<300: break
-        case 401, 403:
-            throw SyncError(
-                .unauthorized,
-                "the sync server \(server) refused the user '\(user)' (HTTP \(status)); check sync_user and the password in sync_password_file, then reload"
-            )
-        case 404 where request == .listDevices || request == .registerDevice:
-            throw SyncError(.badResponse, "\(server) has no gPodder API (HTTP 404 for \(Self.path(of: url)))")
-        case 408, 429, 500...:
-            throw SyncError(.unreachable, "the sync server \(server) answered HTTP \(status); will retry")
-        default:
-            throw SyncError(.badResponse, "the sync server \(server) answered HTTP \(status) for \(Self.path(of: url))")
-        }
-        switch request {
-        case .registerDevice: return .registered
-        case .listDevices: return .devicesListed(try SyncWire.devices(result.body))
-        case .pullSubscriptions(let device, _):
-            return .subscriptionsPulled(device: device, try SyncWire.subscriptionChanges(result.body))
-        case .pushSubscriptions: return .subscriptionsPushed(try SyncWire.uploadResponse(result.body))
-        case .pullActions: return .actionsPulled(try SyncWire.actions(result.body))
-        case .pushActions: return .actionsPushed(try SyncWire.uploadResponse(result.body))
-        }
-    }
-
-    private static func path(of url: String) -> String {
-        URL(string: url)?.path ?? url
-    }
-
-    /// Applies remote subscription changes through the podcast layer; returns what changed and the feeds now.
-    private func apply(subscribe: [String], unsubscribe: [String]) async -> (Int, Int, Int, Set<String>) {
-        var added = 0
-        var removed = 0
-        var failed = 0
-        for url in subscribe {
-            do {
-                let outcome = try await podcasts.subscribe(
-                    SubscribeCommand(feed: .url(url), autoDownload: settings.autoDownload)
-                )
-                if !outcome.existing { added += 1 }
-            } catch {
-                failed += 1
-                logger.warning(
-                    "sync: cannot subscribe to \(url), as another device did: \(error); trying again next sync"
-                )
-            }
-        }
-        if !unsubscribe.isEmpty {
-            let byURL = Dictionary(((try? await store.podcasts()) ?? []).map { ($0.feedURL, $0.id) }) { first, _ in
-                first
-            }
-            for url in unsubscribe {
-                guard let id = byURL[url] else { continue }
-                do {
-                    _ = try await podcasts.unsubscribe(UnsubscribeCommand(podcast: String(id)))
-                    removed += 1
-                } catch {
-                    logger.warning("sync: cannot unsubscribe from \(url), as another device did: \(error)")
-                }
-            }
-        }
-        let feeds = Set(((try? await store.podcasts()) ?? []).map(\.feedURL))
-        return (added, removed, failed, feeds)
-    }
-
-    /// Applies remote plays through the marks; the echoes the marks write to the outbox are dropped, so that the
-    /// server's own actions do not go back to it.
-    private func apply(played: [SyncRun.EpisodeKey], unplayed: [SyncRun.EpisodeKey]) async -> (Int, Int, Int) {
-        guard !played.isEmpty || !unplayed.isEmpty else { return (0, 0, 0) }
-        let mark = (try? await store.syncOutboxMark()) ?? .max
-        var unmatched = 0
-        var counts: [Int] = []
-        for (keys, isPlayed) in [(played, true), (unplayed, false)] {
-            let ids = (try? await store.episodeIDs(matching: keys.map { ($0.podcast, $0.episode, $0.guid) })) ?? []
-            unmatched += ids.filter { $0 == nil }.count
-            let found = ids.compactMap { $0 }
-            guard !found.isEmpty else {
-                counts.append(0)
-                continue
-            }
-            do {
-                counts.append(try await podcasts.markPlayed(.episodes(found), played: isPlayed).changed.count)
-            } catch {
-                logger.warning(
-                    "sync: cannot mark \(found.count) episode(s) \(isPlayed ? "played" : "unplayed"): \(error)"
-                )
-                counts.append(0)
-            }
-        }
-        let echoes = (played.map { ($0, SyncOutboxEntry.Kind.play) } + unplayed.map { ($0, .new) }).map {
-            SyncOutboxEntry(id: 0, kind: $0.1, podcastURL: $0.0.podcast, episodeURL: $0.0.episode, at: 0)
-        }
-        try? await store.dropSyncEchoes(after: mark, echoes)
-        return (counts[0], counts[1], unmatched)
     }
 }
