@@ -263,6 +263,24 @@ struct SyncStateMachineTests {
         #expect(actions == [.acknowledge([], cursor), .send(.pullActions(since: 0))])
     }
 
+    @Test("the first sync asks for the last 90 days of actions by the server's clock; later ones from the cursor")
+    func firstActionsWindow() {
+        let now: Int64 = 1_796_421_678
+        var run = SyncRun(facts())
+        _ = decide(&run, changes(at: now))
+        let pushed = run.handle(.subscriptionsApplied(localFeeds: [], failed: 0))
+        #expect(pushed == [.send(.pushSubscriptions(add: [], remove: []))])
+        let next = run.handle(.subscriptionsPushed(.init(timestamp: now + 1, updateURLs: [:])))
+        #expect(next.last == .send(.pullActions(since: now + 1 - SyncRun.firstActionsWindow)))
+
+        var cursor = SyncCursor()
+        cursor.actionsSince = 42
+        cursor.uploadedAll = true
+        var later = SyncRun(facts(cursor: cursor))
+        _ = decide(&later, changes(at: now))
+        #expect(later.handle(.subscriptionsApplied(localFeeds: [], failed: 0)).last == .send(.pullActions(since: 42)))
+    }
+
     @Test("a failure ends the run with the cursor as it was acknowledged so far")
     func failure() {
         var run = SyncRun(facts())

@@ -122,6 +122,8 @@ package struct SyncRun: Sendable {
     private var remoteAdds: [String] = []
     private var remoteRemoves: [String] = []
     private var localFeeds: Set<String>
+    /// The server's time, from its answers' timestamps.
+    private var serverNow: Int64 = 0
     private var pendingActions: [[SyncOutboxEntry]] = []
     private var pushedSubscriptionIDs: [Int64] = []
     private var pushedActionIDs: [Int64] = []
@@ -164,6 +166,7 @@ package struct SyncRun: Sendable {
             if !firstPull { remoteRemoves += changes.remove.map(local) }
             report.skippedEntries += changes.skipped
             cursor.devicesSince[device] = changes.timestamp
+            serverNow = max(serverNow, changes.timestamp)
             return pullNextDevice()
         case (.applyingSubscriptions, .subscriptionsApplied(let feeds, let failed)):
             localFeeds = feeds
@@ -174,10 +177,11 @@ package struct SyncRun: Sendable {
         case (.pushingSubscriptions, .subscriptionsPushed(let response)):
             // The server's spelling of a URL it rewrote names the local podcast from now on.
             for (local, remote) in response.updateURLs { cursor.aliases[remote] = cursor.aliases[local] ?? local }
+            serverNow = max(serverNow, response.timestamp)
             cursor.uploadedAll = true
             let acknowledged = pushedSubscriptionIDs
             phase = .pullingActions
-            return [.acknowledge(acknowledged, cursor), .send(.pullActions(since: cursor.actionsSince))]
+            return [.acknowledge(acknowledged, cursor), .send(.pullActions(since: actionsSince))]
         case (.pullingActions, .actionsPulled(let remote)):
             report.skippedEntries += remote.skipped
             cursor.actionsSince = remote.timestamp
@@ -207,6 +211,17 @@ package struct SyncRun: Sendable {
 
     /// A URL as the server writes it → the URL subscribed to here.
     private func local(_ url: String) -> String { cursor.aliases[url] ?? url }
+
+    /// How far back the first sync asks for episode actions: an account's whole history can hold hundreds of
+    /// thousands, more than an answer may carry, and plays that old decide nothing retention has not decided.
+    package static let firstActionsWindow: Int64 = 90 * 86_400
+
+    /// Where the episode actions are asked from: after the last ones, or on the first sync the window before the
+    /// server's own time (its clock, so that a skewed local clock does not matter).
+    private var actionsSince: Int64 {
+        if cursor.actionsSince > 0 || serverNow == 0 { return cursor.actionsSince }
+        return max(0, serverNow - Self.firstActionsWindow)
+    }
 
     private mutating func pullNextDevice() -> [Action] {
         if let device = devicesToPull.first {
@@ -264,7 +279,7 @@ package struct SyncRun: Sendable {
         report.uploadedSubscriptionChanges = add.count + remove.count
         if add.isEmpty && remove.isEmpty && cursor.uploadedAll {
             phase = .pullingActions
-            return [.acknowledge(pushedSubscriptionIDs, cursor), .send(.pullActions(since: cursor.actionsSince))]
+            return [.acknowledge(pushedSubscriptionIDs, cursor), .send(.pullActions(since: actionsSince))]
         }
         return [.send(.pushSubscriptions(add: add, remove: remove))]
     }
