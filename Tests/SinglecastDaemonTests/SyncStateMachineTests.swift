@@ -40,13 +40,27 @@ struct SyncStateMachineTests {
         )
     }
 
-    /// Runs a machine to the subscription decision with one other device's changes.
-    private func decide(_ run: inout SyncRun, _ pulled: SyncWire.SubscriptionChanges) -> [SyncRun.Action] {
+    /// Runs a machine to the subscription decision with one other device's changes (asked for after `since`).
+    private func decide(
+        _ run: inout SyncRun,
+        _ pulled: SyncWire.SubscriptionChanges,
+        since: Int64 = 0
+    ) -> [SyncRun.Action] {
         #expect(run.handle(.started) == [.send(.registerDevice)])
         #expect(run.handle(.registered) == [.send(.listDevices)])
         let listed = run.handle(.devicesListed([.init(id: "home"), .init(id: "phone")]))
-        #expect(listed == [.send(.pullSubscriptions(device: "phone", since: 0))])
+        #expect(listed == [.send(.pullSubscriptions(device: "phone", since: since))])
         return run.handle(.subscriptionsPulled(device: "phone", pulled))
+    }
+
+    /// A machine that synced subscriptions before (nothing to change) and now waits for the episode actions.
+    private func waitingForActions(_ outbox: [SyncOutboxEntry]) -> SyncRun {
+        var cursor = SyncCursor()
+        cursor.uploadedAll = true
+        var run = SyncRun(facts(outbox: outbox, cursor: cursor))
+        _ = decide(&run, changes())
+        _ = run.handle(.subscriptionsApplied(localFeeds: [], failed: 0))
+        return run
     }
 
     @Test("a first sync applies the phone's adds but not its old removals, and uploads every local subscription")
@@ -65,10 +79,7 @@ struct SyncStateMachineTests {
         cursor.uploadedAll = true
         let removed = SyncOutboxEntry(id: 7, kind: .remove, podcastURL: "https://f/a", at: 10)
         var run = SyncRun(facts(outbox: [removed], cursor: cursor))
-        #expect(run.handle(.started) == [.send(.registerDevice)])
-        _ = run.handle(.registered)
-        _ = run.handle(.devicesListed([.init(id: "phone")]))
-        let applied = run.handle(.subscriptionsPulled(device: "phone", changes(add: ["https://f/a"])))
+        let applied = decide(&run, changes(add: ["https://f/a"]), since: 50)
         #expect(applied == [.applySubscriptions(subscribe: [], unsubscribe: [])])
         let pushed = run.handle(.subscriptionsApplied(localFeeds: [], failed: 0))
         #expect(pushed == [.send(.pushSubscriptions(add: [], remove: ["https://f/a"]))])
@@ -81,12 +92,7 @@ struct SyncStateMachineTests {
         cursor.uploadedAll = true
         let added = SyncOutboxEntry(id: 1, kind: .add, podcastURL: "https://f/new", at: 10)
         var run = SyncRun(facts(outbox: [added], local: ["https://f/old", "https://f/new"], cursor: cursor))
-        _ = run.handle(.started)
-        _ = run.handle(.registered)
-        _ = run.handle(.devicesListed([.init(id: "phone")]))
-        let applied = run.handle(
-            .subscriptionsPulled(device: "phone", changes(remove: ["https://f/old", "https://f/new"]))
-        )
+        let applied = decide(&run, changes(remove: ["https://f/old", "https://f/new"]), since: 50)
         #expect(applied == [.applySubscriptions(subscribe: [], unsubscribe: ["https://f/old"])])
     }
 
@@ -111,8 +117,6 @@ struct SyncStateMachineTests {
 
     @Test("remote plays: the latest per episode, a finished play marks played, a newer local change wins")
     func actions() {
-        var cursor = SyncCursor()
-        cursor.uploadedAll = true
         let local = SyncOutboxEntry(
             id: 4,
             kind: .new,
@@ -120,9 +124,7 @@ struct SyncStateMachineTests {
             episodeURL: "https://f/e3",
             at: 300_000
         )
-        var run = SyncRun(facts(outbox: [local], cursor: cursor))
-        _ = decide(&run, changes())
-        _ = run.handle(.subscriptionsApplied(localFeeds: [], failed: 0))
+        var run = waitingForActions([local])
         let remote = SyncWire.Actions(
             actions: [
                 play("https://f/e1", at: 100, position: 10), play("https://f/e1", at: 200),  // finished later
@@ -159,8 +161,6 @@ struct SyncStateMachineTests {
 
     @Test("a local download or delete does not outweigh the phone's play of the episode")
     func downloadIsNoPlayedMark() {
-        var cursor = SyncCursor()
-        cursor.uploadedAll = true
         let downloaded = SyncOutboxEntry(
             id: 1,
             kind: .download,
@@ -168,9 +168,7 @@ struct SyncStateMachineTests {
             episodeURL: "https://f/e1",
             at: 200_700
         )
-        var run = SyncRun(facts(outbox: [downloaded], cursor: cursor))
-        _ = decide(&run, changes())
-        _ = run.handle(.subscriptionsApplied(localFeeds: [], failed: 0))
+        var run = waitingForActions([downloaded])
         // Played in the same second the download completed: the API's timestamps are whole seconds.
         let applied = run.handle(.actionsPulled(.init(actions: [play("https://f/e1", at: 200)], timestamp: 200)))
         #expect(
@@ -184,10 +182,7 @@ struct SyncStateMachineTests {
         cursor.devicesSince["phone"] = 50
         let added = SyncOutboxEntry(id: 1, kind: .add, podcastURL: "HTTP://Feeds.Example/a", at: 1)
         var run = SyncRun(facts(outbox: [added], local: ["HTTP://Feeds.Example/a"], cursor: cursor))
-        _ = run.handle(.started)
-        _ = run.handle(.registered)
-        _ = run.handle(.devicesListed([.init(id: "phone")]))
-        _ = run.handle(.subscriptionsPulled(device: "phone", changes(at: 60)))
+        _ = decide(&run, changes(at: 60), since: 50)
         _ = run.handle(.subscriptionsApplied(localFeeds: ["HTTP://Feeds.Example/a"], failed: 0))
         let rewritten = ["HTTP://Feeds.Example/a": "http://feeds.example/a"]
         guard
@@ -202,10 +197,7 @@ struct SyncStateMachineTests {
 
         // The next sync: the phone removes the feed by the server's spelling, and plays an episode of it.
         var next = SyncRun(facts(local: ["HTTP://Feeds.Example/a"], cursor: saved))
-        _ = next.handle(.started)
-        _ = next.handle(.registered)
-        _ = next.handle(.devicesListed([.init(id: "phone")]))
-        let applied = next.handle(.subscriptionsPulled(device: "phone", changes(remove: ["http://feeds.example/a"])))
+        let applied = decide(&next, changes(remove: ["http://feeds.example/a"]), since: 60)
         #expect(applied == [.applySubscriptions(subscribe: [], unsubscribe: ["HTTP://Feeds.Example/a"])])
         _ = next.handle(.subscriptionsApplied(localFeeds: [], failed: 0))
         var played = play("https://f/e1", at: 100)
@@ -220,8 +212,6 @@ struct SyncStateMachineTests {
 
     @Test("actions go up in batches of 1000, each acknowledged on its own")
     func batches() {
-        var cursor = SyncCursor()
-        cursor.uploadedAll = true
         let outbox = (1...2500).map {
             SyncOutboxEntry(
                 id: Int64($0),
@@ -231,9 +221,7 @@ struct SyncStateMachineTests {
                 at: 1
             )
         }
-        var run = SyncRun(facts(outbox: outbox, cursor: cursor))
-        _ = decide(&run, changes())
-        _ = run.handle(.subscriptionsApplied(localFeeds: [], failed: 0))
+        var run = waitingForActions(outbox)
         _ = run.handle(.actionsPulled(.init(actions: [], timestamp: 5)))
         var sizes: [Int] = []
         var actions = run.handle(.actionsApplied(unmatched: 0))
@@ -255,10 +243,7 @@ struct SyncStateMachineTests {
         cursor.devicesSince["phone"] = 50
         cursor.uploadedAll = true
         var run = SyncRun(facts(cursor: cursor))
-        _ = run.handle(.started)
-        _ = run.handle(.registered)
-        _ = run.handle(.devicesListed([.init(id: "phone")]))
-        _ = run.handle(.subscriptionsPulled(device: "phone", changes(add: ["https://f/down"], at: 90)))
+        _ = decide(&run, changes(add: ["https://f/down"], at: 90), since: 50)
         let actions = run.handle(.subscriptionsApplied(localFeeds: [], failed: 1))
         #expect(actions == [.acknowledge([], cursor), .send(.pullActions(since: 0))])
     }
