@@ -108,7 +108,7 @@ package struct DaemonConfiguration: Hashable, Sendable {
         var apply: @Sendable (inout DaemonConfiguration, String) -> String?  // returns an error message
     }
 
-    private static let keys: [Key] = generalKeys + ruleKeys + webKeys
+    private static let keys: [Key] = generalKeys + ruleKeys + webKeys + syncKeys
 
     private static let generalKeys: [Key] = [
         Key(name: "log_level") { configuration, value in
@@ -350,6 +350,70 @@ package struct DaemonConfiguration: Hashable, Sendable {
             return pathValue(value, key: "http_tls_key") { configuration.web.tlsKey = $0 }
         },
         durationKey("http_timeout", .seconds(1) ... .seconds(3600)) { $0.web.timeout = $1 },
+    // MARK: Sync with a phone through the gPodder API (`SyncSettings`); off while sync_server is empty.
+
+    /// The `sync_*` keys.
+    package var sync = SyncSettings()
+
+    private static let syncKeys: [Key] = [
+        Key(name: "sync_server") { configuration, given in
+            let value = given.trimmingWhitespace()
+            if value.isEmpty {
+                configuration.sync.server = nil
+                return nil
+            }
+            guard let url = try? HTTPURL(value), url.user == nil else {
+                return "sync_server must be an http:// or https:// URL without a user or password; got '\(given)'"
+            }
+            configuration.sync.server = url.string.hasSuffix("/") ? String(url.string.dropLast()) : url.string
+            return nil
+        },
+        Key(name: "sync_flavor") { configuration, value in
+            guard let flavor = SyncSettings.Flavor(rawValue: value.lowercased()) else {
+                return "sync_flavor must be gpodder or nextcloud; got '\(value)'"
+            }
+            configuration.sync.flavor = flavor
+            return nil
+        },
+        Key(name: "sync_user") { configuration, value in
+            guard !value.contains("/"), !value.contains(":") else {
+                return "sync_user must not contain '/' or ':'; got '\(value)'"
+            }
+            configuration.sync.user = value.isEmpty ? nil : value
+            return nil
+        },
+        Key(name: "sync_password_file") { configuration, value in
+            if value.isEmpty {
+                configuration.sync.passwordFile = nil
+                return nil
+            }
+            guard value.hasPrefix("/") else {
+                return "sync_password_file must be an absolute path (or start with ~/); got '\(value)'"
+            }
+            // Checked now, so that a file others can read is refused before the password is ever sent.
+            if let problem = SyncSettings.passwordFileProblem(value) { return problem }
+            configuration.sync.passwordFile = value
+            return nil
+        },
+        Key(name: "sync_device") { configuration, value in
+            if value.isEmpty {
+                configuration.sync.device = nil
+                return nil
+            }
+            guard SyncSettings.isDeviceID(value) else {
+                return "sync_device must be up to 64 letters, digits, '.', '-' or '_'; got '\(value)'"
+            }
+            configuration.sync.device = value
+            return nil
+        },
+        durationKey("sync_interval", .seconds(60) ... .seconds(7 * 86400)) { $0.sync.interval = $1 },
+        Key(name: "sync_auto_download") { configuration, value in
+            guard let policy = EpisodePolicy.Fetch(stored: value.lowercased()) else {
+                return "sync_auto_download must be off, all-new or latest:N (N at least 1); got '\(value)'"
+            }
+            configuration.sync.autoDownload = policy
+            return nil
+        },
     ]
 
     /// An http or https base URL (what ``HTTPURL`` accepts); a trailing slash is dropped.

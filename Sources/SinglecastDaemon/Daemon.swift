@@ -173,6 +173,21 @@ package enum Daemon {
             }
         )
         try await podcasts.load()
+        // Before READY: the outbox records from the first local change of this run on.
+        let sync = SyncService(
+            settings: configuration.sync,
+            store: store,
+            fetch: engine.fetch,
+            podcasts: podcasts,
+            events: events,
+            logger: logger,
+            transfer: DirectorySettings(configuration).transfer
+        )
+        do {
+            try await sync.prepare()
+        } catch {
+            throw DaemonStartError(message: "sync: \(error.message)")
+        }
         let context = DaemonContext(
             logger: logger,
             store: store,
@@ -184,7 +199,8 @@ package enum Daemon {
             socket: socket,
             windows: windows,
             runtime: .init(configuration: configuration, configLoaded: configLoaded, lastReload: nil),
-            previousRunClean: run.previous.map { $0.stoppedAt != nil }
+            previousRunClean: run.previous.map { $0.stoppedAt != nil },
+            sync: sync
         )
         let server = ControlServer(listener: socket, reactor: reactor, context: context)
         // The HTTP listener's routes, asked in order; a path none claims is 404. Feeds, OPML, artwork, media and the
@@ -218,7 +234,7 @@ package enum Daemon {
         /// Which child of the service group ended.
         enum Part {
             case server, watchdog, signals, queue, hooks, refresher, retention, statusLine, notifications, windows
-            case metered, sidecars, web
+            case metered, sidecars, web, sync
         }
         /// How the services are told to stop, in this order: the server stops taking requests first, so that none
         /// arrives for a service already stopping. Each returns at once; the group then waits for them all.
@@ -260,6 +276,11 @@ package enum Daemon {
             group.addTask {
                 await windows.run()
                 return .windows
+            }
+            group.addTask {
+                // Returns at once when sync is off; otherwise ends when cancelled.
+                await sync.run()
+                return .sync
             }
             if configuration.metered == .pause {
                 group.addTask {
@@ -377,6 +398,7 @@ package enum Daemon {
             if newPaths.socket != context.paths.socket && !context.socketActivated { needRestart.append("socket_path") }
             if configuration.notify != context.configuration.notify { needRestart.append("notify") }
             if configuration.metered != context.configuration.metered { needRestart.append("metered") }
+            if configuration.sync != context.configuration.sync { needRestart.append("sync_*") }
             var problems: [String] = []
             if !needRestart.isEmpty {
                 problems.append("\(needRestart.joined(separator: ", ")) changed; restart singlecastd to apply")
@@ -398,6 +420,7 @@ package enum Daemon {
                 applied.downloadDirectory = runtime.configuration.downloadDirectory
                 applied.notify = runtime.configuration.notify
                 applied.metered = runtime.configuration.metered
+                applied.sync = runtime.configuration.sync
                 applied.socketPath = runtime.configuration.socketPath
                 runtime.configuration = applied
                 runtime.configLoaded = loaded
@@ -417,6 +440,7 @@ package enum Daemon {
             await context.windows.update(configuration.downloadWindows)
             await context.podcasts.update(podcastSettings(configuration))
             await context.directory.update(DirectorySettings(configuration))
+            await context.sync?.reloadPassword()
             notifier.ready(status: await context.summary())
         } catch {
             let message = "reload failed, keeping the previous configuration: \(error)"

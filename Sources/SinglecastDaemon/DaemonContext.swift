@@ -25,6 +25,8 @@ package final class DaemonContext: Sendable {
     package let events: EventBus
     package let windows: DownloadWindowService
     package let paths: DaemonPaths
+    /// `nil` in tests that build a context without one.
+    package let sync: SyncService?
     package let socketPath: String
     package let socketActivated: Bool
     package let previousRunClean: Bool?
@@ -50,8 +52,10 @@ package final class DaemonContext: Sendable {
         socket: ControlSocket,
         windows: DownloadWindowService,
         runtime: Runtime,
-        previousRunClean: Bool?
+        previousRunClean: Bool?,
+        sync: SyncService? = nil
     ) {
+        self.sync = sync
         self.logger = logger
         self.store = store
         self.queue = queue

@@ -14,6 +14,7 @@ extension RPCError {
         case let error as DownloadQueueError: self.init(error)
         case let error as PodcastError: self.init(error)
         case let error as DirectoryError: self.init(error)
+        case let error as SyncError: self.init(error)
         default: return nil
         }
     }

@@ -204,6 +204,8 @@ package struct Router: Sendable {
             return try WireCoding.encoded(
                 HTTPPasswordResult(user: WebGate.user, password: password, file: context.webPassword.path)
             )
+        case .sync:
+            return try WireCoding.encoded(await sync(request))
         }
     }
 

@@ -25,6 +25,8 @@ package struct FetchRequest: Sendable {
     package var maxBytes: Int64
     /// Limits and policies; ``TransferOptions/maxRedirects`` and ``TransferOptions/requireHTTPS`` apply to every hop.
     package var options: TransferOptions
+    /// A body to POST instead of a GET (a sync's uploads); the caller names its type in ``headers``.
+    package var postBody: Data?
 
     package init(
         url: String,
@@ -34,8 +36,10 @@ package struct FetchRequest: Sendable {
         ifNoneMatch: String? = nil,
         ifModifiedSince: String? = nil,
         maxBytes: Int64 = 64 << 20,
-        options: TransferOptions = TransferOptions()
+        options: TransferOptions = TransferOptions(),
+        postBody: Data? = nil
     ) {
+        self.postBody = postBody
         self.url = url
         self.headers = headers
         self.basicAuthUser = basicAuthUser
@@ -213,6 +217,8 @@ package struct RedirectPlan: Sendable, Hashable {
             options: options
         )
         request.followsRedirects = false
+        // A POST goes to the original origin only, like the credentials it usually carries.
+        request.postBody = sameOrigin ? fetch.postBody : nil
         // The body arrives decoded, and maxBytes (as maxFileSize) counts the decoded bytes: a small gzip bomb is
         // refused as soon as what it unpacks to passes the limit, before more of it reaches memory.
         request.decodesContent = true

@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 /// Limits and policies that apply to one transfer.
 package struct TransferOptions: Sendable, Hashable {
     /// The `User-Agent` header, e.g. `singlecast/1.2.0`.
@@ -83,6 +85,8 @@ package struct TransferRequest: Sendable {
     /// Whether the next attempt after a failure resumes from the bytes written (downloads), or starts afresh
     /// (``HTTPEngine/fetch(_:)``): failure messages say which.
     var resumable = true
+    /// Sent as a POST body when set (``FetchRequest/postBody``).
+    var postBody: Data?
 
     /// The `If-Range` of a resume: a strong ``etag``, else ``lastModified``.
     var ifRange: String? {

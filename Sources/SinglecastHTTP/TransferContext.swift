@@ -1,6 +1,7 @@
 import CCurl
 import CPosix
 import Dispatch
+import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc
@@ -186,6 +187,24 @@ final class TransferContext {
             // libcurl sends credentials to the original host only (CURLOPT_UNRESTRICTED_AUTH stays 0), so a
             // redirect to a CDN does not leak them.
             check(ccurl_setopt_basic_auth(easy), "CURLOPT_HTTPAUTH")
+        }
+        if let body = request.postBody {
+            // COPYPOSTFIELDS: libcurl keeps its own copy, so the Data need not outlive this call.
+            check(
+                ccurl_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)),
+                "CURLOPT_POSTFIELDSIZE"
+            )
+            let copied =
+                body.isEmpty
+                ? ccurl_setopt_string(easy, CURLOPT_COPYPOSTFIELDS, "")
+                : body.withUnsafeBytes {
+                    ccurl_setopt_pointer(
+                        easy,
+                        CURLOPT_COPYPOSTFIELDS,
+                        UnsafeMutableRawPointer(mutating: $0.baseAddress)
+                    )
+                }
+            check(copied, "CURLOPT_COPYPOSTFIELDS")
         }
         var lines = request.headers
         if request.resumeOffset > 0, let validator = request.ifRange {

@@ -41,6 +41,7 @@ package enum Method: String, CaseIterable, Sendable {
     case lookup
     case top
     case httpPassword = "http_password"
+    case sync
 }
 
 /// Result of `ping`.
@@ -329,6 +330,8 @@ package enum EventTopic: String, CaseIterable, Codable, Sendable {
     case podcasts
     /// `episode.played`, `episode.unplayed`, `episode.marked`, `episode.deleted` (``EpisodeEvent``).
     case episodes
+    /// `sync.completed`, `sync.failed` (``SyncEvent``).
+    case sync
 }
 
 /// Params of `watch`; `topics` defaults to every topic.

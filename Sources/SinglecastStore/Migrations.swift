@@ -324,6 +324,7 @@ package enum Migrations {
             CREATE INDEX sidecars_wanted ON sidecars(next_attempt_at) WHERE state = 'wanted';
             """
         ),
+        syncOutbox(13),
     ]
 
     /// The schema version a fully migrated database has.

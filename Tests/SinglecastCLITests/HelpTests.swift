@@ -36,6 +36,7 @@ import Testing
           lookup                  Show one podcast of Apple's directory, with its feed.
           top                     Show Apple's top-podcasts chart.
           http-password           Print the user and password of the HTTP listener.
+          sync                    Sync subscriptions and played episodes with the phone.
 
         PODCASTS SUBCOMMANDS:
           subscribe               Subscribe to a podcast feed.
@@ -155,7 +156,7 @@ import Testing
                                           $XDG_RUNTIME_DIR/singlecast/control.sock)
                   --json                  Print machine-readable JSON; errors too, on stderr.
                   --topic <topic>         Print only events of this topic; repeat for several.
-                                          (values: daemon, downloads, podcasts, episodes)
+                                          (values: daemon, downloads, podcasts, episodes, sync)
                   --version               Show the version.
                   -h, --help              Show help information.
 

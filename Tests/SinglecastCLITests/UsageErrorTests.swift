@@ -73,7 +73,7 @@ import Testing
             arguments: ["watch", "--topic"],
             stderr: """
                 Error: Missing value for '--topic <topic>'
-                Help:  --topic <topic>  Print only events of this topic; repeat for several. (values: daemon, downloads, podcasts, episodes)
+                Help:  --topic <topic>  Print only events of this topic; repeat for several. (values: daemon, downloads, podcasts, episodes, sync)
                 Usage: singlecastctl watch [--socket <path>] [--json] [--topic <topic> ...]
                   See 'singlecastctl watch --help' for more information.
 

@@ -12,7 +12,7 @@ package struct Singlecastctl: CLICommand {
             StatusCommand.self, EnqueueCommand.self, DownloadsCommand.self, ShowCommand.self, PauseCommand.self,
             ResumeCommand.self, RetryCommand.self, CancelCommand.self, MoveCommand.self, ClearCommand.self,
             LimitCommand.self, WatchCommand.self, PingCommand.self, VersionCommand.self, CompletionCommand.self,
-            SearchCommand.self, LookupCommand.self, TopCommand.self, HTTPPasswordCommand.self,
+            SearchCommand.self, LookupCommand.self, TopCommand.self, HTTPPasswordCommand.self, SyncCommand.self,
         ]
     )
 
