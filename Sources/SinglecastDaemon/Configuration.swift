@@ -350,6 +350,8 @@ package struct DaemonConfiguration: Hashable, Sendable {
             return pathValue(value, key: "http_tls_key") { configuration.web.tlsKey = $0 }
         },
         durationKey("http_timeout", .seconds(1) ... .seconds(3600)) { $0.web.timeout = $1 },
+    ]
+
     // MARK: Sync with a phone through the gPodder API (`SyncSettings`); off while sync_server is empty.
 
     /// The `sync_*` keys.
