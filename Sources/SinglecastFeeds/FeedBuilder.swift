@@ -710,7 +710,7 @@ struct FeedBuilder: XMLHandler {
     // MARK: - Results
 
     /// Keeps the first item of each identity and hands it on; a repeat is only counted.
-    private mutating func keep(_ episode: Episode) {
+    private mutating func keep(_ episode: consuming Episode) {
         if !sized && identities.count == FeedBuilder.sizingSample { reserveForRemainingItems() }
         let identity = episode.identity
         guard identities.insert(identity).inserted else {
