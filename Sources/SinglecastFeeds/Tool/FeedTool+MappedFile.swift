@@ -26,7 +26,8 @@ extension FeedTool {
             guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size > 0,
                 let length = Int(exactly: status.st_size)
             else { return nil }
-            guard let address = mmap(nil, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, descriptor, 0), address != MAP_FAILED
+            guard let address = mmap(nil, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, descriptor, 0),
+                address != MAP_FAILED
             else { return nil }
             self.start = UInt(bitPattern: address)
             self.length = length
