@@ -744,8 +744,9 @@ struct FeedBuilder: XMLHandler {
         guard itemOffset > 0 else { return }
         let (scaled, overflow) = identities.count.multipliedReportingOverflow(by: documentSize)
         guard !overflow else { return }
-        // An item takes at least `<item></item>`: never reserve more than the document could hold.
-        let estimate = min(scaled / itemOffset, documentSize / 13)
+        // Capped at one item per KiB: a document that starts with 64 tiny items and goes on with 200 MB of
+        // something else must not reserve gigabytes. Smaller items only grow the list past this by doubling.
+        let estimate = min(scaled / itemOffset, documentSize / 1024)
         let capacity = estimate + estimate / 32 + 16
         identities.reserveCapacity(capacity)
         if consumer == nil { feed.episodes.reserveCapacity(capacity) }

@@ -87,4 +87,17 @@ import Testing
         #expect(failure.standardError == "Error: \(error.message) [\(error.code.rawValue)]\n")
         #expect(error.message.contains("expected </rss> but found </rsx>"))
     }
+
+    /// The episode list is sized from how far the first 64 items reach; a document that goes on with megabytes of
+    /// something else must not make it reserve room for hundreds of thousands of episodes.
+    @Test func theEpisodeListIsNotSizedByWhatIsNotItems() throws {
+        var xml = "<rss><channel><title>Tiny</title>"
+        for number in 0..<65 { xml += "<item><guid>\(number)</guid></item>" }
+        xml += "<junk>" + String(repeating: "a", count: 8 << 20) + "</junk><item><guid>last</guid></item>"
+        xml += "</channel></rss>"
+        let feed = try parse(xml)
+        #expect(feed.episodes.count == 66)
+        // One episode per KiB of document at most: about 8,200 for these 8 MiB.
+        #expect(feed.episodes.capacity < 10_000)
+    }
 }
