@@ -135,6 +135,10 @@ struct FeedBuilder: XMLHandler {
     private var captureMarkup = false
     private var buffer: [UInt8] = []
     private var item: ItemDraft?
+    /// Where the current item starts and how long the document is, to size the episode list (see ``keep``).
+    private var itemOffset = 0
+    private var documentSize = 0
+    private var sized = false
 
     private var rssLink: String?
     private var channelDescription: String?
@@ -208,9 +212,9 @@ struct FeedBuilder: XMLHandler {
             store(field, value)
         }
         let context = contexts.removeLast()
-        if case .item = context, let draft = item {
-            item = nil
-            keep(finish(draft))
+        // Moved out, not copied: a copy would retain and release every string of the item once more.
+        if case .item = context, let draft = item.take() {
+            keep(FeedBuilder.finish(draft))
         }
         if bases.count > 1 && bases[bases.count - 1].depth == depth { bases.removeLast() }
     }
@@ -279,7 +283,7 @@ struct FeedBuilder: XMLHandler {
         switch tag.localName {
         case "channel": return .channel
         case "image": return .image
-        case "item": return startItem()
+        case "item": return startItem(tag)
         default: return .skip
         }
     }
@@ -288,7 +292,7 @@ struct FeedBuilder: XMLHandler {
         switch tag.namespace {
         case .none:
             switch tag.localName {
-            case "item": return startItem()
+            case "item": return startItem(tag)
             case "title": return capture(.feedTitle(isHTML: false))
             case "link": return capture(.feedLink)
             case "description": return capture(.feedDescription, markup: true)
@@ -299,7 +303,7 @@ struct FeedBuilder: XMLHandler {
             }
         case .atom:
             switch tag.localName {
-            case "entry": return startItem()
+            case "entry": return startItem(tag)
             case "title": return capture(.feedTitle(isHTML: isHTMLType(tag)))
             case "subtitle": return capture(.atomSubtitle(isHTML: isHTMLType(tag)))
             case "link":
@@ -366,7 +370,9 @@ struct FeedBuilder: XMLHandler {
         return .category
     }
 
-    private mutating func startItem() -> Context {
+    private mutating func startItem(_ tag: StartTag) -> Context {
+        itemOffset = tag.offset
+        documentSize = tag.document.count
         var draft = ItemDraft()
         draft.base = base
         item = draft
@@ -704,7 +710,8 @@ struct FeedBuilder: XMLHandler {
     // MARK: - Results
 
     /// Keeps the first item of each identity and hands it on; a repeat is only counted.
-    private mutating func keep(_ episode: Episode) {
+    private mutating func keep(_ episode: consuming Episode) {
+        if !sized && identities.count == FeedBuilder.sizingSample { reserveForRemainingItems() }
         let identity = episode.identity
         guard identities.insert(identity).inserted else {
             feed.duplicateItems += 1
@@ -726,7 +733,26 @@ struct FeedBuilder: XMLHandler {
         }
     }
 
-    private func finish(_ draft: ItemDraft) -> Episode {
+    /// Items seen before the episode list and the identity set are sized for the whole document.
+    private static let sizingSample = 64
+
+    /// Sizes the episode list and the identity set for the items the document likely holds, judged by how
+    /// far into it the first ``sizingSample`` items reach: growing them by doubling would copy (and rehash)
+    /// every episode again each time and leave up to half of the last buffer unused.
+    private mutating func reserveForRemainingItems() {
+        sized = true
+        guard itemOffset > 0 else { return }
+        let (scaled, overflow) = identities.count.multipliedReportingOverflow(by: documentSize)
+        guard !overflow else { return }
+        // Capped at one item per KiB: a document that starts with 64 tiny items and goes on with 200 MB of
+        // something else must not reserve gigabytes. Smaller items only grow the list past this by doubling.
+        let estimate = min(scaled / itemOffset, documentSize / 1024)
+        let capacity = estimate + estimate / 32 + 16
+        identities.reserveCapacity(capacity)
+        if consumer == nil { feed.episodes.reserveCapacity(capacity) }
+    }
+
+    private static func finish(_ draft: consuming ItemDraft) -> Episode {
         var episode = draft.episode
         episode.title = PlainText.collapsingWhitespace(draft.title ?? "")
         episode.guid = draft.guid

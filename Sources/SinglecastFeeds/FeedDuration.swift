@@ -49,16 +49,23 @@ package enum FeedDuration {
 
     /// `H:MM:SS`, `M:SS` with an optional fraction on the last field.
     private static func clockSeconds(_ clock: ArraySlice<UInt8>) -> Double? {
-        let fields = clock.split(separator: 0x3A, omittingEmptySubsequences: false)
-        guard fields.count <= 3, fields.allSatisfy({ !$0.isEmpty }) else { return nil }
+        // Field by field, without splitting into an array: every item of a feed has a duration.
         var total = 0.0
-        for (index, field) in fields.enumerated() {
-            let isLast = index == fields.count - 1
-            guard isLast || field.allSatisfy(isDigit), let value = number(field) else { return nil }
+        var fields = 0
+        var fieldStart = clock.startIndex
+        while true {
+            let fieldEnd = clock[fieldStart...].firstIndex(of: 0x3A) ?? clock.endIndex
+            let field = clock[fieldStart..<fieldEnd]
+            let isLast = fieldEnd == clock.endIndex
+            fields += 1
+            guard fields <= 3, !field.isEmpty, isLast || field.allSatisfy(isDigit), let value = number(field) else {
+                return nil
+            }
             total = total * 60 + value
             guard total <= Double(maximumSeconds) + 1 else { return nil }
+            if isLast { return total }
+            fieldStart = fieldEnd + 1
         }
-        return total
     }
 
     /// `1h 2m 3s`, `PT1H2M3S`, `45 min`; infinity past ``maximumSeconds``.

@@ -62,9 +62,32 @@ package enum FeedParser {
         return try outcome.get()
     }
 
+    /// Parses a feed like ``parse(_:url:limits:)`` and hands `readPast` each stretch of bytes the reader has
+    /// gone past (a few MiB at a time), so that a caller that mapped a file can drop those pages and hold
+    /// only the model, not the whole document as well.
+    ///
+    /// The stretches lie in `data`'s own bytes only when the document is UTF-8 without carriage returns;
+    /// otherwise they lie in a converted copy, and the caller must check where they are. The reader may
+    /// read bytes it went past again (to match an end tag, to give an error's line): the caller may only
+    /// make them cheaper to hold (`MADV_DONTNEED` on a private file mapping), never unreadable or different.
+    package static func parse(
+        _ data: Data,
+        url: String?,
+        limits: Limits = .default,
+        readPast: (UnsafeBufferPointer<UInt8>) -> Void
+    ) throws(FeedError) -> Feed {
+        let outcome = withoutActuallyEscaping(readPast) { readPast in
+            Result { () throws(FeedError) -> Feed in
+                try read(data, limits: limits, readPast: readPast) { FeedBuilder(url: url?.trimmedOrNil) }
+            }
+        }
+        return try outcome.get()
+    }
+
     private static func read(
         _ data: Data,
         limits: Limits,
+        readPast: ((UnsafeBufferPointer<UInt8>) -> Void)? = nil,
         builder makeBuilder: () -> FeedBuilder
     ) throws(FeedError) -> Feed {
         guard data.count <= limits.maxBytes else { throw .tooLarge(data.count, limit: limits.maxBytes) }
@@ -72,6 +95,7 @@ package enum FeedParser {
             try sniff(bytes)
             var builder = makeBuilder()
             var reader = XMLReader(bytes, maxDepth: limits.maxDepth)
+            reader.readPast = readPast
             try reader.run(&builder)
             return try builder.finish()
         }

@@ -124,6 +124,18 @@ package enum PlainText {
 
     /// Trims and collapses every whitespace run, line breaks included, to one space (titles).
     static func collapsingWhitespace(_ text: String) -> String {
+        // Most titles need nothing: no leading or trailing space, no run of spaces, no tab or line break.
+        var previousIsSpace = true
+        var clean = true
+        for byte in text.utf8 {
+            let space = isSpace(byte)
+            if space && (previousIsSpace || byte != 0x20) {
+                clean = false
+                break
+            }
+            previousIsSpace = space
+        }
+        if clean && !previousIsSpace || text.isEmpty { return text }
         var out: [UInt8] = []
         var pendingSpace = false
         for byte in text.utf8 {

@@ -111,7 +111,7 @@ import Testing
         #expect(FeedDuration.seconds(text) == seconds, "\(text)")
     }
 
-    @Test(arguments: ["", "  ", "abc", "-5", "1:2:3:4", "1::2", ":30"])
+    @Test(arguments: ["", "  ", "abc", "-5", "1:2:3:4", "1::2", ":30", "30:", "1:2:3:"])
     func rejects(text: String) {
         #expect(FeedDuration.seconds(text) == nil, "\(text)")
     }

@@ -32,6 +32,23 @@ import Testing
     func looksLikeHTML(text: String, expected: Bool) {
         #expect(PlainText.looksLikeHTML(text) == expected)
     }
+
+    /// Titles that need no change come back as they are; every other one is trimmed and collapsed.
+    @Test(arguments: [
+        ("Episode 12: Parsing & more", "Episode 12: Parsing & more"),
+        (" leading", "leading"),
+        ("trailing ", "trailing"),
+        ("two  spaces", "two spaces"),
+        ("a\ttab", "a tab"),
+        ("a\nline", "a line"),
+        ("a \n b", "a b"),
+        (" ", ""),
+        ("x", "x"),
+        ("", ""),
+    ])
+    func collapsingWhitespace(text: String, expected: String) {
+        #expect(PlainText.collapsingWhitespace(text) == expected)
+    }
 }
 
 @Suite struct URLResolverTests {

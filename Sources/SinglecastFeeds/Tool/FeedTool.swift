@@ -95,11 +95,13 @@ package enum FeedTool {
         guard let file else { return deliver(usageError("Missing expected argument '<file>'.")) }
 
         let data: Data
+        let mapped = file == "-" ? nil : MappedFile(path: file)
         do {
             data =
-                file == "-"
-                ? try standardInput()
-                : try Data(contentsOf: URL(fileURLWithPath: file), options: .alwaysMapped)
+                try mapped?.data
+                ?? (file == "-"
+                    ? try standardInput()
+                    : try Data(contentsOf: URL(fileURLWithPath: file), options: .alwaysMapped))
         } catch {
             return deliver(
                 Outcome(
@@ -130,7 +132,12 @@ package enum FeedTool {
                 let feed = try FeedParser.parse(data, url: url, batchSize: batchSize) { count += $0.count }
                 return deliver(summaryOutcome(feed, episodes: count))
             }
-            let feed = try FeedParser.parse(data, url: url)
+            let feed =
+                if let mapped {
+                    try FeedParser.parse(data, url: url) { mapped.dropPages($0) }
+                } else {
+                    try FeedParser.parse(data, url: url)
+                }
             return withExtendedLifetime(feed) {
                 if summary { return deliver(summaryOutcome(feed, episodes: feed.episodes.count)) }
                 if podcastparser {

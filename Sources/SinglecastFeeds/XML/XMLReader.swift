@@ -156,6 +156,12 @@ struct XMLReader {
     private var open: [ByteRange] = []
     /// In-scope `xmlns` declarations: prefix (empty for the default namespace), namespace, depth.
     private var bindings: [(prefix: ByteRange, namespace: XMLNamespace, depth: Int)] = []
+    /// Told about each stretch of the document the reader has gone past, about every ``releaseStep`` bytes,
+    /// so that a caller reading a mapped file can let its pages go (see ``FeedParser``). The reader may still
+    /// read those bytes again (an end tag's name, an error's position); the caller must keep them readable.
+    var readPast: ((UnsafeBufferPointer<UInt8>) -> Void)?
+    private var readPastMark = 0
+    static let releaseStep = 1 << 20
 
     init(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
@@ -178,6 +184,10 @@ struct XMLReader {
         var index = 0
         var sawRoot = false
         while index < count {
+            if index - readPastMark >= XMLReader.releaseStep, let readPast {
+                readPast(slice(readPastMark, index))
+                readPastMark = index
+            }
             let lt = find(0x3C, from: index)
             if lt > index {
                 if !open.isEmpty {
