@@ -25,7 +25,8 @@ package final class ControlServer: Service {
     static let longLine = 64 * 1024
     /// Connections reading or answering a long line at once. A 1 MB line costs several times its size while it is
     /// decoded (the line, the decoded value, the parameters re-read from it); 32 clients sending such lines together
-    /// took the daemon to 262 MiB. Others wait before reading on, their bytes held by the kernel, not by the daemon.
+    /// took the daemon to 150–179 MiB under scripts/fuzz-protocol. Others wait before reading on, their bytes held by
+    /// the kernel, not by the daemon.
     private let longLines = AsyncPermits(2)
 
     /// Set once by ``beginShutdown()``; atomic because the reactor reads it under its own lock.
