@@ -77,42 +77,54 @@ package final class Completion: Sendable {
 
 /// A first-in first-out lock for async code, so that whole messages from several tasks reach a socket unbroken.
 package final class AsyncLock: Sendable {
-    private struct State {
-        var locked = false
-        var waiters: [Completion] = []
-    }
-
-    private let state = Mutex(State())
+    private let permits = AsyncPermits(1)
 
     package init() {}
 
     /// Runs `body` while holding the lock.
     package func withLock<T: Sendable>(_ body: () async throws -> T) async throws -> T {
-        try await lock()
-        defer { unlock() }
+        try await permits.acquire()
+        defer { permits.release() }
         return try await body()
     }
+}
 
-    private func lock() async throws {
+/// A first-in first-out counting semaphore for async code: at most `count` holders at once.
+package final class AsyncPermits: Sendable {
+    private struct State {
+        var free: Int
+        var waiters: [Completion] = []
+    }
+
+    private let state: Mutex<State>
+
+    package init(_ count: Int) {
+        precondition(count > 0)
+        state = Mutex(State(free: count))
+    }
+
+    /// Waits for a permit; throws `CancellationError` when the task is cancelled first.
+    package func acquire() async throws {
         let waiter: Completion? = state.withLock { state in
-            if !state.locked {
-                state.locked = true
+            if state.free > 0 {
+                state.free -= 1
                 return nil
             }
             let waiter = Completion()
             state.waiters.append(waiter)
             return waiter
         }
-        // On cancellation the waiter stays queued but refuses the hand-over, and unlock() moves on.
+        // On cancellation the waiter stays queued but refuses the hand-over, and release() moves on.
         try await waiter?.wait()
     }
 
-    private func unlock() {
+    /// Gives a permit back, handing it to the longest waiter if there is one.
+    package func release() {
         state.withLock { state in
             while !state.waiters.isEmpty {
-                if state.waiters.removeFirst().succeed() { return }  // ownership handed over
+                if state.waiters.removeFirst().succeed() { return }  // handed over
             }
-            state.locked = false
+            state.free += 1
         }
     }
 }

@@ -21,6 +21,14 @@ package final class ControlServer: Service {
     private let context: DaemonContext
     private let daemonUID = geteuid()
 
+    /// A line over this many bytes is read on and answered only while its connection holds one of ``longLines``.
+    static let longLine = 64 * 1024
+    /// Connections reading or answering a long line at once. A 1 MB line costs several times its size while it is
+    /// decoded (the line, the decoded value, the parameters re-read from it); 32 clients sending such lines together
+    /// took the daemon to 150–179 MiB under scripts/fuzz-protocol. Others wait before reading on, their bytes held by
+    /// the kernel, not by the daemon.
+    private let longLines = AsyncPermits(2)
+
     /// Set once by ``beginShutdown()``; atomic because the reactor reads it under its own lock.
     private let stopping = Atomic<Bool>(false)
 
@@ -246,8 +254,14 @@ package final class ControlServer: Service {
 
     private func readRequests(_ connection: ClientConnection) async {
         var inbox = Inbox(framer: LineFramer(maximumLineLength: context.configuration.maxRequestBytes))
+        var holdsLongLinePermit = false
+        defer { if holdsLongLinePermit { longLines.release() } }
         while true {
             if inbox.events.isEmpty {
+                if inbox.framer.bufferedByteCount > Self.longLine && !holdsLongLinePermit {
+                    guard (try? await longLines.acquire()) != nil else { return }
+                    holdsLongLinePermit = true
+                }
                 guard !inbox.ended, await inbox.read(connection.fd, reactor: reactor, logger: context.logger) != nil
                 else { return }
                 continue
@@ -256,10 +270,18 @@ package final class ControlServer: Service {
             case .line(let line):
                 noteRequestBytes(line.count)
                 if line.allSatisfy(LineFramer.isWhitespace) { continue }  // tolerate blank lines from humans
+                if line.count > Self.longLine && !holdsLongLinePermit {
+                    guard (try? await longLines.acquire()) != nil else { return }
+                    holdsLongLinePermit = true
+                }
                 let response =
                     Router.supersedes(line)
                     ? await respondSuperseding(line, connection, &inbox)
                     : await router.respond(to: line, connection: connection)
+                if holdsLongLinePermit && !inbox.holdsLongLine {
+                    longLines.release()
+                    holdsLongLinePermit = false
+                }
                 guard let response else { continue }
                 guard await connection.send(response) else { return }
             case .lineTooLong:
@@ -324,6 +346,12 @@ private struct Inbox: Sendable {
             if case .line(let line) = event { return total + line.count }
             return total
         }
+    }
+
+    /// Whether a long line (``ControlServer/longLine``) is being read or waits to be answered.
+    var holdsLongLine: Bool {
+        framer.bufferedByteCount > ControlServer.longLine
+            || events.contains { if case .line(let line) = $0 { line.count > ControlServer.longLine } else { false } }
     }
 
     static func supersedes(_ event: LineFramer.Event) -> Bool {

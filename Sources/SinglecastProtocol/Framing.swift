@@ -63,13 +63,31 @@ package struct LineFramer: Sendable {
         while start < bytes.count, let found = memchr(base + start, Int32(UInt8(ascii: "\n")), bytes.count - start) {
             let end = UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
             if pending.count + (end - start) > maximumLineLength { return overflow(events) }
-            pending.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<end]))
-            events.append(.line(takePending()))
+            if pending.isEmpty {
+                // A line within one read is copied once, to its exact size, and never passes through `pending`.
+                var line = Array(UnsafeBufferPointer(rebasing: bytes[start..<end]))
+                if line.last == UInt8(ascii: "\r") { line.removeLast() }
+                events.append(.line(line))
+            } else {
+                appendPending(UnsafeBufferPointer(rebasing: bytes[start..<end]))
+                events.append(.line(takePending()))
+            }
             start = end + 1
         }
         if pending.count + (bytes.count - start) > maximumLineLength { return overflow(events) }
-        pending.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
+        appendPending(UnsafeBufferPointer(rebasing: bytes[start...]))
         return events
+    }
+
+    /// Above this many pending bytes, room for a whole line is reserved at once: growing by doubling copied a 1 MB line
+    /// five times, with the old and the new buffer in memory together each time.
+    private static let reservedAbove = 64 * 1024
+
+    private mutating func appendPending(_ bytes: UnsafeBufferPointer<UInt8>) {
+        if pending.count + bytes.count > Self.reservedAbove && pending.capacity < maximumLineLength {
+            pending.reserveCapacity(maximumLineLength)
+        }
+        pending.append(contentsOf: bytes)
     }
 
     /// Ends the stream: an unterminated last line is returned as a line, as a peer that wrote
@@ -81,8 +99,10 @@ package struct LineFramer: Sendable {
     }
 
     private mutating func takePending() -> [UInt8] {
+        // The buffer leaves with its line: kept, a long line's buffer would stay in memory for as long as the
+        // connection lasts (up to max_request_bytes for each client).
         var line = pending
-        pending.removeAll(keepingCapacity: true)
+        pending = []
         if line.last == UInt8(ascii: "\r") { line.removeLast() }
         return line
     }

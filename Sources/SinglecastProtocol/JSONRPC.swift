@@ -32,9 +32,16 @@ package struct RPCRequest: Sendable, Hashable {
     }
 
     /// Reads a line as JSON, checking UTF-8 and nesting first; the failure is the one Parse error to answer.
+    ///
+    /// The line is read where it lies: a copy for the UTF-8 check (a `String`) and another for the decoder (a `Data`)
+    /// put three copies of a 1 MB line in memory at once, for each of 32 connections sending one.
     static func decode(line: some Collection<UInt8>) -> Result<JSONValue, RPCErrorResponse> {
-        let bytes = Array(line)
-        guard String(validating: bytes, as: UTF8.self) != nil else {
+        if let decoded = line.withContiguousStorageIfAvailable(decode(bytes:)) { return decoded }
+        return Array(line).withUnsafeBufferPointer(decode(bytes:))
+    }
+
+    private static func decode(bytes: UnsafeBufferPointer<UInt8>) -> Result<JSONValue, RPCErrorResponse> {
+        guard (try? UTF8Span(validating: bytes.span)) != nil else {
             return .failure(RPCErrorResponse(id: .null, error: .parseError("the line is not valid UTF-8")))
         }
         if Self.nestingExceeds(bytes, limit: maximumNesting) {
@@ -48,7 +55,12 @@ package struct RPCRequest: Sendable, Hashable {
             )
         }
         do {
-            return .success(try JSONDecoder().decode(JSONValue.self, from: Data(bytes)))
+            // No copy: the `Data` only lends the line to the decoder and does not outlive this call.
+            let data =
+                bytes.baseAddress.map {
+                    Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: $0), count: bytes.count, deallocator: .none)
+                } ?? Data()
+            return .success(try JSONDecoder().decode(JSONValue.self, from: data))
         } catch {
             return .failure(RPCErrorResponse(id: .null, error: .parseError("the line is not valid JSON")))
         }
@@ -120,7 +132,7 @@ package struct RPCRequest: Sendable, Hashable {
     package static let maximumNesting = 64
 
     /// Whether `bytes` open more than `limit` arrays or objects at once, counting outside strings only; one pass.
-    static func nestingExceeds(_ bytes: [UInt8], limit: Int) -> Bool {
+    static func nestingExceeds(_ bytes: UnsafeBufferPointer<UInt8>, limit: Int) -> Bool {
         var depth = 0
         var inString = false
         var escaped = false

@@ -41,6 +41,24 @@ import Glibc
         #expect(occupancy.maximum == 1)
     }
 
+    @Test func asyncPermitsAdmitAsManyAsTheirCountAtOnce() async throws {
+        let permits = AsyncPermits(3)
+        let occupancy = Occupancy()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<30 {
+                group.addTask {
+                    try await permits.acquire()
+                    defer { permits.release() }
+                    occupancy.enter()
+                    try await Task.sleep(for: .milliseconds(2))
+                    occupancy.leave()
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(occupancy.maximum == 3)
+    }
+
     @Test func cancelledLockWaiterDoesNotDeadlockTheOthers() async throws {
         let lock = AsyncLock()
         let holder = Completion()
