@@ -100,8 +100,8 @@ extension Subscriptions {
             }
         } else {
             // A feed found unchanged only moves the podcast's refresh times on: a power cut that rolls them back makes
-            // the next start refresh it again, so its commit skips the fsync (one per feed was most of a refresh of
-            // 1,000 feeds answering 304; docs/ARCHITECTURE.md, Feed refresh).
+            // the next start refresh it again, so its commit skips the fsync, one per feed of a refresh
+            // (docs/ARCHITECTURE.md, Refreshing many feeds).
             let unchanged = change.outcome == .notModified && change.podcast.feedURL == current.feedURL
             try? await save(change.podcast, durability: unchanged ? .processCrash : .powerLoss)
         }
