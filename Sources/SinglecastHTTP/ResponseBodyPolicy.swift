@@ -112,7 +112,8 @@ package struct ContentRange: Sendable, Hashable {
 ///   from byte 0: the first write truncates it.
 /// - `416` stops with ``Stop/rangeNotSatisfiable`` (or ``Stop/rangeMismatch(_:)`` when its validators show another
 ///   version of the file), other statuses of 300 and more with ``Stop/httpError(_:)``: error pages are never
-///   written.
+///   written. A response without content (`304`, `Content-Length: 0`) is stopped without aborting the transfer,
+///   so that its connection is kept.
 ///
 /// Every number in a header is read as plain decimal digits (``OutsideNumber/decimal(_:)-(Bytes)``) and the
 /// arithmetic on them saturates, so no `Content-Range` or `Content-Length` a server makes up can trap.
@@ -395,8 +396,17 @@ package struct ResponseBodyPolicy: Sendable, Hashable {
             }
             return stop(.rangeNotSatisfiable)
         default:
-            return stop(.httpError(status))
+            let reason = stopping(.httpError(status))
+            // A response without content is complete with its headers: libcurl then ends the transfer and keeps the
+            // connection for the next one, where aborting it would close the connection (a refresh of 1,000 feeds
+            // answering 304 opened 1,000 connections).
+            return hasNoContent(status) ? .proceed : .stop(reason)
         }
+    }
+
+    /// A `304` never has content (RFC 9110, 15.4.5), nor a response that announces none.
+    private func hasNoContent(_ status: Int) -> Bool {
+        status == 304 || contentLength == 0
     }
 
     /// libcurl follows every `3xx` with a `Location` except `304` (a conditional answer) and `305` (use proxy).

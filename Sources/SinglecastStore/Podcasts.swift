@@ -351,9 +351,14 @@ extension Store {
     }
 
     /// Writes every field of a podcast.
-    package func savePodcast(_ podcast: PodcastRecord) throws(StoreError) {
+    ///
+    /// - Parameter durability: ``Durability/processCrash`` for bookkeeping a power cut may roll back, such as the
+    ///   times of a refresh that found the feed unchanged.
+    package func savePodcast(_ podcast: PodcastRecord, durability: Durability = .powerLoss) throws(StoreError) {
         try withConnection("saving a podcast") { connection throws(SQLiteError) in
-            try connection.execute(updatePodcastSQL, podcast.columnValues + [.integer(podcast.id)])
+            try connection.transaction(durability) { () throws(SQLiteError) in
+                _ = try connection.execute(updatePodcastSQL, podcast.columnValues + [.integer(podcast.id)])
+            }
         }
     }
 
@@ -912,6 +917,17 @@ extension Store {
     }
 
     /// Total and new episodes of every podcast that has any.
+    /// One podcast's episodes and new episodes, read from the `episodes_by_new` index alone.
+    package func episodeCounts(of podcastID: Int64) throws(StoreError) -> EpisodeCounts {
+        try withConnection("counting episodes") { connection throws(SQLiteError) in
+            let row = try connection.query(
+                "SELECT COUNT(*), SUM(is_new) FROM episodes WHERE podcast_id = ?",
+                [.integer(podcastID)]
+            ).first
+            return EpisodeCounts(total: Int(row?[0].int64 ?? 0), new: Int(row?[1].int64 ?? 0))
+        }
+    }
+
     package func episodeCounts() throws(StoreError) -> [Int64: EpisodeCounts] {
         try withConnection("counting episodes") { connection throws(SQLiteError) in
             var counts: [Int64: EpisodeCounts] = [:]

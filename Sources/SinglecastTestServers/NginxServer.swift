@@ -76,6 +76,18 @@ package final class NginxServer: Sendable {
         return url("/\(name)")
     }
 
+    /// The URL of nginx's `stub_status` page, whose "accepts" counts the connections it accepted so far.
+    package var statusURL: String { url("/nginx-status") }
+
+    /// The connections accepted so far, from the text of the ``statusURL`` page.
+    package static func acceptedConnections(inStatus text: String) -> Int? {
+        // "Active connections: 1 \nserver accepts handled requests\n 3 3 7 \n…"
+        let lines = text.split(separator: "\n")
+        guard let header = lines.firstIndex(where: { $0.hasPrefix("server accepts") }), header + 1 < lines.count
+        else { return nil }
+        return lines[header + 1].split(separator: " ").first.flatMap { Int($0) }
+    }
+
     private static func configuration(directory: String, port: Int) -> String {
         """
         worker_processes 1;
@@ -98,6 +110,8 @@ package final class NginxServer: Sendable {
             server {
                 listen 127.0.0.1:\(port);
                 root \(directory)/www;
+                # How many connections nginx accepted, for tests of connection reuse.
+                location = /nginx-status { stub_status; }
             }
         }
 

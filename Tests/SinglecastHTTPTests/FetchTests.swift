@@ -69,6 +69,34 @@ import Testing
         #expect(changed.body == Data("<rss/>".utf8))
     }
 
+    /// A 304 has no content, so its connection serves the next fetch: a refresh of 1,000 feeds answering 304 opened
+    /// one connection per feed while the engine aborted each 304 at the end of its headers.
+    @Test func conditionalGetsAnswered304ReuseOneConnection() async throws {
+        let nginx = try NginxServer()
+        let url = try nginx.serve(Data("<rss/>".utf8), as: "feed.xml")
+
+        let (accepted, statuses) = try await withEngine { engine in
+            let first = try await engine.fetch(FetchRequest(url: url, options: Self.options))
+            let etag = try #require(first.response.etag)
+            let status = FetchRequest(url: nginx.statusURL, options: Self.options)
+            let before = try await engine.fetch(status)
+            var statuses: [Int] = []
+            for _ in 0..<20 {
+                let result = try await engine.fetch(FetchRequest(url: url, ifNoneMatch: etag, options: Self.options))
+                statuses.append(result.response.status)
+            }
+            let after = try await engine.fetch(status)
+            let counts = [before, after].map {
+                NginxServer.acceptedConnections(inStatus: String(decoding: $0.body, as: UTF8.self))
+            }
+            return (counts, statuses)
+        }
+
+        #expect(statuses == Array(repeating: 304, count: 20))
+        let opened = try #require(accepted[1]) - (try #require(accepted[0]))
+        #expect(opened <= 1, "20 fetches answered 304 opened \(opened) connections")
+    }
+
     @Test func missingFileIsAResultNotAnError() async throws {
         let nginx = try NginxServer()
         let result = try await fetch(nginx.url("/nothing-here.xml"))

@@ -167,13 +167,36 @@ private func feed(_ policy: inout ResponseBodyPolicy, _ lines: [String]) -> Resp
     }
 
     @Test(arguments: [
-        (["HTTP/1.1 304 Not Modified", "Location: /x"], 304),
         (["HTTP/1.1 302 Found"], 302),
         (["HTTP/1.1 305 Use Proxy", "Location: /x"], 305),
     ])
     func leftoverRedirectsAreErrors(lines: [String], status: Int) {
         var policy = ResponseBodyPolicy(.init())
         #expect(feed(&policy, lines) == .stop(.httpError(status)))
+    }
+
+    /// A response without content is an error as any other, but the transfer is left to end on its own: aborting it
+    /// closed its connection, one per feed of a refresh where every feed answered 304.
+    @Test(arguments: [
+        (["HTTP/1.1 304 Not Modified", "Location: /x"], 304),
+        (["HTTP/1.1 304 Not Modified", "ETag: \"v1\""], 304),
+        (["HTTP/1.1 404 Not Found", "Content-Length: 0"], 404),
+    ])
+    func aResponseWithoutContentStopsWithoutAbortingTheTransfer(lines: [String], status: Int) {
+        var policy = ResponseBodyPolicy(.init())
+        #expect(feed(&policy, lines) == .proceed)
+        #expect(policy.stopReason == .httpError(status))
+        #expect(policy.hasFinalResponse)
+        // Bytes a server sends anyway are never written: they stop the transfer as before.
+        #expect(policy.receiveBody(count: 5) == .stop(.httpError(status)))
+    }
+
+    @Test func anErrorPageStillAbortsTheTransfer() {
+        var policy = ResponseBodyPolicy(.init())
+        #expect(feed(&policy, ["HTTP/1.1 404 Not Found", "Content-Length: 1000"]) == .stop(.httpError(404)))
+        var chunked = ResponseBodyPolicy(.init())
+        let lines = ["HTTP/1.1 500 Internal Server Error", "Content-Length: 0", "Transfer-Encoding: chunked"]
+        #expect(feed(&chunked, lines) == .stop(.httpError(500)))
     }
 
     @Test func redirectsAreFinalWhenNotFollowed() {

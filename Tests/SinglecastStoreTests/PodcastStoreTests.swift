@@ -60,6 +60,54 @@ struct PodcastStoreTests {
         }
     }
 
+    /// A refresh's answer counts its own podcast's episodes, not every podcast's: the same figures as the whole count.
+    @Test("one podcast's counts match its row of the whole count; a podcast without episodes counts zero")
+    func countsOfOnePodcast() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/s.db")
+            let (a, _) = try await store.insertPodcast(
+                PodcastRecord(feedURL: "https://feeds.example.com/a", subscribedAt: 1)
+            )
+            let (b, _) = try await store.insertPodcast(
+                PodcastRecord(feedURL: "https://feeds.example.com/b", subscribedAt: 1)
+            )
+            let (empty, _) = try await store.insertPodcast(
+                PodcastRecord(feedURL: "https://feeds.example.com/c", subscribedAt: 1)
+            )
+            var seen = episode("y")
+            seen.isNew = false
+            _ = try await refresh(store, a, [episode("x"), seen])
+            _ = try await refresh(store, b, [episode("z")])
+
+            let all = try await store.episodeCounts()
+            #expect(try await store.episodeCounts(of: a.id) == EpisodeCounts(total: 2, new: 1))
+            #expect(try await store.episodeCounts(of: a.id) == all[a.id])
+            #expect(try await store.episodeCounts(of: b.id) == all[b.id])
+            #expect(try await store.episodeCounts(of: b.id) == EpisodeCounts(total: 1, new: 1))
+            #expect(try await store.episodeCounts(of: empty.id) == EpisodeCounts(total: 0, new: 0))
+        }
+    }
+
+    /// A refresh answered 304 saves its podcast without an fsync: what it wrote is read back, and after reopening.
+    @Test("a podcast saved for a process crash only is stored as one saved for a power loss")
+    func savingWithoutSync() async throws {
+        try await withTemporaryDirectory { directory in
+            var store = try Store(path: directory + "/s.db")
+            var (podcast, _) = try await store.insertPodcast(
+                PodcastRecord(feedURL: "https://feeds.example.com/a", subscribedAt: 1)
+            )
+            podcast.refreshedAt = 1_000
+            podcast.nextRefreshAt = 3_600_000
+            try await store.savePodcast(podcast, durability: .processCrash)
+            #expect(try await store.podcasts() == [podcast])
+            podcast.refreshedAt = 2_000
+            try await store.savePodcast(podcast)
+            try await store.close()
+            store = try Store(path: directory + "/s.db")
+            #expect(try await store.podcasts() == [podcast])
+        }
+    }
+
     @Test("a refresh longer than one batch matches every episode, keeps the first of a repeated identity")
     func refreshInBatches() async throws {
         try await withTemporaryDirectory { directory in

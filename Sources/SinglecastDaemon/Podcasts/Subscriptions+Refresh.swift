@@ -99,7 +99,11 @@ extension Subscriptions {
                 applied.outcome = .failed
             }
         } else {
-            try? await save(change.podcast)
+            // A feed found unchanged only moves the podcast's refresh times on: a power cut that rolls them back makes
+            // the next start refresh it again, so its commit skips the fsync, one per feed of a refresh
+            // (docs/ARCHITECTURE.md, Refreshing many feeds).
+            let unchanged = change.outcome == .notModified && change.podcast.feedURL == current.feedURL
+            try? await save(change.podcast, durability: unchanged ? .processCrash : .powerLoss)
         }
         if applied.failure == nil {
             do {

@@ -579,10 +579,10 @@ package actor Subscriptions {
         return "\(name) (\(number))"
     }
 
-    func save(_ podcast: PodcastRecord) async throws {
+    func save(_ podcast: PodcastRecord, durability: Durability = .powerLoss) async throws {
         podcasts[podcast.id] = podcast
         do {
-            try await store.savePodcast(podcast)
+            try await store.savePodcast(podcast, durability: durability)
         } catch {
             throw PodcastError.store("the podcast could not be saved: \(error)")
         }
@@ -604,6 +604,18 @@ package actor Subscriptions {
             // Kept only when no write began or ended meanwhile; otherwise the next caller counts again.
             if writes == episodeWrites { episodeCounts = counts }
             return counts
+        } catch {
+            throw PodcastError.store("cannot count the episodes: \(error)")
+        }
+    }
+
+    /// One podcast's counts: the cached ones while they hold, else that podcast's alone. Every stored refresh forgets
+    /// the cache, and counting every podcast again for the answer of each refresh or subscription that followed made
+    /// subscribing to 1,000 feeds, or refreshing them, quadratic in the episodes stored.
+    func counts(of id: Int64) async throws -> EpisodeCounts? {
+        if let episodeCounts { return episodeCounts[id] }
+        do {
+            return try await store.episodeCounts(of: id)
         } catch {
             throw PodcastError.store("cannot count the episodes: \(error)")
         }
