@@ -221,7 +221,8 @@ import Glibc
             """
         let port = web.port
         let password = web.password
-        let reader = Task.detached { try Self.python(script, [String(port), password]) }
+        let marker = web.daemon.root.file("enqueued")
+        let reader = Task.detached { try Self.python(script, [String(port), password, marker]) }
         usleep(500_000)
         let client = try LineClient(path: web.daemon.socketPath)
         let params = String(
@@ -241,19 +242,23 @@ import Glibc
         let web = try WebDaemon(config: "max_concurrent = 1\n", timeout: "60s")
         defer { _ = web.daemon.stop() }
         let script = """
-            import base64, socket, sys, time
-            port, password = int(sys.argv[1]), sys.argv[2]
+            import base64, os, socket, sys, time
+            port, password, marker = int(sys.argv[1]), sys.argv[2], sys.argv[3]
             s = socket.socket()
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             s.connect(("127.0.0.1", port))
             auth = base64.b64encode(("singlecast:" + password).encode()).decode()
             s.sendall(("GET /events?topics=downloads HTTP/1.1\\r\\nHost: 127.0.0.1:%d\\r\\n"
                        "Authorization: Basic %s\\r\\n\\r\\n" % (port, auth)).encode())
-            time.sleep(8)  # not reading while the daemon publishes
+            # Not reading until the test's enqueue has been answered, however long that takes on a busy machine.
+            deadline = time.monotonic() + 120
+            while not os.path.exists(marker) and time.monotonic() < deadline:
+                time.sleep(0.1)
             s.settimeout(5)
             tail, total, added = b"", 0, 0
             try:
-                while b"events.dropped" not in tail:
+                # The failing downloads' retries keep events coming, so the reading has a deadline of its own.
+                while b"events.dropped" not in tail and time.monotonic() < deadline:
                     chunk = s.recv(65536)
                     if not chunk:
                         break
@@ -266,7 +271,8 @@ import Glibc
             """
         let port = web.port
         let password = web.password
-        let reader = Task.detached { try Self.python(script, [String(port), password]) }
+        let marker = web.daemon.root.file("enqueued")
+        let reader = Task.detached { try Self.python(script, [String(port), password, marker]) }
         usleep(1_000_000)
         let baseline = web.rssKiB
         let urls = (0..<20_000).map { "http://127.0.0.1:9/\($0).mp3" }
@@ -277,6 +283,7 @@ import Glibc
         let client = try LineClient(path: web.daemon.socketPath, timeout: 60)
         _ = try client.call("enqueue", params: params)
         let peak = web.rssKiB
+        FileManager.default.createFile(atPath: marker, contents: nil)
         let output = try await reader.value.split(separator: " ")
         #expect(output.first == "dropped", "\(output)")
         print("slow /events consumer: \(output); RSS \(baseline) → \(peak) KiB while it did not read")
