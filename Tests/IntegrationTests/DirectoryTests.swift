@@ -15,9 +15,7 @@ import Glibc
 @Suite struct DirectoryTests {
     /// Runs blocking work on a new thread, so the cooperative pool stays free for the rest of the suite.
     private func io<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try body() }) }.start()
-        }
+        try await onOwnThread(body)
     }
 
     /// A daemon whose directory endpoints point at `server`, plus `extra` configuration lines, and a client.

@@ -191,7 +191,7 @@ import Glibc
             """
         // While the half-open connections are held, the other address is still served.
         let port = web.port
-        let attack = Task.detached { try Self.python(script, [String(port)]) }
+        let attack = Task { try await onOwnThread { try Self.python(script, [String(port)]) } }
         usleep(1_000_000)
         #expect(try web.curl("/session", host: "[::1]").status == 200)
         let dropped = Int(try await attack.value.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
@@ -222,7 +222,7 @@ import Glibc
         let port = web.port
         let password = web.password
         let marker = web.daemon.root.file("enqueued")
-        let reader = Task.detached { try Self.python(script, [String(port), password, marker]) }
+        let reader = Task { try await onOwnThread { try Self.python(script, [String(port), password, marker]) } }
         usleep(500_000)
         let client = try LineClient(path: web.daemon.socketPath)
         let params = String(
@@ -272,7 +272,7 @@ import Glibc
         let port = web.port
         let password = web.password
         let marker = web.daemon.root.file("enqueued")
-        let reader = Task.detached { try Self.python(script, [String(port), password, marker]) }
+        let reader = Task { try await onOwnThread { try Self.python(script, [String(port), password, marker]) } }
         usleep(1_000_000)
         let baseline = web.rssKiB
         let urls = (0..<20_000).map { "http://127.0.0.1:9/\($0).mp3" }

@@ -425,3 +425,12 @@ func eventually(_ timeout: Double = 20, _ condition: () throws -> Bool) rethrows
     }
     return try condition()
 }
+
+/// Runs blocking work (a browser, a python client, a chain of client commands) on a thread of its own: Swift Testing
+/// runs every test on the cooperative pool, two threads on a two-core machine, and a test that blocks one of them for
+/// a minute stalls the in-process daemon tests of the whole run.
+func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}

@@ -94,84 +94,98 @@ import Glibc
         ((try? FileManager.default.contentsOfDirectory(atPath: daemon.root.file("data/Trash/files"))) ?? []).sorted()
     }
 
-    @Test func theReadmesFirstFlowGetsNoTrailerAndLeavesNothingSurprising() throws {
-        let commands = try Self.commands()
-        #expect(commands.count >= 15, "\(commands)")
-        let site = try NginxServer()
-        let harbour = try Self.harbourFeed(site)
-        let privateFeed = try Self.smallFeed(site, "Private Show", as: "private")
-        let other = try Self.smallFeed(site, "Other Show", as: "other")
-        // Apple's answer, as the shared fixture has it, naming the local feed.
-        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
-                "shared/fixtures/apple/lookup-podcast.json"
+    @Test func theReadmesFirstFlowGetsNoTrailerAndLeavesNothingSurprising() async throws {
+        try await onOwnThread {
+            let commands = try Self.commands()
+            #expect(commands.count >= 15, "\(commands)")
+            let site = try NginxServer()
+            let harbour = try Self.harbourFeed(site)
+            let privateFeed = try Self.smallFeed(site, "Private Show", as: "private")
+            let other = try Self.smallFeed(site, "Other Show", as: "other")
+            // The podcast's web page, which names its feed (subscribe's autodiscovery).
+            let pageFeed = try Self.smallFeed(site, "Page Show", as: "page-feed")
+            let page = try site.serve(
+                Data(
+                    """
+                    <!doctype html><html><head><title>Page Show</title>
+                    <link rel="alternate" type="application/rss+xml" title="Page Show" href="\(pageFeed)"></head>
+                    <body>Listen to Page Show.</body></html>
+                    """.utf8
+                ),
+                as: "page.html"
             )
-        let lookup = try String(contentsOf: fixture, encoding: .utf8)
-            .replacingOccurrences(of: "https://harbour.example.org/feed.xml", with: harbour)
-        try site.serve(Data(lookup.utf8), as: "lookup")
+            // Apple's answer, as the shared fixture has it, naming the local feed.
+            let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
+                    "shared/fixtures/apple/lookup-podcast.json"
+                )
+            let lookup = try String(contentsOf: fixture, encoding: .utf8)
+                .replacingOccurrences(of: "https://harbour.example.org/feed.xml", with: harbour)
+            try site.serve(Data(lookup.utf8), as: "lookup")
 
-        let daemon = DaemonProcess()
-        try daemon.writeConfig("search_endpoint = \(site.url(""))\n")
-        try daemon.startAndWaitUntilReady()
-        defer { _ = daemon.stop() }
-        let client = try LineClient(path: daemon.socketPath)
-        let home = daemon.root.file("home")
-        try "hunter2\n".write(toFile: home + "/.feedpass", atomically: true, encoding: .utf8)
-        chmod(home + "/.feedpass", 0o600)
-        try """
-        <?xml version="1.0"?><opml version="2.0"><body><outline type="rss" text="Other Show" xmlUrl="\(other)"/></body></opml>
-        """.write(toFile: home + "/other.opml", atomically: true, encoding: .utf8)
+            let daemon = DaemonProcess()
+            try daemon.writeConfig("search_endpoint = \(site.url(""))\n")
+            try daemon.startAndWaitUntilReady()
+            defer { _ = daemon.stop() }
+            let client = try LineClient(path: daemon.socketPath)
+            let home = daemon.root.file("home")
+            try "hunter2\n".write(toFile: home + "/.feedpass", atomically: true, encoding: .utf8)
+            chmod(home + "/.feedpass", 0o600)
+            try """
+            <?xml version="1.0"?><opml version="2.0"><body><outline type="rss" text="Other Show" xmlUrl="\(other)"/></body></opml>
+            """.write(toFile: home + "/other.opml", atomically: true, encoding: .utf8)
 
-        // The README's hosts are the local ones; `~` is the listener's home.
-        let hosts = ["https://feeds.example.com/private": privateFeed]
-        var trashBeforeUnsubscribe: [String] = []
-        for command in commands {
-            let arguments = command.map { word in
-                hosts[word] ?? (word.hasPrefix("~/") ? home + word.dropFirst() : word)
+            // The README's hosts are the local ones; `~` is the listener's home.
+            let hosts = ["https://feeds.example.com/private": privateFeed, "https://harbour.example.com/": page]
+            var trashBeforeUnsubscribe: [String] = []
+            for command in commands {
+                let arguments = command.map { word in
+                    hosts[word] ?? (word.hasPrefix("~/") ? home + word.dropFirst() : word)
+                }
+                if arguments.first == "unsubscribe" {
+                    // What the flow left before the last step, which deletes it all.
+                    trashBeforeUnsubscribe = Self.trash(daemon)
+                    let episodes = try client.result(
+                        "episodes",
+                        as: EpisodesResult.self,
+                        params: #"{"podcast":"harbour"}"#
+                    ).episodes
+                    let trailer = try #require(episodes.first { $0.episodeType == "trailer" })
+                    #expect(trailer.downloadID == nil, "the trailer was downloaded: \(trailer)")
+                    let downloads = try client.result("downloads", as: DownloadsResult.self).downloads
+                    #expect(downloads.allSatisfy { $0.state == .completed }, "\(downloads)")
+                    #expect(!downloads.contains { $0.file.contains(" (2)") }, "a file was fetched twice: \(downloads)")
+                    let files = Set(downloads.map(\.file))
+                    #expect(files.count == downloads.count, "two downloads share a file: \(downloads)")
+                    let fortyTwo = try #require(episodes.first { $0.id == 42 })
+                    #expect(fortyTwo.downloadID == nil, "'delete 42' left its download")
+                }
+                // In the listener's home, where the flow's export and import files are.
+                let result = try runProgram(
+                    Binaries.client.path,
+                    arguments,
+                    environment: daemon.environment,
+                    currentDirectory: home
+                )
+                #expect(result.status == 0, "singlecastctl \(arguments.joined(separator: " ")): \(result.stderr)")
+                #expect(!result.stdout.contains("trailer"), "\(arguments): \(result.stdout)")
+                try Self.settle(client)
             }
-            if arguments.first == "unsubscribe" {
-                // What the flow left before the last step, which deletes it all.
-                trashBeforeUnsubscribe = Self.trash(daemon)
-                let episodes = try client.result(
-                    "episodes",
-                    as: EpisodesResult.self,
-                    params: #"{"podcast":"harbour"}"#
-                ).episodes
-                let trailer = try #require(episodes.first { $0.episodeType == "trailer" })
-                #expect(trailer.downloadID == nil, "the trailer was downloaded: \(trailer)")
-                let downloads = try client.result("downloads", as: DownloadsResult.self).downloads
-                #expect(downloads.allSatisfy { $0.state == .completed }, "\(downloads)")
-                #expect(!downloads.contains { $0.file.contains(" (2)") }, "a file was fetched twice: \(downloads)")
-                let files = Set(downloads.map(\.file))
-                #expect(files.count == downloads.count, "two downloads share a file: \(downloads)")
-                let fortyTwo = try #require(episodes.first { $0.id == 42 })
-                #expect(fortyTwo.downloadID == nil, "'delete 42' left its download")
-            }
-            // In the listener's home, where the flow's export and import files are.
-            let result = try runProgram(
-                Binaries.client.path,
-                arguments,
-                environment: daemon.environment,
-                currentDirectory: home
+            // Only what the listener deleted or replaced went to the Trash, as the README says: the files of episode 42
+            // ('delete') and of episode 43 ('redownload'), Episodes 171 and 170 of the feed.
+            #expect(
+                trashBeforeUnsubscribe.map { $0.split(separator: " ", maxSplits: 1).last.map(String.init) ?? $0 } == [
+                    "Episode 170.mp3", "Episode 171.mp3",
+                ],
+                "\(trashBeforeUnsubscribe)"
             )
-            #expect(result.status == 0, "singlecastctl \(arguments.joined(separator: " ")): \(result.stderr)")
-            #expect(!result.stdout.contains("trailer"), "\(arguments): \(result.stdout)")
-            try Self.settle(client)
+            // Unsubscribing with its files leaves nothing of Harbour behind but what went to the Trash.
+            let left = try client.result("downloads", as: DownloadsResult.self).downloads
+            #expect(!left.contains { $0.episode?.podcast == "Harbour Lights & Tides" }, "\(left)")
+            let partial =
+                FileManager.default.enumerator(atPath: daemon.root.file("data"))?.compactMap { $0 as? String }
+                .filter { $0.hasSuffix(".part") } ?? []
+            #expect(partial.isEmpty, "\(partial)")
         }
-        // Only what the listener deleted or replaced went to the Trash, as the README says: the files of episode 42
-        // ('delete') and of episode 43 ('redownload'), Episodes 171 and 170 of the feed.
-        #expect(
-            trashBeforeUnsubscribe.map { $0.split(separator: " ", maxSplits: 1).last.map(String.init) ?? $0 } == [
-                "Episode 170.mp3", "Episode 171.mp3",
-            ],
-            "\(trashBeforeUnsubscribe)"
-        )
-        // Unsubscribing with its files leaves nothing of Harbour behind but what went to the Trash.
-        let left = try client.result("downloads", as: DownloadsResult.self).downloads
-        #expect(!left.contains { $0.episode?.podcast == "Harbour Lights & Tides" }, "\(left)")
-        let partial =
-            FileManager.default.enumerator(atPath: daemon.root.file("data"))?.compactMap { $0 as? String }
-            .filter { $0.hasSuffix(".part") } ?? []
-        #expect(partial.isEmpty, "\(partial)")
     }
 }

@@ -100,211 +100,229 @@ struct SyncTests {
         return object?["actions"] as? [[String: Any]] ?? []
     }
 
-    @Test func thePhonesSubscriptionAndPlayReachTheDaemonAndItsDownloadAndDeleteReachTheServer() throws {
-        let site = try NginxServer()
-        let feedURL = try serve(site, ["a", "b"])
-        let server = try GPodderServer()
-        // The phone subscribes and has listened to the older episode to its end.
-        _ = try phone(server, ["subscribe", feedURL])
-        _ = try phone(server, ["play", feedURL, site.url("/media-b.mp3"), "1800", "1800"])
+    @Test func thePhonesSubscriptionAndPlayReachTheDaemonAndItsDownloadAndDeleteReachTheServer() async throws {
+        try await onOwnThread {
+            let site = try NginxServer()
+            let feedURL = try serve(site, ["a", "b"])
+            let server = try GPodderServer()
+            // The phone subscribes and has listened to the older episode to its end.
+            _ = try phone(server, ["subscribe", feedURL])
+            _ = try phone(server, ["play", feedURL, site.url("/media-b.mp3"), "1800", "1800"])
 
-        let daemon = try syncingDaemon(server)
-        try daemon.startAndWaitUntilReady()
-        let synced = try ctl(daemon, ["sync", "--json"])
-        #expect(synced.status == 0, "\(synced.stderr)\n\(daemon.log)")
-        let result = try JSONDecoder().decode(SyncResult.self, from: Data(synced.stdout.utf8))
-        #expect(result.report?.subscribed == 1)
-        #expect(result.report?.markedPlayed == 1)
+            let daemon = try syncingDaemon(server)
+            try daemon.startAndWaitUntilReady()
+            let synced = try ctl(daemon, ["sync", "--json"])
+            #expect(synced.status == 0, "\(synced.stderr)\n\(daemon.log)")
+            let result = try JSONDecoder().decode(SyncResult.self, from: Data(synced.stdout.utf8))
+            #expect(result.report?.subscribed == 1)
+            #expect(result.report?.markedPlayed == 1)
 
-        let client = try LineClient(path: daemon.socketPath)
-        let podcasts = try client.result("podcasts", as: PodcastsResult.self)
-        let podcast = try #require(podcasts.podcasts.first)
-        #expect(podcast.feedURL == feedURL)
-        // latest:1: the newest episode downloads; the one the phone played is marked played.
-        var episodes: [EpisodeInfo] = []
-        let downloaded = try eventually(30) {
-            episodes = try client.result("episodes", as: EpisodesResult.self, params: #"{"podcast":"\#(podcast.id)"}"#)
+            let client = try LineClient(path: daemon.socketPath)
+            let podcasts = try client.result("podcasts", as: PodcastsResult.self)
+            let podcast = try #require(podcasts.podcasts.first)
+            #expect(podcast.feedURL == feedURL)
+            // latest:1: the newest episode downloads; the one the phone played is marked played.
+            var episodes: [EpisodeInfo] = []
+            let downloaded = try eventually(30) {
+                episodes = try client.result(
+                    "episodes",
+                    as: EpisodesResult.self,
+                    params: #"{"podcast":"\#(podcast.id)"}"#
+                )
                 .episodes
-            return episodes.first { $0.guid == "a" }?.downloadState == .completed
+                return episodes.first { $0.guid == "a" }?.downloadState == .completed
+            }
+            #expect(downloaded, "\(episodes)\n\(daemon.log)")
+            #expect(episodes.first { $0.guid == "b" }?.playedAt != nil)
+            #expect(episodes.first { $0.guid == "a" }?.playedAt == nil)
+
+            // The user deletes the downloaded file; the next sync tells the server of the download and the delete.
+            let a = try #require(episodes.first { $0.guid == "a" })
+            _ = try client.call("delete", params: #"{"episodes":[\#(a.id)]}"#)
+            let second = try ctl(daemon, ["sync"])
+            #expect(second.status == 0, "\(second.stderr)")
+            let mine = try actions(server).filter { $0["device"] as? String == "home-server" }
+            let kinds = mine.filter { $0["episode"] as? String == site.url("/media-a.mp3") }.compactMap {
+                $0["action"] as? String
+            }
+            #expect(kinds == ["download", "delete"], "\(mine)")
+            // The phone's own play did not go back to the server as singlecast's.
+            #expect(!mine.contains { $0["action"] as? String == "play" }, "\(mine)")
+            // Nothing is left to upload.
+            let status = try JSONDecoder().decode(
+                SyncResult.self,
+                from: Data(try ctl(daemon, ["sync", "--status", "--json"]).stdout.utf8)
+            )
+            #expect(status.status.pending == 0)
+            #expect(status.status.lastSuccess != nil)
+            #expect(daemon.stop() == 0)
         }
-        #expect(downloaded, "\(episodes)\n\(daemon.log)")
-        #expect(episodes.first { $0.guid == "b" }?.playedAt != nil)
-        #expect(episodes.first { $0.guid == "a" }?.playedAt == nil)
+    }
 
-        // The user deletes the downloaded file; the next sync tells the server of the download and the delete.
-        let a = try #require(episodes.first { $0.guid == "a" })
-        _ = try client.call("delete", params: #"{"episodes":[\#(a.id)]}"#)
-        let second = try ctl(daemon, ["sync"])
-        #expect(second.status == 0, "\(second.stderr)")
-        let mine = try actions(server).filter { $0["device"] as? String == "home-server" }
-        let kinds = mine.filter { $0["episode"] as? String == site.url("/media-a.mp3") }.compactMap {
-            $0["action"] as? String
+    @Test func thePhonesPlayLetsRetentionDeleteTheFileAndTheServerLearnsOfIt() async throws {
+        try await onOwnThread {
+            let site = try NginxServer()
+            let feedURL = try serve(site, ["a"])
+            let server = try GPodderServer()
+            _ = try phone(server, ["subscribe", feedURL])
+            let root = TemporaryDirectory()
+            let daemon = try syncingDaemon(server, root: root, extra: "delete_played_after = 1s\n")
+            try daemon.startAndWaitUntilReady()
+            #expect(try ctl(daemon, ["sync"]).status == 0, "\(daemon.log)")
+            let client = try LineClient(path: daemon.socketPath)
+            let podcast = try #require(try client.result("podcasts", as: PodcastsResult.self).podcasts.first)
+            func episode() throws -> EpisodeInfo? {
+                try client.result("episodes", as: EpisodesResult.self, params: #"{"podcast":"\#(podcast.id)"}"#)
+                    .episodes.first
+            }
+            #expect(try eventually(30) { try episode()?.downloadState == .completed }, "\(daemon.log)")
+
+            // Heard to the end on the phone: the next sync marks it played, and retention deletes its file.
+            _ = try phone(server, ["play", feedURL, site.url("/media-a.mp3"), "1800", "1800"])
+            let synced = try JSONDecoder().decode(
+                SyncResult.self,
+                from: Data(try ctl(daemon, ["sync", "--json"]).stdout.utf8)
+            )
+            #expect(synced.report?.markedPlayed == 1, "\(daemon.log)")
+            #expect(try eventually(20) { try episode()?.downloadState == nil }, "\(daemon.log)")
+            #expect(try ctl(daemon, ["sync"]).status == 0)
+            let mine = try actions(server).filter { $0["device"] as? String == "home-server" }
+            #expect(mine.compactMap { $0["action"] as? String } == ["download", "delete"], "\(mine)")
+            #expect(daemon.stop() == 0)
         }
-        #expect(kinds == ["download", "delete"], "\(mine)")
-        // The phone's own play did not go back to the server as singlecast's.
-        #expect(!mine.contains { $0["action"] as? String == "play" }, "\(mine)")
-        // Nothing is left to upload.
-        let status = try JSONDecoder().decode(
-            SyncResult.self,
-            from: Data(try ctl(daemon, ["sync", "--status", "--json"]).stdout.utf8)
-        )
-        #expect(status.status.pending == 0)
-        #expect(status.status.lastSuccess != nil)
-        #expect(daemon.stop() == 0)
     }
 
-    @Test func thePhonesPlayLetsRetentionDeleteTheFileAndTheServerLearnsOfIt() throws {
-        let site = try NginxServer()
-        let feedURL = try serve(site, ["a"])
-        let server = try GPodderServer()
-        _ = try phone(server, ["subscribe", feedURL])
-        let root = TemporaryDirectory()
-        let daemon = try syncingDaemon(server, root: root, extra: "delete_played_after = 1s\n")
-        try daemon.startAndWaitUntilReady()
-        #expect(try ctl(daemon, ["sync"]).status == 0, "\(daemon.log)")
-        let client = try LineClient(path: daemon.socketPath)
-        let podcast = try #require(try client.result("podcasts", as: PodcastsResult.self).podcasts.first)
-        func episode() throws -> EpisodeInfo? {
-            try client.result("episodes", as: EpisodesResult.self, params: #"{"podcast":"\#(podcast.id)"}"#)
-                .episodes.first
+    @Test func aFeedURLTheServerRewritesStillNamesTheLocalPodcast() async throws {
+        try await onOwnThread {
+            let site = try NginxServer()
+            _ = try serve(site, ["a"])
+            // The server normalises URLs as gpodder.net does: a comma in the path comes back as %2C.
+            let feedURL = try site.serve(Self.feed(site, ["a"]), as: "phone,radio.xml")
+            let server = try GPodderServer()
+            // The phone has a subscription of its own, so the daemon knows the device before the removal below.
+            let other = try site.serve(Self.feed(site, ["a"]), as: "other.xml")
+            _ = try phone(server, ["subscribe", other])
+            let daemon = try syncingDaemon(server)
+            try daemon.startAndWaitUntilReady()
+            let client = try LineClient(path: daemon.socketPath)
+            _ = try client.result("subscribe", as: SubscribeResult.self, params: #"{"url":"\#(feedURL)"}"#)
+            #expect(try ctl(daemon, ["sync"]).status == 0, "\(daemon.log)")
+            let rewritten = feedURL.replacingOccurrences(of: ",", with: "%2C")
+            let changes = try phone(server, ["subscriptions", "home-server"])
+            #expect(changes.contains(rewritten), "\(changes)")
+
+            // The phone subscribes by the server's spelling: no second podcast here. Then it removes it: the podcast
+            // subscribed to here goes.
+            usleep(1_100_000)
+            _ = try phone(server, ["subscribe", rewritten])
+            let added = try JSONDecoder().decode(
+                SyncResult.self,
+                from: Data(try ctl(daemon, ["sync", "--json"]).stdout.utf8)
+            )
+            #expect(added.report?.subscribed == 0, "\(daemon.log)")
+            #expect(try client.result("podcasts", as: PodcastsResult.self).podcasts.count == 2)
+            usleep(1_100_000)
+            _ = try phone(server, ["unsubscribe", rewritten])
+            let removed = try JSONDecoder().decode(
+                SyncResult.self,
+                from: Data(try ctl(daemon, ["sync", "--json"]).stdout.utf8)
+            )
+            #expect(removed.report?.unsubscribed == 1, "\(daemon.log)")
+            #expect(try client.result("podcasts", as: PodcastsResult.self).podcasts.map(\.feedURL) == [other])
+            #expect(daemon.stop() == 0)
         }
-        #expect(try eventually(30) { try episode()?.downloadState == .completed }, "\(daemon.log)")
-
-        // Heard to the end on the phone: the next sync marks it played, and retention deletes its file.
-        _ = try phone(server, ["play", feedURL, site.url("/media-a.mp3"), "1800", "1800"])
-        let synced = try JSONDecoder().decode(
-            SyncResult.self,
-            from: Data(try ctl(daemon, ["sync", "--json"]).stdout.utf8)
-        )
-        #expect(synced.report?.markedPlayed == 1, "\(daemon.log)")
-        #expect(try eventually(20) { try episode()?.downloadState == nil }, "\(daemon.log)")
-        #expect(try ctl(daemon, ["sync"]).status == 0)
-        let mine = try actions(server).filter { $0["device"] as? String == "home-server" }
-        #expect(mine.compactMap { $0["action"] as? String } == ["download", "delete"], "\(mine)")
-        #expect(daemon.stop() == 0)
     }
 
-    @Test func aFeedURLTheServerRewritesStillNamesTheLocalPodcast() throws {
-        let site = try NginxServer()
-        _ = try serve(site, ["a"])
-        // The server normalises URLs as gpodder.net does: a comma in the path comes back as %2C.
-        let feedURL = try site.serve(Self.feed(site, ["a"]), as: "phone,radio.xml")
-        let server = try GPodderServer()
-        // The phone has a subscription of its own, so the daemon knows the device before the removal below.
-        let other = try site.serve(Self.feed(site, ["a"]), as: "other.xml")
-        _ = try phone(server, ["subscribe", other])
-        let daemon = try syncingDaemon(server)
-        try daemon.startAndWaitUntilReady()
-        let client = try LineClient(path: daemon.socketPath)
-        _ = try client.result("subscribe", as: SubscribeResult.self, params: #"{"url":"\#(feedURL)"}"#)
-        #expect(try ctl(daemon, ["sync"]).status == 0, "\(daemon.log)")
-        let rewritten = feedURL.replacingOccurrences(of: ",", with: "%2C")
-        let changes = try phone(server, ["subscriptions", "home-server"])
-        #expect(changes.contains(rewritten), "\(changes)")
+    @Test func aChangeOutlivesKill9AndReachesTheServerExactlyOnce() async throws {
+        try await onOwnThread {
+            let site = try NginxServer()
+            let feedURL = try serve(site, ["a"])
+            let server = try GPodderServer()
+            let root = TemporaryDirectory()
+            let daemon = try syncingDaemon(server, root: root)
+            try daemon.startAndWaitUntilReady()
+            #expect(try ctl(daemon, ["sync"]).status == 0, "\(daemon.log)")
 
-        // The phone subscribes by the server's spelling: no second podcast here. Then it removes it: the podcast
-        // subscribed to here goes.
-        usleep(1_100_000)
-        _ = try phone(server, ["subscribe", rewritten])
-        let added = try JSONDecoder().decode(
-            SyncResult.self,
-            from: Data(try ctl(daemon, ["sync", "--json"]).stdout.utf8)
-        )
-        #expect(added.report?.subscribed == 0, "\(daemon.log)")
-        #expect(try client.result("podcasts", as: PodcastsResult.self).podcasts.count == 2)
-        usleep(1_100_000)
-        _ = try phone(server, ["unsubscribe", rewritten])
-        let removed = try JSONDecoder().decode(
-            SyncResult.self,
-            from: Data(try ctl(daemon, ["sync", "--json"]).stdout.utf8)
-        )
-        #expect(removed.report?.unsubscribed == 1, "\(daemon.log)")
-        #expect(try client.result("podcasts", as: PodcastsResult.self).podcasts.map(\.feedURL) == [other])
-        #expect(daemon.stop() == 0)
+            let client = try LineClient(path: daemon.socketPath)
+            _ = try client.result("subscribe", as: SubscribeResult.self, params: #"{"url":"\#(feedURL)"}"#)
+            // Killed between the local change and its upload.
+            daemon.signal(SIGKILL)
+            _ = daemon.waitForExit()
+
+            let restarted = DaemonProcess(root: root)
+            try restarted.startAndWaitUntilReady()
+            let before = try JSONDecoder().decode(
+                SyncResult.self,
+                from: Data(try ctl(restarted, ["sync", "--status", "--json"]).stdout.utf8)
+            )
+            #expect(before.status.pending == 1)
+            let pushesBefore = server.requests().filter { $0.hasPrefix("POST /api/2/subscriptions/") }.count
+            #expect(try ctl(restarted, ["sync"]).status == 0, "\(restarted.log)")
+            #expect(try ctl(restarted, ["sync"]).status == 0)
+            let pushes = server.requests().filter { $0.hasPrefix("POST /api/2/subscriptions/") }.count - pushesBefore
+            #expect(pushes == 1, "\(server.requests())")
+            let changes = try phone(server, ["subscriptions", "home-server"])
+            let object = try JSONSerialization.jsonObject(with: Data(changes.utf8)) as? [String: Any]
+            #expect(object?["add"] as? [String] == [feedURL], "\(changes)")
+            #expect(restarted.stop() == 0)
+        }
     }
 
-    @Test func aChangeOutlivesKill9AndReachesTheServerExactlyOnce() throws {
-        let site = try NginxServer()
-        let feedURL = try serve(site, ["a"])
-        let server = try GPodderServer()
-        let root = TemporaryDirectory()
-        let daemon = try syncingDaemon(server, root: root)
-        try daemon.startAndWaitUntilReady()
-        #expect(try ctl(daemon, ["sync"]).status == 0, "\(daemon.log)")
-
-        let client = try LineClient(path: daemon.socketPath)
-        _ = try client.result("subscribe", as: SubscribeResult.self, params: #"{"url":"\#(feedURL)"}"#)
-        // Killed between the local change and its upload.
-        daemon.signal(SIGKILL)
-        _ = daemon.waitForExit()
-
-        let restarted = DaemonProcess(root: root)
-        try restarted.startAndWaitUntilReady()
-        let before = try JSONDecoder().decode(
-            SyncResult.self,
-            from: Data(try ctl(restarted, ["sync", "--status", "--json"]).stdout.utf8)
-        )
-        #expect(before.status.pending == 1)
-        let pushesBefore = server.requests().filter { $0.hasPrefix("POST /api/2/subscriptions/") }.count
-        #expect(try ctl(restarted, ["sync"]).status == 0, "\(restarted.log)")
-        #expect(try ctl(restarted, ["sync"]).status == 0)
-        let pushes = server.requests().filter { $0.hasPrefix("POST /api/2/subscriptions/") }.count - pushesBefore
-        #expect(pushes == 1, "\(server.requests())")
-        let changes = try phone(server, ["subscriptions", "home-server"])
-        let object = try JSONSerialization.jsonObject(with: Data(changes.utf8)) as? [String: Any]
-        #expect(object?["add"] as? [String] == [feedURL], "\(changes)")
-        #expect(restarted.stop() == 0)
+    @Test func aPodcastUnsubscribedHereIsNotResurrectedByTheServer() async throws {
+        try await onOwnThread {
+            let site = try NginxServer()
+            let feedURL = try serve(site, ["a"])
+            let server = try GPodderServer()
+            _ = try phone(server, ["subscribe", feedURL])
+            let daemon = try syncingDaemon(server)
+            try daemon.startAndWaitUntilReady()
+            #expect(try ctl(daemon, ["sync"]).status == 0, "\(daemon.log)")
+            let client = try LineClient(path: daemon.socketPath)
+            let podcast = try #require(try client.result("podcasts", as: PodcastsResult.self).podcasts.first)
+            // The server's timestamps are whole seconds: the phone's next changes must come after the last sync's.
+            usleep(1_100_000)
+            // The phone subscribes again (a newer add on the server) while the user unsubscribes here.
+            _ = try phone(server, ["unsubscribe", feedURL])
+            _ = try phone(server, ["subscribe", feedURL])
+            _ = try client.call("unsubscribe", params: #"{"podcast":"\#(podcast.id)"}"#)
+            let synced = try ctl(daemon, ["sync", "--json"])
+            #expect(synced.status == 0, "\(synced.stderr)")
+            let result = try JSONDecoder().decode(SyncResult.self, from: Data(synced.stdout.utf8))
+            #expect(result.report?.keptUnsubscribed == 1)
+            #expect(try client.result("podcasts", as: PodcastsResult.self).podcasts.isEmpty)
+            #expect(daemon.stop() == 0)
+        }
     }
 
-    @Test func aPodcastUnsubscribedHereIsNotResurrectedByTheServer() throws {
-        let site = try NginxServer()
-        let feedURL = try serve(site, ["a"])
-        let server = try GPodderServer()
-        _ = try phone(server, ["subscribe", feedURL])
-        let daemon = try syncingDaemon(server)
-        try daemon.startAndWaitUntilReady()
-        #expect(try ctl(daemon, ["sync"]).status == 0, "\(daemon.log)")
-        let client = try LineClient(path: daemon.socketPath)
-        let podcast = try #require(try client.result("podcasts", as: PodcastsResult.self).podcasts.first)
-        // The server's timestamps are whole seconds: the phone's next changes must come after the last sync's.
-        usleep(1_100_000)
-        // The phone subscribes again (a newer add on the server) while the user unsubscribes here.
-        _ = try phone(server, ["unsubscribe", feedURL])
-        _ = try phone(server, ["subscribe", feedURL])
-        _ = try client.call("unsubscribe", params: #"{"podcast":"\#(podcast.id)"}"#)
-        let synced = try ctl(daemon, ["sync", "--json"])
-        #expect(synced.status == 0, "\(synced.stderr)")
-        let result = try JSONDecoder().decode(SyncResult.self, from: Data(synced.stdout.utf8))
-        #expect(result.report?.keptUnsubscribed == 1)
-        #expect(try client.result("podcasts", as: PodcastsResult.self).podcasts.isEmpty)
-        #expect(daemon.stop() == 0)
+    @Test func aRefusedPasswordIsOneClearErrorAndNoRetryStorm() async throws {
+        try await onOwnThread {
+            let server = try GPodderServer()
+            let daemon = try syncingDaemon(server, password: "wrong")
+            try daemon.startAndWaitUntilReady()
+            let synced = try ctl(daemon, ["sync"])
+            #expect(synced.status != 0)
+            #expect(synced.stderr.contains("refused the user '\(server.user)'"), "\(synced.stderr)")
+            #expect(synced.stderr.contains(server.url), "\(synced.stderr)")
+            #expect(!synced.stderr.contains("wrong"), "the password must never be shown: \(synced.stderr)")
+            usleep(1_500_000)
+            #expect(server.requests().filter { $0.hasSuffix(" 401") }.count == 1, "\(server.requests())")
+            let status = try ctl(daemon, ["sync", "--status"])
+            #expect(status.stdout.contains("refused the user"), "\(status.stdout)")
+            #expect(status.stdout.contains("after a reload or 'sync'"), "\(status.stdout)")
+            #expect(!daemon.log.contains("wrong"))
+            #expect(daemon.stop() == 0)
+        }
     }
 
-    @Test func aRefusedPasswordIsOneClearErrorAndNoRetryStorm() throws {
-        let server = try GPodderServer()
-        let daemon = try syncingDaemon(server, password: "wrong")
-        try daemon.startAndWaitUntilReady()
-        let synced = try ctl(daemon, ["sync"])
-        #expect(synced.status != 0)
-        #expect(synced.stderr.contains("refused the user '\(server.user)'"), "\(synced.stderr)")
-        #expect(synced.stderr.contains(server.url), "\(synced.stderr)")
-        #expect(!synced.stderr.contains("wrong"), "the password must never be shown: \(synced.stderr)")
-        usleep(1_500_000)
-        #expect(server.requests().filter { $0.hasSuffix(" 401") }.count == 1, "\(server.requests())")
-        let status = try ctl(daemon, ["sync", "--status"])
-        #expect(status.stdout.contains("refused the user"), "\(status.stdout)")
-        #expect(status.stdout.contains("after a reload or 'sync'"), "\(status.stdout)")
-        #expect(!daemon.log.contains("wrong"))
-        #expect(daemon.stop() == 0)
-    }
-
-    @Test func aPasswordFileOthersCanReadIsRefusedAtStart() throws {
-        let server = try GPodderServer()
-        let root = TemporaryDirectory()
-        let daemon = try syncingDaemon(server, root: root)
-        chmod(root.file("gpodder-password"), 0o644)
-        try daemon.start()
-        #expect(daemon.waitForExit() != 0)
-        #expect(daemon.log.contains("must be readable by its owner only"), "\(daemon.log)")
+    @Test func aPasswordFileOthersCanReadIsRefusedAtStart() async throws {
+        try await onOwnThread {
+            let server = try GPodderServer()
+            let root = TemporaryDirectory()
+            let daemon = try syncingDaemon(server, root: root)
+            chmod(root.file("gpodder-password"), 0o644)
+            try daemon.start()
+            #expect(daemon.waitForExit() != 0)
+            #expect(daemon.log.contains("must be readable by its owner only"), "\(daemon.log)")
+        }
     }
 }

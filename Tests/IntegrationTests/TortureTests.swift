@@ -17,9 +17,7 @@ import Testing
         let arguments = [Self.script, "--duration", "25", "--small", "--bin", Binaries.directory.path]
         // Waited for on a thread of its own: the half minute it runs would otherwise hold one of the few threads
         // the other tests share.
-        let run = try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try runProgram("/usr/bin/python3", arguments) }) }.start()
-        }
+        let run = try await onOwnThread { try runProgram("/usr/bin/python3", arguments) }
         let elapsed = Date.now.timeIntervalSince(started)
         let output = "\(run.stdout)\n\(run.stderr)"
         #expect(run.status == 0, "scripts/torture failed:\n\(output)")

@@ -378,6 +378,7 @@ function searchCard(found) {
 async function subscribe(params, title) {
   const result = await rpc('subscribe', params);
   const podcast = result.podcast;
+  $('search-view').hidden = true;
   showMessage(result.existing ? `Already subscribed to "${podcast.title}"` : `Subscribed to "${podcast.title || title}"`, true);
   await loadPodcasts();
   location.hash = `#podcast/${podcast.id}`;
