@@ -109,11 +109,14 @@ final class RunningDaemon: @unchecked Sendable {
         if binding.address.family == .v6 { flags |= MHD_USE_IPv6.rawValue }
         if tls != nil { flags |= MHD_USE_TLS.rawValue }
         let timeoutSeconds = max(1, settings.timeout.components.seconds)
+        // On a loopback address every client is this machine, or a TLS proxy in front of the listener speaking for
+        // all its clients: a limit per address would throttle them all as one; the total cap still holds.
+        let perAddress = binding.address.isLoopback ? 0 : limits.connectionsPerAddress
         var options: [MHD_OptionItem] = [
             MHD_OptionItem(option: MHD_OPTION.CONNECTION_LIMIT, value: limits.connections, ptr_value: nil),
             MHD_OptionItem(
                 option: MHD_OPTION.PER_IP_CONNECTION_LIMIT,
-                value: limits.connectionsPerAddress,
+                value: perAddress,
                 ptr_value: nil
             ),
             MHD_OptionItem(option: MHD_OPTION.CONNECTION_TIMEOUT, value: Int(timeoutSeconds), ptr_value: nil),
