@@ -214,6 +214,31 @@ import Testing
         }
     }
 
+    @Test func concurrentFetchesShareRenderingsPerAddress() async throws {
+        try await withDownloads { harness, podcast, _ in
+            let route = PersonalFeedRoute(subscriptions: harness.subscriptions)
+            let path = "/feeds/\(podcast).xml"
+            let bases = [Self.base, "http://[::1]:8372"]
+            var expected: [[UInt8]] = []
+            for base in bases { expected.append(bytes(try await get(route, path, base: base))) }
+            #expect(expected[0] != expected[1])
+            try await withThrowingTaskGroup(of: (Int, [UInt8], Int).self) { group in
+                for index in 0..<64 {
+                    group.addTask {
+                        let response = try await get(route, path, base: bases[index % 2])
+                        return (index % 2, bytes(response), response.status)
+                    }
+                }
+                for try await (base, document, status) in group {
+                    #expect(status == 200)
+                    // Each address gets links that start with it, even when renderings are shared.
+                    #expect(document == expected[base])
+                }
+            }
+            #expect(route.renderingsRunning == 0)
+        }
+    }
+
     @Test func theOPMLListsEveryFeedWithoutCredentials() async throws {
         try await withDownloads { harness, podcast, _ in
             let route = PersonalFeedRoute(subscriptions: harness.subscriptions)
