@@ -24,6 +24,10 @@ import Testing
         let json = try run(["enqueue", "ftp://a.example/1.mp3", "--json"])
         #expect(json.status == 64)
         #expect(json.stderr.contains(#""reason":"invalid_params""#), "the daemon's own error: \(json.stderr)")
+        // A search term under search_min_term_length is a wrong value too, though it has a reason of its own.
+        let short = try run(["search", "a"])
+        #expect(short.stderr.contains("too short"), "\(short.stderr)")
+        #expect(short.status == 64)
         // Naming something that does not exist is no usage error: only the daemon can know, and it says so.
         let unknown = try run(["show-episode", "999"])
         #expect(unknown.status == 1, "\(unknown.stderr)")

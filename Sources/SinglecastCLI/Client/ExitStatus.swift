@@ -26,6 +26,10 @@ extension ExitCode {
     /// that does not exist (`unknown_podcast`, `unknown_episode`, …) shares its JSON-RPC code but is no usage
     /// error: only the daemon can know it.
     static func isWrongValue(_ error: RPCError) -> Bool {
-        error.code == RPCError.invalidParamsCode && (error.reason ?? "invalid_params") == "invalid_params"
+        error.code == RPCError.invalidParamsCode && wrongValueReasons.contains(error.reason ?? "invalid_params")
     }
+
+    /// The `invalid_params` reasons that mean a value given is wrong; `term_too_short` has its own reason only for
+    /// its `details.minimum`.
+    static let wrongValueReasons: Set<String> = ["invalid_params", "term_too_short"]
 }
