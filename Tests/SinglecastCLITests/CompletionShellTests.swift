@@ -23,6 +23,10 @@ import Testing
     static let inboxJSON = #"""
         {"episodes":[{"id":815,"podcast_id":3,"title":"Friday"},{"id":812,"podcast_id":5,"title":"Monday"}],"podcasts":[{"id":3,"title":"Harbour Lights & Tides"},{"id":5,"title":"Tides"}]}
         """#
+    /// `trash`: ids are hexadecimal strings; the episode and podcast ids beside them are not offered.
+    static let trashJSON = #"""
+        {"files":[{"episode":{"id":812,"title":"Monday"},"id":"0badf00d","original":"/d/a.mp3"},{"id":"c0ffee42","original":"/d/b.mp3","podcast":{"id":3}}],"total_bytes":10,"use_trash":true}
+        """#
     static let downloadsJSON = #"""
         {"downloads":[{"episode_id":812,"id":7,"state":"queued"},{"id":12,"podcast_id":3,"state":"paused"}]}
         """#
@@ -49,6 +53,10 @@ import Testing
             ;;
             *"--json inbox") cat <<'JSON'
             \(Self.inboxJSON)
+            JSON
+            ;;
+            *"--json trash") cat <<'JSON'
+            \(Self.trashJSON)
             JSON
             ;;
             *) exit 64 ;;
@@ -138,6 +146,8 @@ import Testing
         #expect(try bash("singlecastctl played 8").replies.sorted() == ["812", "815"])
         #expect(try bash("singlecastctl unsubscribe Tw").replies.isEmpty, "two podcasts are called Twice, in any case")
         #expect(try bash("singlecastctl unsubscribe 9").replies == ["9"])
+        #expect(try bash("singlecastctl trash restore ").replies.sorted() == ["0badf00d", "c0ffee42"])
+        #expect(try bash("singlecastctl trash restore c").replies == ["c0ffee42"])
     }
 
     @Test(.enabled(if: hasBash)) func bashOffersNothingAndStaysQuietWithoutADaemon() throws {
@@ -170,6 +180,9 @@ import Testing
         #expect(try fish("singlecastctl unsubscribe Har").candidates == ["Harbour Lights & Tides"])
         #expect(try fish("singlecastctl show ").candidates.sorted() == ["12", "7"])
         #expect(try fish("singlecastctl show-episode ").candidates.sorted() == ["812", "815"])
+        // fish offers a command's positionals at every position: the actions come along with the ids.
+        let trashed = try fish("singlecastctl trash restore ").candidates
+        #expect(trashed.contains("0badf00d") && trashed.contains("c0ffee42") && !trashed.contains("812"), "\(trashed)")
         #expect(
             try fish("singlecastctl unsubscribe ").candidates.sorted()
                 == ["3", "5", "8", "9", "Harbour Lights & Tides", #"Tides — Daily "Ocean" News"#].sorted()
@@ -214,6 +227,7 @@ import Testing
             ]
         )
         #expect(try zsh("singlecastctl show-episode ").offered.sorted() == ["812", "815"])
+        #expect(try zsh("singlecastctl trash restore ").offered.sorted() == ["0badf00d", "c0ffee42"])
         #expect(try zsh("singlecastctl set 3 --auto ").offered.contains("all-new"))
         #expect(try zsh("singlecastctl --socket /tmp/x.sock retry ").offered.sorted() == ["12", "7"])
     }

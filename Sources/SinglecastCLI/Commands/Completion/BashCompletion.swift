@@ -110,6 +110,11 @@ package enum BashCompletion {
                 episodes=$(__singlecastctl_daemon inbox | __singlecastctl_episode_ids)
                 mapfile -t COMPREPLY < <(compgen -W "$episodes" -- "$prefix")
                 ;;
+            trashed)
+                local trashed
+                trashed=$(__singlecastctl_daemon trash | grep -o '[{,]"id":"[0-9a-f]*"' | sed -e 's/.*:"//' -e 's/"$//')
+                mapfile -t COMPREPLY < <(compgen -W "$trashed" -- "$prefix")
+                ;;
             podcast)
                 # Titles have spaces: match the typed word unquoted, offer each title quoted for the shell.
                 declare -F dequote >/dev/null 2>&1 && plain=$(dequote "$prefix")

@@ -16,6 +16,8 @@ package enum CompletionValue: Hashable, Sendable {
     case download
     /// Episode ids of the new episodes, asked from the running daemon (`singlecastctl --json inbox`).
     case episode
+    /// Ids of singlecast's files in the Trash, asked from the running daemon (`singlecastctl --json trash`).
+    case trashed
 }
 
 /// One flag or option as the completion scripts offer it.
@@ -87,6 +89,7 @@ package enum CompletionModel {
         if names.contains("podcast") { return .podcast }
         if names.contains("episode") { return .episode }
         if names.contains("id"), spec.help.lowercased().contains("download") { return .download }
+        if names.contains("id"), spec.help.contains("'singlecastctl trash'") { return .trashed }
         if names.contains("file") || names.contains("path") { return .file }
         if names.contains("dir") { return .directory }
         return .none

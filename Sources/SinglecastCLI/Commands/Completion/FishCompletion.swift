@@ -46,6 +46,7 @@ package enum FishCompletion {
         case .podcast: " -a '(__singlecastctl_podcasts)'"
         case .download: " -a '(__singlecastctl_daemon downloads | __singlecastctl_ids)'"
         case .episode: " -a '(__singlecastctl_episodes)'"
+        case .trashed: " -a '(__singlecastctl_trashed)'"
         }
     }
 
@@ -113,6 +114,11 @@ package enum FishCompletion {
         # The ids of an `inbox` answer's episodes, not of the podcasts listed after them.
         function __singlecastctl_episodes
             __singlecastctl_daemon inbox | string replace -r '\],"podcasts":\[.*' '' | __singlecastctl_ids
+        end
+
+        # The ids of singlecast's files in the Trash: quoted hexadecimal.
+        function __singlecastctl_trashed
+            __singlecastctl_daemon trash | string match -ar '[{,]"id":"[0-9a-f]+"' | string replace -r '.*:"(.*)"' '$1'
         end
 
         # Every podcast's id, and the titles no other podcast has in any case: equal ones are told apart by id.

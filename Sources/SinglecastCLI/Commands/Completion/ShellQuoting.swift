@@ -14,7 +14,7 @@ enum ShellQuoting {
 }
 
 extension CompletionValue {
-    /// The word the scripts' helpers switch on: `text`, `file`, `directory`, `podcast`, `download`, or
+    /// The word the scripts' helpers switch on: `text`, `file`, `directory`, `podcast`, `download`, `episode`, `trashed`, or
     /// `choices:a b c`.
     var scriptWord: String {
         switch self {
@@ -25,6 +25,7 @@ extension CompletionValue {
         case .podcast: "podcast"
         case .download: "download"
         case .episode: "episode"
+        case .trashed: "trashed"
         }
     }
 }

@@ -105,6 +105,11 @@ package enum ZshCompletion {
                     sed 's/.*://')"})
                 (( ${#found} )) && compadd -- $found
                 ;;
+            trashed)
+                json=$(__singlecastctl_daemon trash)
+                found=(${(f)"$(print -r -- $json | grep -o '[{,]"id":"[0-9a-f]*"' | sed -e 's/.*:"//' -e 's/"$//')"})
+                (( ${#found} )) && compadd -- $found
+                ;;
             podcast)
                 # Every id, and the titles no other podcast has in any case: equal ones are told apart by id.
                 json=$(__singlecastctl_daemon podcasts)
