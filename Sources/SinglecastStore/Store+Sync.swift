@@ -62,10 +62,17 @@ package struct SyncCursor: Sendable, Hashable {
 extension Store {
     /// Starts (or stops) recording local changes in the outbox; off, the outbox is emptied, since the next sync
     /// that starts again compares whole subscription lists anyway.
+    ///
+    /// When recording starts (sync turned on, for the first time or again after it was off), every episode played
+    /// here before is recorded as a `play`, in the same transaction as the switch: the phone learns what was heard
+    /// before sync existed, once, with the outbox's guarantees. Only episodes of subscribed podcasts (the store keeps
+    /// no others) with a media URL (the API's key) go up.
     package func setSyncRecording(_ on: Bool) throws(StoreError) {
         try withConnection("switching sync recording") { connection throws(SQLiteError) in
             try connection.transaction { () throws(SQLiteError) in
                 if on {
+                    let recording = try connection.scalar("SELECT COUNT(*) FROM sync_state WHERE name = 'recording'")
+                    if recording?.int64 ?? 0 == 0 { try Self.recordPlayedBefore(on: connection) }
                     try connection.execute("INSERT OR IGNORE INTO sync_state (name, value) VALUES ('recording', 1)")
                 } else {
                     try connection.execute("DELETE FROM sync_state WHERE name = 'recording'")
@@ -73,6 +80,21 @@ extension Store {
                 }
             }
         }
+    }
+
+    /// The played marks made before recording, as the trigger `sync_episode_played` would have written them, oldest
+    /// first; without a known duration, a play without position and total (the API's minimal form).
+    private static func recordPlayedBefore(on connection: Connection) throws(SQLiteError) {
+        try connection.execute(
+            """
+            INSERT INTO sync_outbox (kind, podcast_url, episode_url, guid, position, total, at)
+            SELECT 'play', p.feed_url, e.enclosure_url, e.guid, NULLIF(e.duration, 0), NULLIF(e.duration, 0),
+                e.played_at
+            FROM episodes e JOIN podcasts p ON p.id = e.podcast_id
+            WHERE e.played_at IS NOT NULL AND e.enclosure_url IS NOT NULL
+            ORDER BY e.played_at, e.id
+            """
+        )
     }
 
     /// The oldest `limit` unacknowledged changes, oldest first.

@@ -18,7 +18,7 @@ import Glibc
 )
 struct SyncTests {
     /// Runs the phone script; returns its JSON answer.
-    private func phone(_ server: GPodderServer, _ arguments: [String], device: String = "phone") throws -> String {
+    func phone(_ server: GPodderServer, _ arguments: [String], device: String = "phone") throws -> String {
         let script = try #require(GPodderServer.phoneScript)
         let run = try runProgram(
             "/usr/bin/python3",
@@ -29,7 +29,7 @@ struct SyncTests {
         return run.stdout
     }
 
-    private func ctl(
+    func ctl(
         _ daemon: DaemonProcess,
         _ arguments: [String]
     ) throws -> (status: Int32, stdout: String, stderr: String) {
@@ -37,7 +37,7 @@ struct SyncTests {
     }
 
     /// A daemon synchronising with `server` as device `home-server`, every hour (so only `sync` syncs here).
-    private func syncingDaemon(
+    func syncingDaemon(
         _ server: GPodderServer,
         password: String? = nil,
         root: TemporaryDirectory = TemporaryDirectory(),
@@ -65,7 +65,7 @@ struct SyncTests {
         return daemon
     }
 
-    private static func feed(_ site: NginxServer, _ guids: [String]) -> Data {
+    static func feed(_ site: NginxServer, _ guids: [String]) -> Data {
         let items = guids.enumerated().map { index, guid in
             """
             <item><title>Episode \(guid)</title><guid isPermaLink="false">\(guid)</guid>
@@ -84,7 +84,7 @@ struct SyncTests {
         )
     }
 
-    private func serve(_ site: NginxServer, _ guids: [String]) throws -> String {
+    func serve(_ site: NginxServer, _ guids: [String]) throws -> String {
         for guid in guids {
             _ = try site.serve(
                 TestContent.mp3(count: 4096, filler: Character(guid).asciiValue ?? 0),
@@ -94,7 +94,7 @@ struct SyncTests {
         return try site.serve(Self.feed(site, guids), as: "phone.xml")
     }
 
-    private func actions(_ server: GPodderServer) throws -> [[String: Any]] {
+    func actions(_ server: GPodderServer) throws -> [[String: Any]] {
         let text = try phone(server, ["actions"])
         let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
         return object?["actions"] as? [[String: Any]] ?? []

@@ -40,14 +40,18 @@ struct SyncStateMachineTests {
         )
     }
 
-    /// Runs a machine to the subscription decision with one other device's changes (asked for after `since`).
+    /// Runs a machine past the upload of the local subscription changes (answered with `uploaded`) to the subscription
+    /// decision with one other device's changes (asked for after `since`).
     private func decide(
         _ run: inout SyncRun,
         _ pulled: SyncWire.SubscriptionChanges,
-        since: Int64 = 0
+        since: Int64 = 0,
+        uploaded: SyncWire.UploadResponse = .init(timestamp: 99, updateURLs: [:])
     ) -> [SyncRun.Action] {
         #expect(run.handle(.started) == [.send(.registerDevice)])
-        #expect(run.handle(.registered) == [.send(.listDevices)])
+        var next = run.handle(.registered)
+        if case .send(.pushSubscriptions)? = next.first { next = run.handle(.subscriptionsPushed(uploaded)) }
+        #expect(next == [.send(.listDevices)])
         let listed = run.handle(.devicesListed([.init(id: "home"), .init(id: "phone")]))
         #expect(listed == [.send(.pullSubscriptions(device: "phone", since: since))])
         return run.handle(.subscriptionsPulled(device: "phone", pulled))
@@ -58,18 +62,40 @@ struct SyncStateMachineTests {
         var cursor = SyncCursor()
         cursor.uploadedAll = true
         var run = SyncRun(facts(outbox: outbox, cursor: cursor))
-        _ = decide(&run, changes())
-        _ = run.handle(.subscriptionsApplied(localFeeds: [], failed: 0))
+        _ = decide(&run, changes(at: 1000))
+        _ = run.handle(.subscriptionsApplied(failed: 0))
         return run
     }
 
-    @Test("a first sync applies the phone's adds but not its old removals, and uploads every local subscription")
+    @Test("a first sync uploads every local subscription first, then applies the phone's adds but not its old removals")
     func firstSync() {
         var run = SyncRun(facts(local: ["https://f/local"]))
-        let applied = decide(&run, changes(add: ["https://f/a"], remove: ["https://f/local"]))
+        #expect(run.handle(.started) == [.send(.registerDevice)])
+        #expect(run.handle(.registered) == [.send(.pushSubscriptions(add: ["https://f/local"], remove: []))])
+        #expect(run.handle(.subscriptionsPushed(.init(timestamp: 99, updateURLs: [:]))) == [.send(.listDevices)])
+        _ = run.handle(.devicesListed([.init(id: "home"), .init(id: "phone")]))
+        let applied = run.handle(
+            .subscriptionsPulled(device: "phone", changes(add: ["https://f/a"], remove: ["https://f/local"]))
+        )
         #expect(applied == [.applySubscriptions(subscribe: ["https://f/a"], unsubscribe: [])])
-        let pushed = run.handle(.subscriptionsApplied(localFeeds: ["https://f/local", "https://f/a"], failed: 0))
-        #expect(pushed == [.send(.pushSubscriptions(add: ["https://f/a", "https://f/local"], remove: []))])
+    }
+
+    @Test("on the first sync, a phone's add in the server's spelling of a local feed is that feed, not a new one")
+    func firstSyncRespelledFeed() {
+        var run = SyncRun(facts(local: ["https://F.example/a,b"]))
+        _ = run.handle(.started)
+        #expect(run.handle(.registered) == [.send(.pushSubscriptions(add: ["https://F.example/a,b"], remove: []))])
+        let respelled = ["https://F.example/a,b": "https://f.example/a%2Cb"]
+        _ = run.handle(.subscriptionsPushed(.init(timestamp: 99, updateURLs: respelled)))
+        _ = run.handle(.devicesListed([.init(id: "home"), .init(id: "phone")]))
+        let applied = run.handle(.subscriptionsPulled(device: "phone", changes(add: ["https://f.example/a%2Cb"])))
+        #expect(applied == [.applySubscriptions(subscribe: [], unsubscribe: [])])
+        guard case .acknowledge(_, let saved)? = run.handle(.subscriptionsApplied(failed: 0)).first
+        else {
+            Issue.record("no acknowledgement")
+            return
+        }
+        #expect(saved.aliases == ["https://f.example/a%2Cb": "https://F.example/a,b"])
     }
 
     @Test("a podcast unsubscribed here since the last sync is not brought back by a remote add")
@@ -79,10 +105,19 @@ struct SyncStateMachineTests {
         cursor.uploadedAll = true
         let removed = SyncOutboxEntry(id: 7, kind: .remove, podcastURL: "https://f/a", at: 10)
         var run = SyncRun(facts(outbox: [removed], cursor: cursor))
-        let applied = decide(&run, changes(add: ["https://f/a"]), since: 50)
+        #expect(run.handle(.started) == [.send(.registerDevice)])
+        #expect(run.handle(.registered) == [.send(.pushSubscriptions(add: [], remove: ["https://f/a"]))])
+        _ = run.handle(.subscriptionsPushed(.init(timestamp: 99, updateURLs: [:])))
+        _ = run.handle(.devicesListed([.init(id: "phone")]))
+        let applied = run.handle(.subscriptionsPulled(device: "phone", changes(add: ["https://f/a"])))
         #expect(applied == [.applySubscriptions(subscribe: [], unsubscribe: [])])
-        let pushed = run.handle(.subscriptionsApplied(localFeeds: [], failed: 0))
-        #expect(pushed == [.send(.pushSubscriptions(add: [], remove: ["https://f/a"]))])
+        // Acknowledged only with the decision it took part in: a crash before keeps the removal pending.
+        let next = run.handle(.subscriptionsApplied(failed: 0))
+        guard case .acknowledge(let ids, _)? = next.first else {
+            Issue.record("unexpected \(next)")
+            return
+        }
+        #expect(ids == [7])
     }
 
     @Test("a remote removal unsubscribes, unless the podcast was subscribed here since the last sync")
@@ -106,12 +141,14 @@ struct SyncStateMachineTests {
             SyncOutboxEntry(id: 3, kind: .add, podcastURL: "https://f/b", at: 3),
         ]
         var run = SyncRun(facts(outbox: outbox, cursor: cursor))
-        _ = decide(&run, changes())
-        let pushed = run.handle(.subscriptionsApplied(localFeeds: ["https://f/b"], failed: 0))
-        #expect(pushed == [.send(.pushSubscriptions(add: ["https://f/b"], remove: ["https://f/a"]))])
+        _ = run.handle(.started)
+        #expect(run.handle(.registered) == [.send(.pushSubscriptions(add: ["https://f/b"], remove: ["https://f/a"]))])
+        #expect(run.handle(.subscriptionsPushed(.init(timestamp: 101, updateURLs: [:]))) == [.send(.listDevices)])
+        _ = run.handle(.devicesListed([.init(id: "phone")]))
+        _ = run.handle(.subscriptionsPulled(device: "phone", changes()))
         var expected = cursor
         expected.devicesSince["phone"] = 100
-        let acknowledged = run.handle(.subscriptionsPushed(.init(timestamp: 101, updateURLs: [:])))
+        let acknowledged = run.handle(.subscriptionsApplied(failed: 0))
         #expect(acknowledged == [.acknowledge([1, 2, 3], expected), .send(.pullActions(since: 0))])
     }
 
@@ -182,12 +219,11 @@ struct SyncStateMachineTests {
         cursor.devicesSince["phone"] = 50
         let added = SyncOutboxEntry(id: 1, kind: .add, podcastURL: "HTTP://Feeds.Example/a", at: 1)
         var run = SyncRun(facts(outbox: [added], local: ["HTTP://Feeds.Example/a"], cursor: cursor))
-        _ = decide(&run, changes(at: 60), since: 50)
-        _ = run.handle(.subscriptionsApplied(localFeeds: ["HTTP://Feeds.Example/a"], failed: 0))
         let rewritten = ["HTTP://Feeds.Example/a": "http://feeds.example/a"]
+        _ = decide(&run, changes(at: 60), since: 50, uploaded: .init(timestamp: 61, updateURLs: rewritten))
         guard
             case .acknowledge(_, let saved)? = run.handle(
-                .subscriptionsPushed(.init(timestamp: 61, updateURLs: rewritten))
+                .subscriptionsApplied(failed: 0)
             ).first
         else {
             Issue.record("no acknowledgement")
@@ -199,7 +235,7 @@ struct SyncStateMachineTests {
         var next = SyncRun(facts(local: ["HTTP://Feeds.Example/a"], cursor: saved))
         let applied = decide(&next, changes(remove: ["http://feeds.example/a"]), since: 60)
         #expect(applied == [.applySubscriptions(subscribe: [], unsubscribe: ["HTTP://Feeds.Example/a"])])
-        _ = next.handle(.subscriptionsApplied(localFeeds: [], failed: 0))
+        _ = next.handle(.subscriptionsApplied(failed: 0))
         var played = play("https://f/e1", at: 100)
         played.podcast = "http://feeds.example/a"
         let marked = next.handle(.actionsPulled(.init(actions: [played], timestamp: 100)))
@@ -244,7 +280,7 @@ struct SyncStateMachineTests {
         cursor.uploadedAll = true
         var run = SyncRun(facts(cursor: cursor))
         _ = decide(&run, changes(add: ["https://f/down"], at: 90), since: 50)
-        let actions = run.handle(.subscriptionsApplied(localFeeds: [], failed: 1))
+        let actions = run.handle(.subscriptionsApplied(failed: 1))
         #expect(actions == [.acknowledge([], cursor), .send(.pullActions(since: 0))])
     }
 
@@ -252,18 +288,69 @@ struct SyncStateMachineTests {
     func firstActionsWindow() {
         let now: Int64 = 1_796_421_678
         var run = SyncRun(facts())
-        _ = decide(&run, changes(at: now))
-        let pushed = run.handle(.subscriptionsApplied(localFeeds: [], failed: 0))
-        #expect(pushed == [.send(.pushSubscriptions(add: [], remove: []))])
+        _ = run.handle(.started)
+        #expect(run.handle(.registered) == [.send(.pushSubscriptions(add: [], remove: []))])
         let next = run.handle(.subscriptionsPushed(.init(timestamp: now + 1, updateURLs: [:])))
-        #expect(next.last == .send(.pullActions(since: now + 1 - SyncRun.firstActionsWindow)))
+        #expect(next == [.send(.listDevices)])
+        _ = run.handle(.devicesListed([.init(id: "phone")]))
+        _ = run.handle(.subscriptionsPulled(device: "phone", changes(at: now)))
+        let pulled = run.handle(.subscriptionsApplied(failed: 0))
+        #expect(pulled.last == .send(.pullActions(since: now + 1 - SyncRun.firstActionsWindow)))
+    }
 
+    @Test("later syncs ask for actions again from the late-upload window before the cursor")
+    func lateActionsWindow() {
+        let now: Int64 = 1_796_421_678
         var cursor = SyncCursor()
-        cursor.actionsSince = 42
+        cursor.actionsSince = now - 3600
         cursor.uploadedAll = true
         var later = SyncRun(facts(cursor: cursor))
         _ = decide(&later, changes(at: now))
-        #expect(later.handle(.subscriptionsApplied(localFeeds: [], failed: 0)).last == .send(.pullActions(since: 42)))
+        #expect(
+            later.handle(.subscriptionsApplied(failed: 0)).last
+                == .send(.pullActions(since: now - 3600 - SyncRun.lateActionsWindow))
+        )
+        // A phone whose clock runs a year ahead: its action's time is no cursor, the server's clock is.
+        _ = later.handle(
+            .actionsPulled(.init(actions: [play("https://f/e1", at: now + 31_536_000)], timestamp: now + 31_536_000))
+        )
+        let done = later.handle(.actionsApplied(unmatched: 0))
+        guard case .finish(_, let final)? = done.last else {
+            Issue.record("unexpected \(done)")
+            return
+        }
+        #expect(final.actionsSince == now)
+    }
+
+    @Test("a remote action read again in the overlap does not undo a newer one of singlecast's own")
+    func overlapIsIdempotent() {
+        var run = waitingForActions([])
+        let remote = SyncWire.Actions(
+            actions: [
+                play("https://f/e1", at: 100),
+                SyncWire.Action(
+                    podcast: "https://f/a",
+                    episode: "https://f/e1",
+                    device: "home",
+                    kind: .new,
+                    timestamp: 150
+                ),
+                SyncWire.Action(
+                    podcast: "https://f/a",
+                    episode: "https://f/e2",
+                    device: "home",
+                    kind: .download,
+                    timestamp: 150
+                ),
+            ],
+            timestamp: 150
+        )
+        #expect(run.handle(.actionsPulled(remote)) == [.applyActions(played: [], unplayed: [])])
+        guard case .finish(let report, _)? = run.handle(.actionsApplied(unmatched: 0)).last else {
+            Issue.record("no finish")
+            return
+        }
+        #expect(report.ignoredActions == 0)
     }
 
     @Test("a failure ends the run with the cursor as it was acknowledged so far")
@@ -278,7 +365,9 @@ struct SyncStateMachineTests {
     @Test("the Nextcloud flavour has no devices: one account-wide list")
     func nextcloud() {
         var run = SyncRun(facts(flavor: .nextcloud))
-        #expect(run.handle(.started) == [.send(.pullSubscriptions(device: "", since: 0))])
+        #expect(run.handle(.started) == [.send(.pushSubscriptions(add: [], remove: []))])
+        let pulled = run.handle(.subscriptionsPushed(.init(timestamp: 99, updateURLs: [:])))
+        #expect(pulled == [.send(.pullSubscriptions(device: "", since: 0))])
     }
 }
 

@@ -94,6 +94,15 @@ struct SyncWireTests {
         #expect(sent[1]["position"] == nil)
     }
 
+    @Test("a play of unknown length goes up in the API's minimal form, without started, position and total")
+    func minimalPlay() throws {
+        let entry = SyncOutboxEntry(id: 1, kind: .play, podcastURL: "https://f/a", episodeURL: "https://f/e", at: 1000)
+        let json = try JSONSerialization.jsonObject(with: SyncWire.actionUpload([entry], device: "home"))
+        let sent = try #require((json as? [[String: Any]])?.first)
+        #expect(sent["action"] as? String == "play")
+        #expect(sent["started"] == nil && sent["position"] == nil && sent["total"] == nil, "\(sent)")
+    }
+
     @Test("user and device names are single path segments")
     func paths() {
         let (url, body) = SyncRequest.pullSubscriptions(device: "my phone/2", since: 5)

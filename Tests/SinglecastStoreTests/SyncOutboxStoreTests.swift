@@ -61,6 +61,32 @@ struct SyncOutboxStoreTests {
         }
     }
 
+    @Test("turning sync on records the episodes played before as plays, once, with their duration when known")
+    func playedBeforeSyncIsRecordedOnce() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/s.db")
+            let (podcast, episode) = try await subscribeWithEpisode(store)
+            var unknown = EpisodeRecord(podcastID: 0, identity: "e2", title: "E2", firstSeenAt: 1)
+            unknown.enclosureURL = "https://cdn.example.com/e2.mp3"
+            let heard = unknown
+            let ids = try await store.applyRefresh(podcast) { apply in try apply([heard]) }
+            _ = try await store.setPlayed([episode.id], at: 5000)
+            _ = try await store.setPlayed(ids, at: 6000)
+            try await store.setSyncRecording(true)
+            let entries = try await store.syncOutbox()
+            #expect(entries.map(\.kind) == [.play, .play])
+            #expect(entries.map(\.episodeURL) == ["https://cdn.example.com/e1.mp3", "https://cdn.example.com/e2.mp3"])
+            #expect(entries.map(\.at) == [5000, 6000])
+            #expect(entries[0].position == 600 && entries[0].total == 600)
+            // No duration: the API's play without a position.
+            #expect(entries[1].position == nil && entries[1].total == nil)
+            // Every start turns recording on again: nothing more is recorded.
+            try await store.setSyncRecording(true)
+            #expect(try await store.syncOutboxCount() == 2)
+            try await store.close()
+        }
+    }
+
     @Test("a feed that moved is recorded as the old URL removed and the new one added")
     func recordsMoves() async throws {
         try await withTemporaryDirectory { directory in

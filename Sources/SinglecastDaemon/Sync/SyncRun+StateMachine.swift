@@ -34,15 +34,24 @@ package struct SyncReport: Sendable, Hashable {
 
 /// One sync, as a pure state machine: the service gathers facts and performs the actions it returns.
 ///
-/// Order: register the device, pull every other device's subscription changes, apply them, push the local ones,
-/// pull episode actions, apply them, push the local ones in batches. Each push is acknowledged (its outbox rows
-/// deleted together with the new cursor) only after the server answered it: a crash before repeats the upload,
-/// which the API tolerates (an add of a present URL, an action with the same timestamp).
+/// Order: register the device, push the local subscription changes, pull every other device's, apply them, pull
+/// episode actions, apply them, push the local ones in batches. The local subscriptions go up first because the
+/// server may store a URL in its own spelling (`update_urls`): known before the pull, that spelling names the local
+/// podcast, and the first sync does not subscribe to it a second time. Each push is acknowledged (its outbox rows
+/// deleted together with the new cursor) only after the server answered it, the subscription changes only after the
+/// pull they were weighed against: a crash before repeats the upload, which the API tolerates (an add of a present
+/// URL, an action with the same timestamp), and keeps the change pending for the conflict rule.
 ///
 /// Conflict rule: a local change not uploaded yet is newer than the last sync, and for subscriptions the API gives
 /// no time per change, so a pending local change of a URL wins over the server's change of it; above all a
 /// podcast unsubscribed here is not brought back by a remote add. Episode actions carry times: the latest of the
-/// remote action and a pending local one wins.
+/// remote action, a pending local one and singlecast's own uploaded one wins.
+///
+/// Episode actions are asked for again from ``lateActionsWindow`` before the cursor: some servers (the
+/// gpodder-fastapi-router does) file actions by their own timestamp rather than by when they were
+/// uploaded, so a phone that uploads last week's play after our last sync files it before our cursor. Reading an
+/// action twice is harmless: marks are idempotent, and singlecast's own newer action of an episode outweighs an older
+/// remote one read again.
 package struct SyncRun: Sendable {
     /// What the service knows when the run starts.
     package struct Facts: Sendable, Hashable {
@@ -85,9 +94,8 @@ package struct SyncRun: Sendable {
         case registered
         case devicesListed([SyncWire.Device])
         case subscriptionsPulled(device: String, SyncWire.SubscriptionChanges)
-        /// The local subscriptions after the remote changes were applied, and how many remote adds could not be
-        /// (the feed could not be fetched).
-        case subscriptionsApplied(localFeeds: Set<String>, failed: Int)
+        /// The remote changes were applied; how many remote adds could not be (the feed could not be fetched).
+        case subscriptionsApplied(failed: Int)
         case subscriptionsPushed(SyncWire.UploadResponse)
         case actionsPulled(SyncWire.Actions)
         /// How many of the applied actions matched no episode here.
@@ -107,7 +115,7 @@ package struct SyncRun: Sendable {
     }
 
     private enum Phase: Sendable {
-        case idle, registering, listingDevices, pullingSubscriptions, applyingSubscriptions, pushingSubscriptions
+        case idle, registering, pushingSubscriptions, listingDevices, pullingSubscriptions, applyingSubscriptions
         case pullingActions, applyingActions, pushingActions, done
     }
 
@@ -121,7 +129,6 @@ package struct SyncRun: Sendable {
     private var devicesToPull: [String] = []
     private var remoteAdds: [String] = []
     private var remoteRemoves: [String] = []
-    private var localFeeds: Set<String>
     /// The server's time, from its answers' timestamps.
     private var serverNow: Int64 = 0
     private var pendingActions: [[SyncOutboxEntry]] = []
@@ -131,7 +138,6 @@ package struct SyncRun: Sendable {
     package init(_ facts: Facts) {
         self.facts = facts
         self.cursor = facts.cursor
-        self.localFeeds = facts.localFeeds
     }
 
     package mutating func handle(_ event: Event) -> [Action] {
@@ -142,20 +148,18 @@ package struct SyncRun: Sendable {
             phase = .done
             return [.fail(error, cursor)]
         case (.idle, .started):
-            if facts.flavor == .nextcloud {
-                // The gpoddersync app keeps one subscription list per account and knows no devices.
-                devicesToPull = [""]
-                return pullNextDevice()
-            }
-            if facts.registered {
-                phase = .listingDevices
-                return [.send(.listDevices)]
-            }
+            // The gpoddersync app knows no devices to register.
+            if facts.flavor == .nextcloud || facts.registered { return pushSubscriptions() }
             phase = .registering
             return [.send(.registerDevice)]
         case (.registering, .registered):
-            phase = .listingDevices
-            return [.send(.listDevices)]
+            return pushSubscriptions()
+        case (.pushingSubscriptions, .subscriptionsPushed(let response)):
+            // The server's spelling of a URL it rewrote names the local podcast from now on.
+            for (local, remote) in response.updateURLs { cursor.aliases[remote] = cursor.aliases[local] ?? local }
+            serverNow = max(serverNow, response.timestamp)
+            cursor.uploadedAll = true
+            return pullSubscriptions()
         case (.listingDevices, .devicesListed(let devices)):
             devicesToPull = devices.map(\.id).filter { $0 != facts.device }
             return pullNextDevice()
@@ -168,23 +172,18 @@ package struct SyncRun: Sendable {
             cursor.devicesSince[device] = changes.timestamp
             serverNow = max(serverNow, changes.timestamp)
             return pullNextDevice()
-        case (.applyingSubscriptions, .subscriptionsApplied(let feeds, let failed)):
-            localFeeds = feeds
+        case (.applyingSubscriptions, .subscriptionsApplied(let failed)):
             // A phone's subscription whose feed was down must not be lost: the devices are asked again from the
             // same point next time (what was applied is applied again as a no-op).
             if failed > 0 { cursor.devicesSince = facts.cursor.devicesSince }
-            return pushSubscriptions()
-        case (.pushingSubscriptions, .subscriptionsPushed(let response)):
-            // The server's spelling of a URL it rewrote names the local podcast from now on.
-            for (local, remote) in response.updateURLs { cursor.aliases[remote] = cursor.aliases[local] ?? local }
-            serverNow = max(serverNow, response.timestamp)
-            cursor.uploadedAll = true
-            let acknowledged = pushedSubscriptionIDs
             phase = .pullingActions
-            return [.acknowledge(acknowledged, cursor), .send(.pullActions(since: actionsSince))]
+            return [.acknowledge(pushedSubscriptionIDs, cursor), .send(.pullActions(since: actionsSince))]
         case (.pullingActions, .actionsPulled(let remote)):
             report.skippedEntries += remote.skipped
-            cursor.actionsSince = remote.timestamp
+            // Some servers answer the time of the newest action, which a phone's clock may have put in the future:
+            // the server's own clock bounds the cursor. Otherwise never backwards: the window reaches back anyway.
+            let answered = max(cursor.actionsSince, remote.timestamp)
+            cursor.actionsSince = serverNow > 0 ? min(answered, serverNow) : answered
             phase = .applyingActions
             let (played, unplayed) = decideActions(remote.actions)
             return [.applyActions(played: played, unplayed: unplayed)]
@@ -216,11 +215,26 @@ package struct SyncRun: Sendable {
     /// thousands, more than an answer may carry, and plays that old decide nothing retention has not decided.
     package static let firstActionsWindow: Int64 = 90 * 86_400
 
-    /// Where the episode actions are asked from: after the last ones, or on the first sync the window before the
-    /// server's own time (its clock, so that a skewed local clock does not matter).
+    /// How far before the cursor later syncs ask for episode actions again, for a phone that uploads plays late
+    /// to a server that files them by their own time (see the type's comment).
+    package static let lateActionsWindow: Int64 = 30 * 86_400
+
+    /// Where the episode actions are asked from: the late-upload window before the cursor, or on the first sync the
+    /// first window before the server's own time (its clock, so that a skewed local clock does not matter).
     private var actionsSince: Int64 {
-        if cursor.actionsSince > 0 || serverNow == 0 { return cursor.actionsSince }
+        if cursor.actionsSince > 0 { return max(0, cursor.actionsSince - Self.lateActionsWindow) }
+        if serverNow == 0 { return 0 }
         return max(0, serverNow - Self.firstActionsWindow)
+    }
+
+    /// After the upload: the other devices' changes (the Nextcloud flavour's one list per account).
+    private mutating func pullSubscriptions() -> [Action] {
+        if facts.flavor == .nextcloud {
+            devicesToPull = [""]
+            return pullNextDevice()
+        }
+        phase = .listingDevices
+        return [.send(.listDevices)]
     }
 
     private mutating func pullNextDevice() -> [Action] {
@@ -258,6 +272,7 @@ package struct SyncRun: Sendable {
         return (subscribe, unsubscribe.sorted())
     }
 
+    /// Uploads the local subscription changes (on the first sync, every subscription), before anything is pulled.
     private mutating func pushSubscriptions() -> [Action] {
         var last: [String: SyncOutboxEntry.Kind] = [:]
         var order: [String] = []
@@ -266,7 +281,7 @@ package struct SyncRun: Sendable {
         }
         // The first sync uploads every subscription, so that the server starts from what is here.
         if !cursor.uploadedAll {
-            for url in localFeeds.sorted() where last[url] == nil {
+            for url in facts.localFeeds.sorted() where last[url] == nil {
                 last[url] = .add
                 order.append(url)
             }
@@ -277,15 +292,12 @@ package struct SyncRun: Sendable {
         let remove = order.filter { last[$0] == .remove }
         phase = .pushingSubscriptions
         report.uploadedSubscriptionChanges = add.count + remove.count
-        if add.isEmpty && remove.isEmpty && cursor.uploadedAll {
-            phase = .pullingActions
-            return [.acknowledge(pushedSubscriptionIDs, cursor), .send(.pullActions(since: actionsSince))]
-        }
+        if add.isEmpty && remove.isEmpty && cursor.uploadedAll { return pullSubscriptions() }
         return [.send(.pushSubscriptions(add: add, remove: remove))]
     }
 
-    /// The remote actions to apply: another device's, about an episode, the latest per episode, unless a pending
-    /// local change of that episode is newer.
+    /// The remote actions to apply: the latest play or new per episode, unless it is singlecast's own (uploaded
+    /// before: read again in the overlap) or a pending local change of that episode is newer.
     private mutating func decideActions(_ actions: [SyncWire.Action]) -> ([EpisodeKey], [EpisodeKey]) {
         // Only a local played or unplayed mark competes with a remote one: a completed download or a deleted file
         // says nothing about whether the episode was heard.
@@ -298,10 +310,9 @@ package struct SyncRun: Sendable {
         var latest: [String: SyncWire.Action] = [:]
         var order: [String] = []
         for var action in actions {
-            guard action.device != facts.device else { continue }
             action.podcast = local(action.podcast)
             guard action.kind == .play || action.kind == .new else {
-                report.ignoredActions += 1
+                if action.device != facts.device { report.ignoredActions += 1 }
                 continue
             }
             let key = action.podcast + "\n" + action.episode
@@ -315,7 +326,7 @@ package struct SyncRun: Sendable {
         var played: [EpisodeKey] = []
         var unplayed: [EpisodeKey] = []
         for key in order {
-            guard let action = latest[key] else { continue }
+            guard let action = latest[key], action.device != facts.device else { continue }
             if let local = localLatest[key], local >= (action.timestamp ?? 0).saturatingMultiply(1000) { continue }
             let episode = EpisodeKey(podcast: action.podcast, episode: action.episode, guid: action.guid)
             if action.kind == .new {

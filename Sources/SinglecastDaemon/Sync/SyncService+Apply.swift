@@ -2,8 +2,8 @@ import SinglecastStore
 
 /// The server's changes applied here through the podcast layer, which owns the subscriptions and the marks.
 extension SyncService {
-    /// Applies remote subscription changes through the podcast layer; returns what changed and the feeds now.
-    func apply(subscribe: [String], unsubscribe: [String]) async -> (Int, Int, Int, Set<String>) {
+    /// Applies remote subscription changes through the podcast layer; returns what changed and what failed.
+    func apply(subscribe: [String], unsubscribe: [String]) async -> (Int, Int, Int) {
         var added = 0
         var removed = 0
         var failed = 0
@@ -34,8 +34,7 @@ extension SyncService {
                 }
             }
         }
-        let feeds = Set(((try? await store.podcasts()) ?? []).map(\.feedURL))
-        return (added, removed, failed, feeds)
+        return (added, removed, failed)
     }
 
     /// Applies remote plays through the marks; the echoes the marks write to the outbox are dropped, so that the

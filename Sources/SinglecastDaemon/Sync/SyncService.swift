@@ -213,9 +213,9 @@ package actor SyncService {
                 if case .registered = event { registered = true }
                 pending += machine.handle(event)
             case .applySubscriptions(let subscribe, let unsubscribe):
-                let (added, removed, failed, feeds) = await apply(subscribe: subscribe, unsubscribe: unsubscribe)
+                let (added, removed, failed) = await apply(subscribe: subscribe, unsubscribe: unsubscribe)
                 machine.recordApplied(played: 0, unplayed: 0, subscribed: added, unsubscribed: removed)
-                pending += machine.handle(.subscriptionsApplied(localFeeds: feeds, failed: failed))
+                pending += machine.handle(.subscriptionsApplied(failed: failed))
             case .applyActions(let played, let unplayed):
                 let (marked, unmarked, unmatched) = await apply(played: played, unplayed: unplayed)
                 machine.recordApplied(played: marked, unplayed: unmarked, subscribed: 0, unsubscribed: 0)

@@ -266,7 +266,8 @@ package enum SyncWire {
     package static func actionUpload(_ entries: [SyncOutboxEntry], device: String) -> Data {
         let actions = entries.compactMap { entry -> ActionUpload? in
             guard let episode = entry.episodeURL, !entry.kind.isSubscription else { return nil }
-            let isPlay = entry.kind == .play
+            // A play of unknown length goes in the API's minimal form, without them.
+            let isPlay = entry.kind == .play && entry.position != nil && entry.total != nil
             return ActionUpload(
                 podcast: entry.podcastURL,
                 episode: episode,
@@ -276,8 +277,8 @@ package enum SyncWire {
                 timestamp: formatTimestamp(milliseconds: entry.at),
                 // The API wants started, position and total together on a play, and only there.
                 started: isPlay ? 0 : nil,
-                position: isPlay ? entry.position ?? 0 : nil,
-                total: isPlay ? entry.total ?? 0 : nil
+                position: isPlay ? entry.position : nil,
+                total: isPlay ? entry.total : nil
             )
         }
         return (try? JSONEncoder().encode(actions)) ?? Data("[]".utf8)
