@@ -586,28 +586,54 @@ import Testing
             [record(1), record(2, "b.bin"), record(3, "c.bin", host: "c.example")],
             transferring: [1, 2, 3]
         )
-        var completed = (1...3).map { id in
+        var synced = (1...3).map { id in
             _ = machine.transferEnded(Int64(id))
-            return machine.completedRecord(Int64(id), now: 9)
+            return Machine.SyncedFile(id: Int64(id), bytes: 5, partialPath: "/srv/episodes/\(id).part")
         }
-        completed.append(record(4, "d.bin", state: .completed))
-        #expect(machine.commitRequested(completed[0]) == .lead)
-        #expect(machine.commitRequested(completed[1]) == .wait)
-        #expect(machine.commitRequested(completed[2]) == .wait)
-        let first = machine.commitBatch(leadBy: completed[0])
+        synced.append(Machine.SyncedFile(id: 4, bytes: 5, partialPath: "/srv/episodes/d.bin.part"))
+        #expect(machine.commitRequested(synced[0]) == .lead)
+        #expect(machine.commitRequested(synced[1]) == .wait)
+        #expect(machine.commitRequested(synced[2]) == .wait)
+        let first = machine.commitBatch(leadBy: synced[0])
         #expect(first.map(\.id) == [1, 2, 3])
+        let completed = first.map { machine.completedRecord($0.id, now: 9) }
         // While the first batch syncs: 3 is cancelled (its row is not written back), and 4 arrives.
         _ = try machine.cancel([3], deletePartial: false)
-        #expect(machine.commitRequested(completed[3]) == .wait)
-        let (rows, hooks) = machine.rowsToCommit(first, runsHook: true)
+        #expect(machine.commitRequested(synced[3]) == .wait)
+        let (rows, hooks) = machine.rowsToCommit(completed, runsHook: true)
         #expect(rows.map(\.id) == [1, 2])
         #expect(hooks == [1, 2])
         // The lead goes to 4, which commits alone; then the next completion leads again.
         #expect(machine.batchCommitted() == 4)
-        #expect(machine.commitBatch(leadBy: completed[3]).map(\.id) == [4])
-        #expect(machine.rowsToCommit([completed[3]], runsHook: false).hooks.isEmpty)
+        #expect(machine.commitBatch(leadBy: synced[3]).map(\.id) == [4])
+        #expect(machine.rowsToCommit([record(4, "d.bin", state: .completed)], runsHook: false).hooks.isEmpty)
         #expect(machine.batchCommitted() == nil)
-        #expect(machine.commitRequested(completed[0]) == .lead)
+        #expect(machine.commitRequested(synced[0]) == .lead)
+    }
+
+    /// A batch's files are named together, with one save before any rename; one paused while it waited for the
+    /// batch keeps its bytes in its partial file, unnamed.
+    @Test func aBatchNamesItsFilesWithOneSaveAndLeavesOutAStoppedOne() throws {
+        let names = ["a.bin", "b.bin", "c.bin"]
+        var machine = machine(
+            [record(1), record(2, names[1], host: "b.example"), record(3, names[2], host: "c.example")],
+            transferring: [1, 2, 3]
+        )
+        let batch = (1...3).map { id in
+            _ = machine.transferEnded(Int64(id))
+            return Machine.SyncedFile(id: Int64(id), bytes: 5, partialPath: "/srv/episodes/\(names[id - 1]).part")
+        }
+        _ = try machine.pause(.ids([3]))
+        let (named, stopped, actions) = machine.nameBatch(batch) { $0 == "/srv/episodes/b.bin" }
+        #expect(named.map(\.id) == [1, 2])
+        #expect(stopped == [3])
+        #expect(actions.count == 1, "one transaction for the whole batch")
+        #expect(saved(actions).map(\.id) == [1, 2])
+        #expect(saved(actions).map(\.fileName) == ["a.bin", "b (2).bin"])
+        #expect(saved(actions).map(\.partialName) == [nil, "b.bin.part"], "the bytes are still under the old name")
+        #expect(saved(actions).allSatisfy { $0.bytesDone == 5 && $0.bytesTotal == 5 })
+        #expect(machine.records[3]?.fileName == "c.bin")
+        #expect(machine.nameBatch([], exists: { _ in false }).actions.isEmpty)
     }
 
     @Test func progressSetsTheSpeedCheckpointsAndPublishesAtMostWhenBytesArriveOrAStallGoesOn() throws {

@@ -59,7 +59,7 @@ package struct DownloadQueueStateMachine {
     /// The group commit of completions: whether a batch is being committed, and the completions waiting for the
     /// next one, in the order they came.
     var committingBatch = false
-    var waitingCommits: [DownloadRecord] = []
+    var waitingCommits: [SyncedFile] = []
 
     package init() {}
 

@@ -472,27 +472,16 @@ package actor DownloadQueue: Service {
             return await fail(id, rejection)
         }
         guard syncError == 0 else { return await fail(id, .file(.sync, errno: syncError, path: partialPath)) }
-        let exists = { (path: String) in FileManager.default.fileExists(atPath: path) }
-        var step = machine.nameFile(id, bytes: bytes, partialPath: partialPath, exists: exists)
-        while case .rename(let path, let actions) = step {
-            await perform(actions)
-            // Atomic, and never over a file that appeared after the check: the final name shows either nothing or
-            // the complete file, and someone else's file stays.
-            let code = DownloadDirectory.renameNoReplace(partialPath, to: path, root: defaultDirectory)
-            let result: DownloadQueueStateMachine.RenameResult =
-                code == 0 ? .renamed : code == EEXIST ? .nameTaken : .failed(errno: code)
-            step = machine.renamed(id, result, bytes: bytes, partialPath: partialPath, now: now(), exists: exists)
+        let file = DownloadQueueStateMachine.SyncedFile(id: id, bytes: bytes, partialPath: partialPath)
+        switch await commitCompletion(file) {
+        case .committed(let completed, let error):
+            if let error { logger.error("cannot save download \(id): \(error)") }
+            await perform(machine.committed(completed, runsHook: settings.onComplete != nil))
+        case .stopped:
+            await perform(machine.stopped(id))
+        case .failed(let failure):
+            await fail(id, failure)
         }
-        let completed: DownloadRecord
-        switch step {
-        case .commit(let record): completed = record
-        case .fail(let failure): return await fail(id, failure)
-        case .rename: preconditionFailure("download \(id): the rename loop ended on a rename")
-        }
-        if let error = await commitCompletion(completed) {
-            logger.error("cannot save download \(id): \(error)")
-        }
-        await perform(machine.committed(completed, runsHook: settings.onComplete != nil))
     }
 
     /// The media check of a complete body, before it gets its final name: the failure when media was announced and
@@ -540,38 +529,96 @@ package actor DownloadQueue: Service {
         }
     }
 
+    /// How a synced file's completion ended in the group commit.
+    private enum CompletionOutcome {
+        /// Under its final name and committed, with the store's error if the commit failed.
+        case committed(DownloadRecord, (any Error)?)
+        /// Paused or cancelled while it waited: not renamed.
+        case stopped
+        case failed(DownloadFailure)
+    }
+
     /// What a completion waiting in the group commit is woken with.
     private enum CommitTurn {
-        /// Committed by another completion's batch, with the store's error if the commit failed.
-        case done((any Error)?)
+        /// Done by another completion's batch.
+        case done(CompletionOutcome)
         /// Commit the batch now: the previous leader is done.
         case lead
     }
 
     /// Group commit of completions, as ``DownloadQueueStateMachine/commitRequested(_:)`` orders it. The leader
-    /// commits its batch itself and hands the lead on, so no task outside the queue's task group does the work.
+    /// names, renames and commits its batch itself and hands the lead on, so no task outside the queue's task group
+    /// does the work.
     ///
-    /// - Returns: The store's error, if the commit failed.
-    private func commitCompletion(_ record: DownloadRecord) async -> (any Error)? {
-        if machine.commitRequested(record) == .wait {
-            let turn = await withCheckedContinuation { commitWaiters[record.id] = $0 }
-            if case .done(let error) = turn { return error }
+    /// A batch costs one save of the chosen names (before the renames, so that a crash after a rename finds the
+    /// file under its row's name), one sync per directory (the renames reach the disk before the rows that point at
+    /// the new names) and one commit: with many small files finishing at once, a save and a rename per file were
+    /// the completion's largest costs after the data itself.
+    private func commitCompletion(_ file: DownloadQueueStateMachine.SyncedFile) async -> CompletionOutcome {
+        if machine.commitRequested(file) == .wait {
+            let turn = await withCheckedContinuation { commitWaiters[file.id] = $0 }
+            if case .done(let outcome) = turn { return outcome }
         }
-        let batch = machine.commitBatch(leadBy: record)
-        // The renames reach the disk before the rows that point at the new names.
-        await FileSync.directories(Set(batch.map(\.directory)))
-        let (rows, hooks) = machine.rowsToCommit(batch, runsHook: settings.onComplete != nil)
+        let batch = machine.commitBatch(leadBy: file)
+        var (outcomes, placed) = await place(batch)
+        await FileSync.directories(Set(placed.map(\.directory)))
+        let (rows, hooks) = machine.rowsToCommit(placed, runsHook: settings.onComplete != nil)
         var failure: (any Error)?
         do {
             try await store.save(rows, pendingHooks: hooks)
         } catch {
             failure = error
         }
+        for record in placed { outcomes[record.id] = .committed(record, failure) }
         for member in batch.dropFirst() {
-            commitWaiters.removeValue(forKey: member.id)?.resume(returning: .done(failure))
+            if let outcome = outcomes[member.id] {
+                commitWaiters.removeValue(forKey: member.id)?.resume(returning: .done(outcome))
+            }
         }
         if let next = machine.batchCommitted() { commitWaiters.removeValue(forKey: next)?.resume(returning: .lead) }
-        return failure
+        guard let outcome = outcomes[file.id] else { preconditionFailure("download \(file.id) left its own batch") }
+        return outcome
+    }
+
+    /// Names a batch's files, saves the names, and renames each file into place.
+    ///
+    /// - Returns: How the members that did not reach their final name ended, and the completed records of those
+    ///   that did, in the batch's order.
+    private func place(
+        _ batch: [DownloadQueueStateMachine.SyncedFile]
+    ) async -> (outcomes: [Int64: CompletionOutcome], placed: [DownloadRecord]) {
+        let exists = { (path: String) in FileManager.default.fileExists(atPath: path) }
+        let (named, stopped, actions) = machine.nameBatch(batch, exists: exists)
+        var outcomes: [Int64: CompletionOutcome] = [:]
+        for id in stopped { outcomes[id] = .stopped }
+        await perform(actions)
+        var placed: [DownloadRecord] = []
+        for file in named {
+            guard let path = machine.records[file.id]?.path else { preconditionFailure("download \(file.id) vanished") }
+            var step = DownloadQueueStateMachine.RenameStep.rename(to: path, [])
+            while case .rename(let path, let actions) = step {
+                await perform(actions)
+                // Atomic, and never over a file that appeared after the check: the final name shows either nothing
+                // or the complete file, and someone else's file stays.
+                let code = DownloadDirectory.renameNoReplace(file.partialPath, to: path, root: defaultDirectory)
+                let result: DownloadQueueStateMachine.RenameResult =
+                    code == 0 ? .renamed : code == EEXIST ? .nameTaken : .failed(errno: code)
+                step = machine.renamed(
+                    file.id,
+                    result,
+                    bytes: file.bytes,
+                    partialPath: file.partialPath,
+                    now: now(),
+                    exists: exists
+                )
+            }
+            switch step {
+            case .commit(let record): placed.append(record)
+            case .fail(let failure): outcomes[file.id] = .failed(failure)
+            case .rename: preconditionFailure("download \(file.id): the rename loop ended on a rename")
+            }
+        }
+        return (outcomes, placed)
     }
 
     // MARK: - Commands

@@ -151,6 +151,20 @@ extension DownloadQueueStateMachine {
 
     // MARK: - Group commit
 
+    /// A download whose complete body is synced, waiting in the group commit to be named, renamed and committed.
+    package struct SyncedFile: Equatable, Sendable {
+        package var id: Int64
+        package var bytes: Int64
+        /// Where the bytes are now.
+        package var partialPath: String
+
+        package init(id: Int64, bytes: Int64, partialPath: String) {
+            self.id = id
+            self.bytes = bytes
+            self.partialPath = partialPath
+        }
+    }
+
     /// A completion's place in the group commit.
     package enum CommitTurn: Equatable, Sendable {
         /// Commit a batch now (``commitBatch(leadBy:)``).
@@ -160,12 +174,12 @@ extension DownloadQueueStateMachine {
         case wait
     }
 
-    /// A completion's file is in place and its record (``completedRecord(_:now:)``) is to be committed. Completions
-    /// that arrive while a batch is being synced and committed wait, and go together in the next batch: N files
-    /// finishing at once cost one sync per directory and one SQLite commit, not N of each.
-    package mutating func commitRequested(_ record: DownloadRecord) -> CommitTurn {
+    /// A completion's file is synced and is to be named, renamed and committed. Completions that arrive while a
+    /// batch is being committed wait, and go together in the next batch: N files finishing at once cost one save of
+    /// their names, one sync per directory and one SQLite commit, not N of each.
+    package mutating func commitRequested(_ file: SyncedFile) -> CommitTurn {
         if committingBatch {
-            waitingCommits.append(record)
+            waitingCommits.append(file)
             return .wait
         }
         committingBatch = true
@@ -173,10 +187,36 @@ extension DownloadQueueStateMachine {
     }
 
     /// The batch the leader commits: itself and every completion waiting by now.
-    package mutating func commitBatch(leadBy leader: DownloadRecord) -> [DownloadRecord] {
+    package mutating func commitBatch(leadBy leader: SyncedFile) -> [SyncedFile] {
         let batch = [leader] + waitingCommits.filter { $0.id != leader.id }
         waitingCommits = []
         return batch
+    }
+
+    /// Chooses the final names of a batch's files (``chooseName(_:bytes:partialPath:exists:)``), each seeing the
+    /// names chosen before it, and saves them in one transaction before any rename.
+    ///
+    /// A download paused or cancelled while it waited for the batch is left out (`stopped`): its bytes stay in the
+    /// partial file, as when the command comes during the file's sync. Asked with no await since the check.
+    ///
+    /// - Returns: The files to rename to their records' paths, those stopped, and the actions to perform before the
+    ///   renames (one save of every chosen name).
+    package mutating func nameBatch(
+        _ batch: [SyncedFile],
+        exists: (String) -> Bool
+    ) -> (named: [SyncedFile], stopped: [Int64], actions: [Action]) {
+        var named: [SyncedFile] = []
+        var stopped: [Int64] = []
+        var records: [DownloadRecord] = []
+        for file in batch {
+            guard stillActive(file.id) else {
+                stopped.append(file.id)
+                continue
+            }
+            records.append(chooseName(file.id, bytes: file.bytes, partialPath: file.partialPath, exists: exists))
+            named.append(file)
+        }
+        return (named, stopped, records.isEmpty ? [] : [.persist(records, .processCrash)])
     }
 
     /// The rows a batch writes once its directories are synced, and the downloads whose hook is due with them.
