@@ -87,40 +87,37 @@ import Testing
 }
 
 @Suite struct QueueSchedulerTests {
-    private func candidate(_ id: Int64, _ host: String, notBefore: Int64? = nil) -> QueueScheduler.Candidate {
-        QueueScheduler.Candidate(id: id, host: host, notBefore: notBefore)
+    private func record(_ id: Int64, _ host: String, notBefore: Int64? = nil) -> DownloadRecord {
+        var record = DownloadRecord(
+            id: id,
+            url: "https://\(host)/\(id).mp3",
+            directory: "/d",
+            fileName: "\(id).mp3",
+            position: id,
+            addedAt: 0
+        )
+        record.nextAttemptAt = notBefore
+        return record
     }
 
     @Test func respectsTotalAndPerHostLimitsInQueueOrder() {
         var scheduler = QueueScheduler()
         scheduler.maximumConcurrent = 3
         scheduler.maximumPerHost = 2
-        let (start, wake) = scheduler.select(
-            candidates: [
-                candidate(1, "a"), candidate(2, "a"), candidate(3, "a"), candidate(4, "b"), candidate(5, "c"),
-            ],
-            activeHosts: [],
-            now: 0
-        )
-        #expect(start == [1, 2, 4])
-        #expect(wake == nil)
-        let more = scheduler.select(
-            candidates: [candidate(3, "a"), candidate(5, "c")],
-            activeHosts: ["a", "a"],
-            now: 0
-        )
-        #expect(more.start == [5])
+        var machine = DownloadQueueStateMachine()
+        machine.load([record(1, "a"), record(2, "a"), record(3, "a"), record(4, "b"), record(5, "c")])
+        #expect(machine.startDue(scheduler, now: 0) == [.startTransfer(1), .startTransfer(2), .startTransfer(4)])
+        // 4's transfer ends: its slot frees, a's two stay taken, so 5 starts and 3 waits.
+        _ = machine.began(4)
+        _ = machine.transferEnded(4)
+        #expect(machine.startDue(scheduler, now: 0) == [.startTransfer(5)])
     }
 
     @Test func waitsForRetryTimesAndSaysWhenToLookAgain() {
-        let scheduler = QueueScheduler()
-        let (start, wake) = scheduler.select(
-            candidates: [candidate(1, "a", notBefore: 5000), candidate(2, "b", notBefore: 3000), candidate(3, "c")],
-            activeHosts: [],
-            now: 1000
-        )
-        #expect(start == [3])
-        #expect(wake == 3000)
+        var machine = DownloadQueueStateMachine()
+        machine.load([record(1, "a", notBefore: 5000), record(2, "b", notBefore: 3000), record(3, "c")])
+        #expect(machine.startDue(QueueScheduler(), now: 1000) == [.startTransfer(3), .wake(at: 3000)])
+        #expect(machine.startDue(QueueScheduler(), now: 3000) == [.startTransfer(2), .wake(at: 5000)])
     }
 }
 
@@ -168,24 +165,49 @@ struct DownloadTableTests {
         #expect(!table.isClaimed("/d/a.mp3", byOtherThan: nil))
     }
 
+    /// Every queued download in the order a pass offers them, retry times ignored.
+    private func queued(_ table: inout DownloadTable) -> [DownloadTable.QueuedEntry] {
+        _ = table.beginDuePass(now: .max)
+        var examined = 0
+        var entries: [DownloadTable.QueuedEntry] = []
+        while let entry = table.nextDue(examined: &examined) {
+            entries.append(entry)
+            table.passOver(entry)
+        }
+        _ = table.endDuePass(examined: &examined)
+        return entries
+    }
+
     @Test func queueOrderFollowsPriorityPositionAndState() {
         var table = DownloadTable()
         for id in Int64(1)...4 { table[id] = record(id, "\(id).mp3", host: id == 4 ? "b.example" : "a.example") }
-        #expect(table.queued().map(\.id) == [1, 2, 3, 4])
-        #expect(table.queued().last?.host == "b.example")
+        #expect(queued(&table).map(\.id) == [1, 2, 3, 4])
+        #expect(queued(&table).last?.host == "b.example")
 
         table[3]?.priority = 5
-        #expect(table.queued().map(\.id) == [3, 1, 2, 4])
+        #expect(queued(&table).map(\.id) == [3, 1, 2, 4])
         table[1]?.state = .active
-        #expect(table.queued().map(\.id) == [3, 2, 4])
+        #expect(queued(&table).map(\.id) == [3, 2, 4])
         table[2]?.position = 100
-        #expect(table.queued().map(\.id) == [3, 4, 2])
+        #expect(queued(&table).map(\.id) == [3, 4, 2])
         table[1]?.state = .queued
         table[1]?.nextAttemptAt = 42
-        #expect(table.queued().map(\.id) == [3, 1, 4, 2])
-        #expect(table.queued().first { $0.id == 1 }?.notBefore == 42)
+        #expect(queued(&table).map(\.id) == [3, 1, 4, 2])
+        #expect(queued(&table).first { $0.id == 1 }?.notBefore == 42)
         table[3] = nil
-        #expect(table.queued().map(\.id) == [1, 4, 2])
+        #expect(queued(&table).map(\.id) == [1, 4, 2])
+    }
+
+    @Test func staleEntriesDoNotOutgrowTheQueue() {
+        var table = DownloadTable()
+        for id in Int64(1)...1000 { table[id] = record(id, "\(id).mp3") }
+        // Pausing and resuming everything many times leaves an old entry behind for each download each time.
+        for _ in 0..<20 {
+            for id in Int64(1)...1000 { table[id]?.state = .paused }
+            for id in Int64(1)...1000 { table[id]?.state = .queued }
+        }
+        #expect(table.queueEntries <= 2 * 1000 + 64)
+        #expect(queued(&table).map(\.id) == Array(1...1000))
     }
 }
 

@@ -60,6 +60,11 @@ package struct DownloadQueueStateMachine {
     /// next one, in the order they came.
     var committingBatch = false
     var waitingCommits: [SyncedFile] = []
+    /// Queued entries ``startDue(_:now:)`` has looked at since start-up: the work a start costs, for tests.
+    package private(set) var queueEntriesExamined = 0
+    /// The downloads holding a transfer slot (``Live/holdsSlot``), kept by ``set(_:_:)``: a start counts them
+    /// without walking every download.
+    private var slotHolders: Set<Int64> = []
 
     package init() {}
 
@@ -75,6 +80,7 @@ package struct DownloadQueueStateMachine {
     /// Makes a download `live`, and its record's state with it.
     mutating func set(_ id: Int64, _ live: Live) {
         lives[id] = live
+        if live.holdsSlot { slotHolders.insert(id) } else { slotHolders.remove(id) }
         if records[id]?.state != live.stored { records[id]?.state = live.stored }
     }
 
@@ -92,6 +98,7 @@ package struct DownloadQueueStateMachine {
     mutating func remove(_ id: Int64) {
         records[id] = nil
         lives[id] = nil
+        slotHolders.remove(id)
     }
 
     /// The pace of a transferring download.
@@ -163,6 +170,7 @@ package struct DownloadQueueStateMachine {
     /// queued already, and a new one is never active.
     mutating func join(_ record: DownloadRecord) {
         lives[record.id] = .idle(Settled(record.state) ?? .queued)
+        slotHolders.remove(record.id)
         put(record)
     }
 
@@ -170,30 +178,43 @@ package struct DownloadQueueStateMachine {
 
     /// Starts what the scheduler allows: each download chosen becomes `active` and holds a slot until its transfer
     /// ends.
+    ///
+    /// The table gives the due downloads in start order, host by host (``DownloadTable/nextDue(examined:)``), so a
+    /// start looks at what it starts and the hosts it finds full, not at every queued download.
     package mutating func startDue(_ scheduler: QueueScheduler, now: Int64) -> [Action] {
         // While the gate is closed only `--now` downloads are queued (``admit(_:)``); the check is the last guard.
         let gated = gate != nil
-        let candidates = records.queued().compactMap { entry in
-            lives[entry.id] == .idle(.queued) && !(gated && records[entry.id]?.bypassesGate != true)
-                ? QueueScheduler.Candidate(id: entry.id, host: entry.host, notBefore: entry.notBefore) : nil
-        }
-        let activeHosts = lives.compactMap { id, live in live.holdsSlot ? records.host(of: id) : nil }
-        let (start, wakeAt) = scheduler.select(candidates: candidates, activeHosts: activeHosts, now: now)
+        var running = slotHolders.count
+        var perHost: [String: Int] = [:]
+        for id in slotHolders { perHost[records.host(of: id), default: 0] += 1 }
         var actions: [Action] = []
-        for id in start {
-            guard lives[id] == .idle(.queued) else { continue }
-            records[id]?.nextAttemptAt = nil
-            set(id, .opening)
-            actions.append(.startTransfer(id))
+        queueEntriesExamined += records.beginDuePass(now: now)
+        while scheduler.admits(running: running), let entry = records.nextDue(examined: &queueEntriesExamined) {
+            guard scheduler.admits(onHost: perHost[entry.host, default: 0]) else {
+                records.hostIsFull(entry)
+                continue
+            }
+            guard lives[entry.id] == .idle(.queued), !gated || records[entry.id]?.bypassesGate == true else {
+                records.passOver(entry)
+                continue
+            }
+            records.takeDue(entry)
+            records[entry.id]?.nextAttemptAt = nil
+            set(entry.id, .opening)
+            running += 1
+            perHost[entry.host, default: 0] += 1
+            actions.append(.startTransfer(entry.id))
         }
-        if let wakeAt { actions.append(.wake(at: wakeAt)) }
+        if let wakeAt = records.endDuePass(examined: &queueEntriesExamined), wakeAt > now {
+            actions.append(.wake(at: wakeAt))
+        }
         return actions
     }
 
     /// The hosts whose per-host slots are all taken: a due download of theirs waits for one of them to end.
     package func busyHosts(_ scheduler: QueueScheduler) -> Set<String> {
         var perHost: [String: Int] = [:]
-        for (id, live) in lives where live.holdsSlot { perHost[records.host(of: id), default: 0] += 1 }
+        for id in slotHolders { perHost[records.host(of: id), default: 0] += 1 }
         return Set(
             perHost.compactMap { host, count in count >= scheduler.maximumPerHost && !host.isEmpty ? host : nil }
         )

@@ -7,12 +7,19 @@ import SinglecastStore
 /// the next to start) made the queue quadratic; these indexes are kept up to date by the one setter instead.
 package struct DownloadTable {
     /// A queued download as the scheduler sees it.
-    package struct QueuedEntry: Equatable {
+    package struct QueuedEntry: Comparable {
         package var id: Int64
         package var priority: Int
         package var position: Int64
         package var notBefore: Int64?
         package var host: String
+
+        /// Start order: priority (high first), then position, then id.
+        package static func < (left: QueuedEntry, right: QueuedEntry) -> Bool {
+            if left.priority != right.priority { return left.priority > right.priority }
+            if left.position != right.position { return left.position < right.position }
+            return left.id < right.id
+        }
     }
 
     package private(set) var byID: [Int64: DownloadRecord] = [:]
@@ -20,11 +27,9 @@ package struct DownloadTable {
     private var claimedPaths: [String: Int] = [:]
     /// Each download's host, parsed once.
     private var hosts: [Int64: String] = [:]
-    /// Queued downloads in start order; `nil` when a change may have reordered them.
-    private var queueOrder: [QueuedEntry]?
-    /// Downloads that left the queue since ``queueOrder`` was last read; taken out of it all at once then, since
-    /// removing each one as it left made `pause --all` of 10,000 downloads quadratic.
-    private var departed: Set<Int64> = []
+    /// Queued downloads by retry time, host and start order (``DownloadQueueIndex``).
+    private var queue = DownloadQueueIndex()
+    private var queuedCount = 0
 
     package init() {}
 
@@ -40,22 +45,25 @@ package struct DownloadTable {
                 claimedPaths[path] = remaining > 0 ? remaining : nil
             }
             if let newValue, Self.claimsPath(newValue) { claimedPaths[newValue.path, default: 0] += 1 }
-            let wasQueued = old?.state == .queued
-            if let newValue, newValue.state == .queued {
-                if !wasQueued || old?.priority != newValue.priority || old?.position != newValue.position
-                    || old?.nextAttemptAt != newValue.nextAttemptAt
-                {
-                    queueOrder = nil
-                }
-            } else if wasQueued, queueOrder != nil {
-                departed.insert(id)
-            }
             if let newValue {
                 if old?.url != newValue.url { hosts[id] = Self.host(of: newValue.url) }
             } else {
                 hosts[id] = nil
             }
             byID[id] = newValue
+            let wasQueued = old?.state == .queued
+            if wasQueued { queuedCount -= 1 }
+            guard let newValue, newValue.state == .queued else { return }
+            queuedCount += 1
+            // An entry that no longer matches the download is dropped when it comes up (``isCurrent``).
+            if !wasQueued || old?.priority != newValue.priority || old?.position != newValue.position
+                || old?.nextAttemptAt != newValue.nextAttemptAt || old?.url != newValue.url
+            {
+                queue.add(entry(newValue))
+                if queue.isWasteful(queued: queuedCount) {
+                    queue = DownloadQueueIndex(byID.values.filter { $0.state == .queued }.map(entry))
+                }
+            }
         }
     }
 
@@ -69,36 +77,64 @@ package struct DownloadTable {
         return claims > 1
     }
 
-    /// Queued downloads by priority (high first), then position, then id.
-    package mutating func queued() -> [QueuedEntry] {
-        if var order = queueOrder {
-            if !departed.isEmpty {
-                order.removeAll { departed.contains($0.id) }
-                departed = []
-                queueOrder = order
-            }
-            return order
+    private func entry(_ record: DownloadRecord) -> QueuedEntry {
+        QueuedEntry(
+            id: record.id,
+            priority: record.priority,
+            position: record.position,
+            notBefore: record.nextAttemptAt,
+            host: host(of: record.id)
+        )
+    }
+
+    /// Whether an entry still says what its download is: queued, in the same place, with the same retry time.
+    private static func isCurrent(
+        _ entry: QueuedEntry,
+        _ byID: [Int64: DownloadRecord],
+        _ hosts: [Int64: String]
+    )
+        -> Bool
+    {
+        guard let record = byID[entry.id] else { return false }
+        return record.state == .queued && record.priority == entry.priority && record.position == entry.position
+            && record.nextAttemptAt == entry.notBefore && (hosts[entry.id] ?? "") == entry.host
+    }
+
+    // MARK: - A pass over the due downloads (``DownloadQueueIndex``)
+
+    /// Entries the queue's index holds, stale ones included: never far above the queued downloads.
+    package var queueEntries: Int { queue.count }
+
+    /// Begins a pass: downloads whose retry time came by `now` join the due ones. Returns the entries looked at.
+    package mutating func beginDuePass(now: Int64) -> Int {
+        let (byID, hosts) = (byID, hosts)
+        return queue.beginPass(now: now) { Self.isCurrent($0, byID, hosts) }
+    }
+
+    /// The next due download in start order (priority, high first; position; id), skipping hosts found full in
+    /// this pass. Answer it with ``takeDue(_:)``, ``hostIsFull(_:)`` or ``passOver(_:)``.
+    package mutating func nextDue(examined: inout Int) -> QueuedEntry? {
+        let (byID, hosts) = (byID, hosts)
+        return queue.next(isCurrent: { Self.isCurrent($0, byID, hosts) }, examined: &examined)
+    }
+
+    /// The download starts: it leaves the due ones (its state changes next).
+    package mutating func takeDue(_ entry: QueuedEntry) { queue.take(entry) }
+
+    /// The download's host has no free slot: its downloads are not offered again in this pass.
+    package mutating func hostIsFull(_ entry: QueuedEntry) { queue.hostIsFull(entry) }
+
+    /// The download may not start now; it is offered again in the next pass.
+    package mutating func passOver(_ entry: QueuedEntry) { queue.passOver(entry) }
+
+    /// Ends the pass. Returns when the earliest download still waiting for a retry comes due, if one does.
+    package mutating func endDuePass(examined: inout Int) -> Int64? {
+        let (byID, hosts) = (byID, hosts)
+        let wake = queue.endPass(isCurrent: { Self.isCurrent($0, byID, hosts) }, examined: &examined)
+        if queue.isWasteful(queued: queuedCount) {
+            queue = DownloadQueueIndex(byID.values.filter { $0.state == .queued }.map(entry))
         }
-        departed = []
-        var entries: [QueuedEntry] = []
-        for record in byID.values where record.state == .queued {
-            entries.append(
-                QueuedEntry(
-                    id: record.id,
-                    priority: record.priority,
-                    position: record.position,
-                    notBefore: record.nextAttemptAt,
-                    host: host(of: record.id)
-                )
-            )
-        }
-        entries.sort { left, right in
-            if left.priority != right.priority { return left.priority > right.priority }
-            if left.position != right.position { return left.position < right.position }
-            return left.id < right.id
-        }
-        queueOrder = entries
-        return entries
+        return wake
     }
 
     /// Every download but a completed one claims its path (and `<path>.part`). That includes a cancelled one: it

@@ -134,51 +134,17 @@ package struct RetryPolicy: Sendable, Hashable {
     package static func isRetryable(httpStatus status: Int) -> Bool { HTTPStatus.isTransient(status) }
 }
 
-/// Picks which queued downloads start now.
-///
-/// Pure: fed the candidates in queue order and what is running, it returns ids to start, so the ordering
-/// and the limits are unit-tested without any network.
+/// How many transfers may run at once, in all and per host: the limits ``DownloadQueueStateMachine/startDue(_:now:)``
+/// applies to the due downloads its table offers in queue order.
 package struct QueueScheduler: Sendable, Hashable {
     package var maximumConcurrent = 3
     package var maximumPerHost = 2
 
     package init() {}
 
-    package struct Candidate: Sendable, Hashable {
-        package var id: Int64
-        package var host: String
-        /// Unix milliseconds; `nil` = may start now.
-        package var notBefore: Int64?
+    /// Whether another transfer may start while `running` run.
+    package func admits(running: Int) -> Bool { running < maximumConcurrent }
 
-        package init(id: Int64, host: String, notBefore: Int64?) {
-            self.id = id
-            self.host = host
-            self.notBefore = notBefore
-        }
-    }
-
-    /// The ids to start, in order, and when to look again for a candidate still waiting on its retry time.
-    package func select(
-        candidates: [Candidate],
-        activeHosts: [String],
-        now: Int64
-    ) -> (start: [Int64], wakeAt: Int64?) {
-        var running = activeHosts.count
-        var perHost: [String: Int] = [:]
-        for host in activeHosts { perHost[host, default: 0] += 1 }
-        var start: [Int64] = []
-        var wakeAt: Int64?
-        for candidate in candidates {
-            if let notBefore = candidate.notBefore, notBefore > now {
-                wakeAt = min(wakeAt ?? notBefore, notBefore)
-                continue
-            }
-            guard running < maximumConcurrent else { break }
-            guard perHost[candidate.host, default: 0] < maximumPerHost else { continue }
-            start.append(candidate.id)
-            running += 1
-            perHost[candidate.host, default: 0] += 1
-        }
-        return (start, wakeAt)
-    }
+    /// Whether another transfer may start on a host where `running` run.
+    package func admits(onHost running: Int) -> Bool { running < maximumPerHost }
 }
