@@ -108,8 +108,22 @@ package struct ArtworkCache: Sendable {
     /// Deletes the oldest images until the rest fit in ``limit``.
     ///
     /// - Returns: The paths deleted.
-    package func trim() -> [String] {
-        Self.evictions(Self.files(in: directory), limit: limit).map(\.path).filter { unlink($0) == 0 }
+    package func trim() -> [String] { trimmed().deleted }
+
+    /// Deletes the oldest images until the rest fit in ``limit``.
+    ///
+    /// - Returns: The paths deleted, and the bytes of the images left.
+    package func trimmed() -> (deleted: [String], remaining: Int64) {
+        let files = Self.files(in: directory)
+        let evicted = Self.evictions(files, limit: limit)
+        let deleted = evicted.filter { unlink($0.path) == 0 }
+        return (deleted.map(\.path), files.reduce(0) { $0 + $1.size } - deleted.reduce(0) { $0 + $1.size })
+    }
+
+    /// The size of a file in the cache, if it is there.
+    static func size(of path: String) -> Int64? {
+        var info = stat()
+        return lstat(path, &info) == 0 ? Int64(info.st_size) : nil
     }
 
     /// The file extension of an image: from its content type, else from its URL, else `img`.
