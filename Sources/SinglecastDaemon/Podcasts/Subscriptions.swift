@@ -63,6 +63,9 @@ package actor Subscriptions {
     var episodeWrites = 0
     /// Podcasts being unsubscribed: no refresh of them starts, and what an enqueue links to them meanwhile goes.
     var leaving: Set<Int64> = []
+    /// Podcasts a refresh found unchanged, not yet saved (``saveUnchanged(_:)``), and whether a refresh saves them.
+    var unchangedToSave: Set<Int64> = []
+    var savingUnchanged = false
     /// Fetches the feeds and artwork, when they fall due and when asked; a service of its own.
     nonisolated let refresher: PodcastRefresher
     /// Deletes what the retention rules let go of; this catalogue hands it the podcasts' rules.
@@ -161,8 +164,14 @@ package actor Subscriptions {
     // MARK: - Commands
 
     package func subscribe(_ command: SubscribeCommand) async throws -> SubscribeOutcome {
+        try await subscribe(command, durability: .powerLoss)
+    }
+
+    /// - Parameter durability: How the new subscription is committed: ``Durability/processCrash`` only for a caller
+    ///   that syncs before it answers (``importOPML(_:)``).
+    func subscribe(_ command: SubscribeCommand, durability: Durability) async throws -> SubscribeOutcome {
         do {
-            let result = try await subscribeAndStore(command)
+            let result = try await subscribeAndStore(command, durability: durability)
             await refresher.trimHeapAfterBigFeeds()
             return result
         } catch {
@@ -171,7 +180,7 @@ package actor Subscriptions {
         }
     }
 
-    func subscribeAndStore(_ params: SubscribeCommand) async throws -> SubscribeOutcome {
+    func subscribeAndStore(_ params: SubscribeCommand, durability: Durability) async throws -> SubscribeOutcome {
         // The options as `set` checks them, on a podcast of no settings yet: refused before anything is fetched.
         let options = PodcastChange(
             podcast: "",
@@ -233,7 +242,7 @@ package actor Subscriptions {
         if let movedTo { podcast.feedURL = (try? HTTPURL(movedTo))?.string ?? podcast.feedURL }
         let inserted: (podcast: PodcastRecord, existing: Bool)
         do {
-            inserted = try await store.insertPodcast(podcast)
+            inserted = try await store.insertPodcast(podcast, durability: durability)
         } catch {
             throw PodcastError.store("the subscription could not be saved: \(error)")
         }
@@ -261,7 +270,7 @@ package actor Subscriptions {
         subscribed.folder = ownFolder(for: subscribed)
         podcasts[podcast.id] = subscribed
         // The back catalogue is not "new": only episodes that appear after subscribing are.
-        let episodes = try await storeFeed(podcast.id, feed, markNew: false)
+        let episodes = try await storeFeed(podcast.id, feed, markNew: false, durability: durability)
         let queued = try await applyPolicy(podcast.id, inserted: episodes, initial: true)
         let current = podcasts[podcast.id] ?? podcast
         logger.notice("subscribed to \(current.title) (\(redactedURL(current.feedURL)))")
@@ -585,6 +594,15 @@ package actor Subscriptions {
             try await store.savePodcast(podcast, durability: durability)
         } catch {
             throw PodcastError.store("the podcast could not be saved: \(error)")
+        }
+    }
+
+    /// Makes the commits that skipped their fsync durable, before a client is told of them.
+    func syncCommitted() async throws {
+        do {
+            try await store.syncCommitted()
+        } catch {
+            throw PodcastError.store("the changes could not be synced to disk: \(error)")
         }
     }
 
