@@ -326,10 +326,16 @@ extension EpisodeRecord {
 
 extension Store {
     /// Inserts a subscription; a feed URL already subscribed returns that podcast with `existing = true`.
-    package func insertPodcast(_ podcast: PodcastRecord) throws(StoreError) -> (podcast: PodcastRecord, existing: Bool)
-    {
+    ///
+    /// - Parameter durability: ``Durability/processCrash`` for a subscription of an OPML import, which syncs once at
+    ///   its end (``syncCommitted()``) before it answers.
+    package func insertPodcast(
+        _ podcast: PodcastRecord,
+        durability: Durability = .powerLoss
+    ) throws(StoreError) -> (podcast: PodcastRecord, existing: Bool) {
         try withConnection("subscribing") { connection throws(SQLiteError) in
-            try connection.transaction { () throws(SQLiteError) -> (podcast: PodcastRecord, existing: Bool) in
+            try connection.transaction(durability) {
+                () throws(SQLiteError) -> (podcast: PodcastRecord, existing: Bool) in
                 let found = try connection.query(
                     "SELECT \(podcastColumns) FROM podcasts WHERE feed_url = ?",
                     [.text(podcast.feedURL)]
@@ -362,6 +368,22 @@ extension Store {
         }
     }
 
+    /// Writes every field of several podcasts in one transaction: the podcasts a refresh found unchanged, whose
+    /// commits one by one were most of the store's work in a refresh of 1,000 feeds.
+    package func savePodcasts(_ podcasts: [PodcastRecord], durability: Durability) throws(StoreError) {
+        try withConnection("saving podcasts") { connection throws(SQLiteError) in
+            try connection.transaction(durability) { () throws(SQLiteError) in
+                try connection.withReusableStatement(updatePodcastSQL) { (update) throws(SQLiteError) in
+                    for podcast in podcasts {
+                        try update.bind(podcast.columnValues + [.integer(podcast.id)])
+                        while try update.step() {}
+                        update.reset()
+                    }
+                }
+            }
+        }
+    }
+
     /// Removes a podcast and its episodes (downloads are the queue's business).
     package func deletePodcast(_ id: Int64) throws(StoreError) {
         try withConnection("removing a podcast") { connection throws(SQLiteError) in
@@ -379,17 +401,20 @@ extension Store {
     ///
     /// - Parameters:
     ///   - podcast: The podcast's fields as the refresh found them.
+    ///   - durability: ``Durability/processCrash`` when whoever is told about the refresh syncs first
+    ///     (``syncCommitted()``), or no one is: a refresh rolled back by a power cut is fetched again.
     ///   - episodes: Produces the episodes; it runs on the store's thread, inside the transaction.
     /// - Returns: The ids of the episodes inserted by this refresh, in feed order.
     /// - Throws: ``StoreError``, or what `episodes` threw; either way nothing of the refresh is stored.
     package func applyRefresh(
         _ podcast: PodcastRecord,
+        durability: Durability = .powerLoss,
         episodes produce: @Sendable (_ store: ([EpisodeRecord]) throws(SQLiteError) -> Void) throws -> Void
     ) throws -> [Int64] {
         var producerFailure: (any Error)?
         do {
             return try withConnection("saving a refresh") { connection throws(SQLiteError) in
-                try connection.transaction { () throws(SQLiteError) -> [Int64] in
+                try connection.transaction(durability) { () throws(SQLiteError) -> [Int64] in
                     try connection.execute(updatePodcastSQL, podcast.columnValues + [.integer(podcast.id)])
                     var inserted: [Int64] = []
                     var seen: Set<String> = []

@@ -17,10 +17,14 @@ extension Store {
     @discardableResult
     package func setFeedDocumentSize(_ bytes: Int64, of feedURL: String) throws(StoreError) -> Bool {
         try withConnection("recording a feed's size") { connection throws(SQLiteError) in
-            try connection.execute(
-                "UPDATE podcasts SET feed_size = ? WHERE feed_url = ?",
-                [.integer(bytes), .text(feedURL)]
-            ) > 0
+            // Without an fsync (one a grown feed, most of a refresh's time): a size a power cut rolls back only makes
+            // the next refresh reserve the older size first.
+            try connection.transaction(.processCrash) { () throws(SQLiteError) in
+                try connection.execute(
+                    "UPDATE podcasts SET feed_size = ? WHERE feed_url = ?",
+                    [.integer(bytes), .text(feedURL)]
+                ) > 0
+            }
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import SinglecastFeeds
+import SinglecastStore
 import Testing
 
 @testable import SinglecastDaemon
@@ -19,5 +20,28 @@ import Testing
         var episode = Episode(title: "now")
         episode.published = Date(timeIntervalSince1970: 1_594_008_000.5)
         #expect(FeedFetcher.record(of: episode, feedOrder: 0, now: 1).publishedAt == 1_594_008_000_500)
+    }
+
+    /// A feed of one batch or less keeps its episodes from the first parse; a longer one reads its document again.
+    /// Either way the store is handed the same records, in feed order, at most a batch at a time.
+    @Test(arguments: [0, 3, Store.refreshBatchSize, Store.refreshBatchSize + 1, 2 * Store.refreshBatchSize + 7])
+    func aParsedFeedHandsEveryEpisodeOnce(items: Int) throws {
+        let body = (0..<items).map { "<item><title>E \($0)</title><guid>g\($0)</guid></item>" }.joined()
+        // The first item again: kept once, as the parser keeps it (the only item of a feed of none).
+        let document = Data("<rss><channel><title>T</title>\(body)<item><guid>g0</guid></item></channel></rss>".utf8)
+        let url = "https://feeds.example.com/f"
+        let expected = try FeedParser.parse(document, url: url).episodes.enumerated().map { order, episode in
+            var record = FeedFetcher.record(of: episode, feedOrder: order, now: 5)
+            record.podcastID = 9
+            record.isNew = true
+            return record
+        }
+        #expect(expected.count == max(items, 1))
+
+        let parsed = try FeedFetcher.ParsedFeed(document, url: url)
+        var batches: [[EpisodeRecord]] = []
+        try parsed.episodes(of: 9, markNew: true, now: 5) { batches.append($0) }
+        #expect(batches.joined().map { $0 } == expected)
+        #expect(batches.allSatisfy { $0.count <= Store.refreshBatchSize })
     }
 }

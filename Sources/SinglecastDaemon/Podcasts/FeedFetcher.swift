@@ -31,31 +31,42 @@ struct FeedFetcher: Sendable {
         let documentSize: Int
         private let held: Held
 
-        /// Parses a feed for its channel and to know that it parses, before anything is stored; its episodes are
-        /// dropped batch by batch and read again by ``episodes(of:markNew:now:into:)``.
+        /// Parses a feed for its channel and to know that it parses, before anything is stored. The episodes of a
+        /// feed that fits in one batch are kept for ``episodes(of:markNew:now:into:)``; a longer feed's are dropped
+        /// batch by batch and read again there.
         init(_ document: Data, url: String, reservation: FeedMemoryLimiter.Reservation? = nil) throws(FeedError) {
-            feed = try FeedParser.parse(document, url: url, batchSize: Store.refreshBatchSize) { _ in }
+            // Most feeds have fewer items than a batch: parsing them twice was a third of an OPML import's CPU
+            // (docs/ARCHITECTURE.md, Refreshing many feeds). One batch is bounded, as the parser's batches are.
+            var batches = 0
+            var first: [Episode] = []
+            feed = try FeedParser.parse(document, url: url, batchSize: Store.refreshBatchSize) { batch in
+                batches += 1
+                first = batches == 1 ? batch : []
+            }
             self.url = url
             documentSize = document.count
-            held = Held(document, reservation)
+            held = Held(document, reservation, episodes: batches <= 1 ? first : nil)
         }
 
         /// The document and its share of the feed memory budget, shared by every copy of the parsed feed: let go of
         /// as soon as the episodes are stored, not when the last copy is (a refresh goes on to queue downloads and
         /// fetch artwork, and the next big feed waits for the budget meanwhile).
         private final class Held: Sendable {
-            private let state: Mutex<(document: Data, reservation: FeedMemoryLimiter.Reservation?)?>
+            private let state:
+                Mutex<(document: Data, reservation: FeedMemoryLimiter.Reservation?, episodes: [Episode]?)?>
 
-            init(_ document: Data, _ reservation: FeedMemoryLimiter.Reservation?) {
-                state = Mutex((document, reservation))
+            /// - Parameter episodes: Every episode of the document, when the first parse kept them.
+            init(_ document: Data, _ reservation: FeedMemoryLimiter.Reservation?, episodes: [Episode]?) {
+                state = Mutex((document, reservation, episodes))
             }
 
-            /// The document to read the episodes from; asking once it is let go of is a mistake of the caller's.
-            func documentToRead() -> Data {
-                guard let document = state.withLock({ $0?.document }) else {
+            /// The episodes kept from the first parse, else the document to read them from; asking once it is let go
+            /// of is a mistake of the caller's.
+            func toRead() -> (document: Data, episodes: [Episode]?) {
+                guard let held = state.withLock({ $0.map { ($0.document, $0.episodes) } }) else {
                     preconditionFailure("a parsed feed's episodes were read twice; the document was let go of")
                 }
-                return document
+                return held
             }
 
             /// Drops the document and gives its reservation back (the reservation last, so the budget is given back
@@ -96,7 +107,7 @@ struct FeedFetcher: Sendable {
             var failure: SQLiteError?
             // The document's last use: it and its reservation go as soon as it is read.
             defer { held.release() }
-            _ = try FeedParser.parse(held.documentToRead(), url: url, batchSize: Store.refreshBatchSize) { batch in
+            func hand(_ batch: [Episode]) {
                 guard failure == nil else { return }
                 let records = batch.map { episode in
                     var record = FeedFetcher.record(of: episode, feedOrder: feedOrder, now: now)
@@ -106,6 +117,17 @@ struct FeedFetcher: Sendable {
                     return record
                 }
                 do throws(SQLiteError) { try store(records) } catch { failure = error }
+            }
+            // The document is only read inside this statement, not held by a local past the release.
+            if let kept = held.toRead().episodes {
+                hand(kept)
+            } else {
+                _ = try FeedParser.parse(
+                    held.toRead().document,
+                    url: url,
+                    batchSize: Store.refreshBatchSize,
+                    episodes: hand
+                )
             }
             if let failure { throw failure }
         }

@@ -26,7 +26,17 @@ extension PodcastRefresher {
         case .stored(let entry):
             // `podcast` is from before the fetch: the catalogue records the image only if the podcast is still there.
             guard await catalogue.storeArtwork(entry, of: id) else { return }
-            await catalogue.forgetArtwork(cache.trim())
+            // The cache is listed only when it may be over its size: listing it after every image made subscribing to
+            // 1,000 feeds stat half a million files. Counting a replaced or deleted image again only lists it sooner.
+            if let held = artworkBytes, let added = ArtworkCache.size(of: entry.path),
+                held + added <= settings.artworkCacheBytes
+            {
+                artworkBytes = held + added
+                return
+            }
+            let (deleted, remaining) = cache.trimmed()
+            artworkBytes = remaining
+            await catalogue.forgetArtwork(deleted)
         }
     }
 

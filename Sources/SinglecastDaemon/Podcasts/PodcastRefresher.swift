@@ -45,6 +45,8 @@ package actor PodcastRefresher: Service {
     let feedMemory = FeedMemoryLimiter(limit: PodcastSettings().feedMemoryBudget)
     /// New subscriptions whose artwork the service loop fetches, as children of its task group.
     private var artworkWanted: Set<Int64> = []
+    /// At least the bytes the artwork cache holds, once it was listed (``refreshArtwork(_:)``).
+    var artworkBytes: Int64?
 
     init(
         engine: any SmallBodyFetching,

@@ -16,7 +16,8 @@ extension Subscriptions {
         current.artworkPath = entry.path
         current.artworkETag = entry.etag
         current.artworkLastModified = entry.lastModified
-        try? await save(current)
+        // A cache's bookkeeping: a power cut that rolls it back has the image fetched again.
+        try? await save(current, durability: .processCrash)
         return true
     }
 

@@ -3,7 +3,7 @@ import SinglecastFeeds
 
 /// OPML: subscribing to a list of feeds, and writing the subscriptions as one.
 extension Subscriptions {
-    /// Subscribes to every feed of an OPML document, four at a time.
+    /// Subscribes to every feed of an OPML document, eight at a time, and syncs them once before it answers.
     package func importOPML(_ document: String) async throws -> [ImportedFeed] {
         let outlines: [OPMLOutline]
         do {
@@ -12,7 +12,8 @@ extension Subscriptions {
             let detail = error.message.hasSuffix(".") ? String(error.message.dropLast()) : error.message
             throw PodcastError.invalid("the OPML document cannot be read: \(detail)", parameter: "opml")
         }
-        // Four feeds at a time: a long list should not take one feed's time per entry.
+        // Eight feeds at a time: a long list should not take one feed's time per entry. Eight rather than four kept
+        // both cores busy while some of them wait for the store's thread (1,000 feeds: 3.6–5.1 s against 5.1–6.5 s).
         var results = [ImportedFeed?](repeating: nil, count: outlines.count)
         await withTaskGroup(of: (Int, ImportedFeed).self) { group in
             var next = 0
@@ -22,12 +23,15 @@ extension Subscriptions {
                 next += 1
                 group.addTask { (index, await self.importOne(outline)) }
             }
-            for _ in 0..<4 { addNext() }
+            for _ in 0..<8 { addNext() }
             for await (index, entry) in group {
                 results[index] = entry
                 addNext()
             }
         }
+        // Each subscription committed without its fsync (three a feed, most of an import's time, were the store's
+        // thread waiting for the disk); one sync makes them all durable before the client is told.
+        try await syncCommitted()
         return results.compactMap { $0 }
     }
 
@@ -36,7 +40,7 @@ extension Subscriptions {
         // subscription keeps them apart from the URL, as subscribe does.
         let shown = (try? HTTPURL(outline.feedURL).string) ?? HTTPURL.shown(outline.feedURL)
         do {
-            let result = try await subscribe(SubscribeCommand(feed: .url(outline.feedURL)))
+            let result = try await subscribe(SubscribeCommand(feed: .url(outline.feedURL)), durability: .processCrash)
             let id = result.podcast.record.id
             return ImportedFeed(
                 url: shown,

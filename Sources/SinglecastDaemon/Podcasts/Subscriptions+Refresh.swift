@@ -17,7 +17,11 @@ extension Subscriptions {
         } else {
             chosen = podcasts.keys.sorted()
         }
-        return await refresher.refresh(chosen).sorted { $0.id < $1.id }
+        let reports = await refresher.refresh(chosen).sorted { $0.id < $1.id }
+        // A changed feed is stored without its fsync (``applyRefresh(_:to:schedule:jitter:)``): synced once for all
+        // before the client reads of it. A feed found unchanged tells it nothing a power cut could take back.
+        if reports.contains(where: { $0.outcome == .updated }) { try await syncCommitted() }
+        return reports
     }
 
     /// The podcasts due at `now`, the longest overdue first.
@@ -82,9 +86,19 @@ extension Subscriptions {
             bigFeed: false
         )
         var inserted: [Int64] = []
+        // Stored without an fsync, unless the feed moved: a power cut may roll a refresh back (the podcast's
+        // validators with it), and the next refresh fetches it again. A client's `refresh` syncs before it answers, a
+        // download queued after it syncs it with its own commit (the WAL is synced in order), and a move stays
+        // durable, since the old URL may stop answering (docs/ARCHITECTURE.md, Refreshing many feeds).
+        let moved = change.podcast.feedURL != current.feedURL
         if case .updated(let feed, _, _) = fetched {
             do {
-                inserted = try await storeFeed(id, feed, markNew: !finishing)
+                inserted = try await storeFeed(
+                    id,
+                    feed,
+                    markNew: !finishing,
+                    durability: moved ? .powerLoss : .processCrash
+                )
                 if finishing {
                     logger.notice(
                         "finished the subscription to \(ListSummary.title(change.podcast.title)), interrupted before its feed was "
@@ -102,8 +116,11 @@ extension Subscriptions {
             // A feed found unchanged only moves the podcast's refresh times on: a power cut that rolls them back makes
             // the next start refresh it again, so its commit skips the fsync, one per feed of a refresh
             // (docs/ARCHITECTURE.md, Refreshing many feeds).
-            let unchanged = change.outcome == .notModified && change.podcast.feedURL == current.feedURL
-            try? await save(change.podcast, durability: unchanged ? .processCrash : .powerLoss)
+            if change.outcome == .notModified && !moved {
+                await saveUnchanged(change.podcast)
+            } else {
+                try? await save(change.podcast)
+            }
         }
         if applied.failure == nil {
             do {
@@ -113,6 +130,24 @@ extension Subscriptions {
             }
         }
         return applied
+    }
+
+    /// Saves a podcast a refresh found unchanged together with the others found meanwhile: one transaction, without
+    /// an fsync, for many. The first refresh to get here saves, and again while more arrive; the others return at
+    /// once. What they found is in memory: a crash before it is stored only has those feeds refreshed again, and a
+    /// refresh of many feeds ends once the last save did.
+    func saveUnchanged(_ podcast: PodcastRecord) async {
+        podcasts[podcast.id] = podcast
+        unchangedToSave.insert(podcast.id)
+        guard !savingUnchanged else { return }
+        savingUnchanged = true
+        defer { savingUnchanged = false }
+        while !unchangedToSave.isEmpty {
+            // Each as it is now: a change made since it was found unchanged is what is saved.
+            let batch = unchangedToSave.sorted().compactMap { podcasts[$0] }
+            unchangedToSave = []
+            try? await store.savePodcasts(batch, durability: .processCrash)
+        }
     }
 
     /// The answer to a refresh, announced as the `refreshed` event.
@@ -141,13 +176,18 @@ extension Subscriptions {
     /// stored, in one transaction.
     ///
     /// - Returns: The ids of the episodes inserted.
-    func storeFeed(_ id: Int64, _ parsed: FeedFetcher.ParsedFeed, markNew: Bool) async throws -> [Int64] {
+    func storeFeed(
+        _ id: Int64,
+        _ parsed: FeedFetcher.ParsedFeed,
+        markNew: Bool,
+        durability: Durability
+    ) async throws -> [Int64] {
         // Read and handed to the store in one step: no await comes between.
         guard let podcast = podcasts[id] else { return [] }
         let now = self.now()
         episodesWritten()
         defer { episodesWritten() }
-        let inserted = try await store.applyRefresh(podcast) { store in
+        let inserted = try await store.applyRefresh(podcast, durability: durability) { store in
             try parsed.episodes(of: id, markNew: markNew, now: now, into: store)
         }
         // A feed may add a transcript to an episode whose file is here already.

@@ -63,6 +63,11 @@ package actor Subscriptions {
     var episodeWrites = 0
     /// Podcasts being unsubscribed: no refresh of them starts, and what an enqueue links to them meanwhile goes.
     var leaving: Set<Int64> = []
+    /// Podcasts a refresh found unchanged, not yet saved (``saveUnchanged(_:)``), and whether a refresh saves them.
+    var unchangedToSave: Set<Int64> = []
+    var savingUnchanged = false
+    /// Each podcast's folder name as compared, and the folder or title it was made from (``ownFolder(for:)``).
+    private var folderKeys: [Int64: (source: String, key: String)] = [:]
     /// Fetches the feeds and artwork, when they fall due and when asked; a service of its own.
     nonisolated let refresher: PodcastRefresher
     /// Deletes what the retention rules let go of; this catalogue hands it the podcasts' rules.
@@ -161,8 +166,14 @@ package actor Subscriptions {
     // MARK: - Commands
 
     package func subscribe(_ command: SubscribeCommand) async throws -> SubscribeOutcome {
+        try await subscribe(command, durability: .powerLoss)
+    }
+
+    /// - Parameter durability: How the new subscription is committed: ``Durability/processCrash`` only for a caller
+    ///   that syncs before it answers (``importOPML(_:)``).
+    func subscribe(_ command: SubscribeCommand, durability: Durability) async throws -> SubscribeOutcome {
         do {
-            let result = try await subscribeAndStore(command)
+            let result = try await subscribeAndStore(command, durability: durability)
             await refresher.trimHeapAfterBigFeeds()
             return result
         } catch {
@@ -171,7 +182,7 @@ package actor Subscriptions {
         }
     }
 
-    func subscribeAndStore(_ params: SubscribeCommand) async throws -> SubscribeOutcome {
+    func subscribeAndStore(_ params: SubscribeCommand, durability: Durability) async throws -> SubscribeOutcome {
         // The options as `set` checks them, on a podcast of no settings yet: refused before anything is fetched.
         let options = PodcastChange(
             podcast: "",
@@ -233,7 +244,7 @@ package actor Subscriptions {
         if let movedTo { podcast.feedURL = (try? HTTPURL(movedTo))?.string ?? podcast.feedURL }
         let inserted: (podcast: PodcastRecord, existing: Bool)
         do {
-            inserted = try await store.insertPodcast(podcast)
+            inserted = try await store.insertPodcast(podcast, durability: durability)
         } catch {
             throw PodcastError.store("the subscription could not be saved: \(error)")
         }
@@ -261,7 +272,7 @@ package actor Subscriptions {
         subscribed.folder = ownFolder(for: subscribed)
         podcasts[podcast.id] = subscribed
         // The back catalogue is not "new": only episodes that appear after subscribing are.
-        let episodes = try await storeFeed(podcast.id, feed, markNew: false)
+        let episodes = try await storeFeed(podcast.id, feed, markNew: false, durability: durability)
         let queued = try await applyPolicy(podcast.id, inserted: episodes, initial: true)
         let current = podcasts[podcast.id] ?? podcast
         logger.notice("subscribed to \(current.title) (\(redactedURL(current.feedURL)))")
@@ -316,6 +327,7 @@ package actor Subscriptions {
         // running was awaited above, and one asked for since found it leaving.
         let artwork = podcasts[podcast.id]?.artworkPath ?? podcast.artworkPath
         podcasts[podcast.id] = nil
+        folderKeys[podcast.id] = nil
         if let path = artwork { unlink(path) }
         logger.notice("unsubscribed from \(podcast.title)")
         events.podcastUnsubscribed(result)
@@ -571,12 +583,24 @@ package actor Subscriptions {
     /// `podcast`'s folder: its own, or `Title (2)`, `Title (3)`… when another podcast's files go to the folder its
     /// title names (compared without case, as a case-blind disk would), so the two never share one.
     func ownFolder(for podcast: PodcastRecord) -> String? {
-        let taken = Set(podcasts.values.filter { $0.id != podcast.id }.map { Self.folderName(of: $0).lowercased() })
+        let others = podcasts.values.filter { $0.id != podcast.id }
         let name = Self.folderName(of: podcast)
-        guard taken.contains(name.lowercased()) else { return podcast.folder }
+        let key = name.lowercased()
+        guard others.contains(where: { folderKey(of: $0) == key }) else { return podcast.folder }
+        let taken = Set(others.map { folderKey(of: $0) })
         var number = 2
         while taken.contains("\(name) (\(number))".lowercased()) { number += 1 }
         return "\(name) (\(number))"
+    }
+
+    /// `podcast`'s folder name as ``ownFolder(for:)`` compares it, kept while what it is made from stays: making every
+    /// podcast's again for each new subscription was a tenth of an OPML import's CPU, on this actor.
+    private func folderKey(of podcast: PodcastRecord) -> String {
+        let source = podcast.folder ?? podcast.title
+        if let kept = folderKeys[podcast.id], kept.source == source { return kept.key }
+        let key = Self.folderName(of: podcast).lowercased()
+        folderKeys[podcast.id] = (source, key)
+        return key
     }
 
     func save(_ podcast: PodcastRecord, durability: Durability = .powerLoss) async throws {
@@ -585,6 +609,15 @@ package actor Subscriptions {
             try await store.savePodcast(podcast, durability: durability)
         } catch {
             throw PodcastError.store("the podcast could not be saved: \(error)")
+        }
+    }
+
+    /// Makes the commits that skipped their fsync durable, before a client is told of them.
+    func syncCommitted() async throws {
+        do {
+            try await store.syncCommitted()
+        } catch {
+            throw PodcastError.store("the changes could not be synced to disk: \(error)")
         }
     }
 
