@@ -205,14 +205,18 @@ import Glibc
         let url = try nginx.serve(Data((0..<(256 << 10)).map { _ in UInt8.random(in: 0...255) }), as: "e.mp3")
         let web = try WebDaemon()
         defer { _ = web.daemon.stop() }
+        // The reader marks when its stream is open (the daemon then sends it every event), and gives up after a
+        // minute rather than reading heartbeats for ever.
         let script = """
-            import base64, http.client, sys
+            import base64, http.client, sys, time
             c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=20)
             auth = base64.b64encode(("singlecast:" + sys.argv[2]).encode()).decode()
             c.request("GET", "/events?topics=downloads", headers={"Authorization": "Basic " + auth})
             r = c.getresponse()
             print(r.status, r.getheader("Content-Type"), flush=True)
-            while True:
+            open(sys.argv[3], "w").close()
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
                 line = r.fp.readline().decode()
                 if line.startswith("data: "):
                     print(line.strip(), flush=True)
@@ -221,9 +225,13 @@ import Glibc
             """
         let port = web.port
         let password = web.password
-        let marker = web.daemon.root.file("enqueued")
+        let marker = web.daemon.root.file("stream-open")
         let reader = Task { try await onOwnThread { try Self.python(script, [String(port), password, marker]) } }
-        usleep(500_000)
+        // Enqueued before the stream is open, the download could finish unseen on a busy machine.
+        let opened = ContinuousClock.now + .seconds(60)
+        while !FileManager.default.fileExists(atPath: marker) && ContinuousClock.now < opened {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         let client = try LineClient(path: web.daemon.socketPath)
         let params = String(
             decoding: try JSONEncoder().encode(EnqueueParams(urls: [url], directory: web.daemon.root.file("ep"))),
@@ -250,6 +258,14 @@ import Glibc
             auth = base64.b64encode(("singlecast:" + password).encode()).decode()
             s.sendall(("GET /events?topics=downloads HTTP/1.1\\r\\nHost: 127.0.0.1:%d\\r\\n"
                        "Authorization: Basic %s\\r\\n\\r\\n" % (port, auth)).encode())
+            # The response's head says the stream is open (nothing is queued before it, so no event is read here).
+            head = b""
+            while b"\\r\\n\\r\\n" not in head:
+                byte = s.recv(1)
+                if not byte:
+                    sys.exit("the stream closed before its head")
+                head += byte
+            open(marker + ".open", "w").close()
             # Not reading until the test's enqueue has been answered, however long that takes on a busy machine.
             deadline = time.monotonic() + 120
             while not os.path.exists(marker) and time.monotonic() < deadline:
@@ -273,7 +289,11 @@ import Glibc
         let password = web.password
         let marker = web.daemon.root.file("enqueued")
         let reader = Task { try await onOwnThread { try Self.python(script, [String(port), password, marker]) } }
-        usleep(1_000_000)
+        // Enqueued before the stream is open, the events would never reach it on a busy machine.
+        let opened = ContinuousClock.now + .seconds(60)
+        while !FileManager.default.fileExists(atPath: marker + ".open") && ContinuousClock.now < opened {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         let baseline = web.rssKiB
         let urls = (0..<20_000).map { "http://127.0.0.1:9/\($0).mp3" }
         let params = String(
