@@ -218,6 +218,8 @@ import Glibc
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:
                 line = r.fp.readline().decode()
+                if not line:
+                    break
                 if line.startswith("data: "):
                     print(line.strip(), flush=True)
                     if "download.completed" in line:
