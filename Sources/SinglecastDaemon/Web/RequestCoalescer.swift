@@ -13,8 +13,6 @@ package final class RequestCoalescer<Key: Hashable & Sendable, Value: Sendable>:
         var machine = RequestCoalescerStateMachine<Key, Int>()
         var nextWaiter = 0
         var parked: [Int: CheckedContinuation<Turn, Never>] = [:]
-        /// Turns given to waiters that had not parked yet.
-        var early: [Int: Turn] = [:]
     }
 
     private let state = Mutex(State())
@@ -26,38 +24,31 @@ package final class RequestCoalescer<Key: Hashable & Sendable, Value: Sendable>:
 
     /// `compute`'s value, computed by this caller or by another that started after this one arrived.
     package func value(for key: Key, compute: @Sendable () async -> Value) async -> Value {
-        let (waiter, action) = state.withLock { state in
-            defer { state.nextWaiter &+= 1 }
-            return (state.nextWaiter, state.machine.arrive(state.nextWaiter, for: key))
-        }
-        if action == .wait {
-            let turn = await withCheckedContinuation { continuation in
-                // The continuation is parked before anyone can look for it: a finish that already named this
-                // waiter finds it here, since both happen under the lock.
-                let early = state.withLock { state -> Turn? in
-                    if let turn = state.early.removeValue(forKey: waiter) { return turn }
-                    state.parked[waiter] = continuation
-                    return nil
-                }
-                if let early { continuation.resume(returning: early) }
+        var waiter = 0
+        // Arriving and parking happen under one lock, so a finish always finds the continuation it names.
+        let turn = await withCheckedContinuation { (continuation: CheckedContinuation<Turn, Never>) in
+            let computeNow = state.withLock { state in
+                waiter = state.nextWaiter
+                state.nextWaiter &+= 1
+                guard state.machine.arrive(waiter, for: key) == .wait else { return true }
+                state.parked[waiter] = continuation
+                return false
             }
-            if case .answered(let value) = turn { return value }
+            if computeNow { continuation.resume(returning: .compute) }
         }
+        if case .answered(let value) = turn { return value }
         let value = await compute()
-        let resumes = state.withLock { state -> [(CheckedContinuation<Turn, Never>?, Int, Turn)] in
+        let resumes = state.withLock { state in
             let finish = state.machine.finish(key)
-            var resumes: [(CheckedContinuation<Turn, Never>?, Int, Turn)] = []
-            for other in finish.answer where other != waiter {
-                resumes.append((state.parked.removeValue(forKey: other), other, .answered(value)))
+            var resumes = finish.answer.filter { $0 != waiter }.compactMap { other in
+                state.parked.removeValue(forKey: other).map { ($0, Turn.answered(value)) }
             }
-            if let next = finish.handOver {
-                resumes.append((state.parked.removeValue(forKey: next), next, .compute))
+            if let next = finish.handOver, let continuation = state.parked.removeValue(forKey: next) {
+                resumes.append((continuation, .compute))
             }
-            // A waiter named before it parked its continuation finds its turn when it does.
-            for (continuation, other, turn) in resumes where continuation == nil { state.early[other] = turn }
             return resumes
         }
-        for (continuation, _, turn) in resumes { continuation?.resume(returning: turn) }
+        for (continuation, turn) in resumes { continuation.resume(returning: turn) }
         return value
     }
 }
