@@ -185,8 +185,7 @@ package struct DownloadQueueStateMachine {
         // While the gate is closed only `--now` downloads are queued (``admit(_:)``); the check is the last guard.
         let gated = gate != nil
         var running = slotHolders.count
-        var perHost: [String: Int] = [:]
-        for id in slotHolders { perHost[records.host(of: id), default: 0] += 1 }
+        var perHost = slotsPerHost
         var actions: [Action] = []
         queueEntriesExamined += records.beginDuePass(now: now)
         while scheduler.admits(running: running), let entry = records.nextDue(examined: &queueEntriesExamined) {
@@ -211,12 +210,17 @@ package struct DownloadQueueStateMachine {
         return actions
     }
 
-    /// The hosts whose per-host slots are all taken: a due download of theirs waits for one of them to end.
-    package func busyHosts(_ scheduler: QueueScheduler) -> Set<String> {
+    /// The transfer slots held, by host.
+    private var slotsPerHost: [String: Int] {
         var perHost: [String: Int] = [:]
         for id in slotHolders { perHost[records.host(of: id), default: 0] += 1 }
-        return Set(
-            perHost.compactMap { host, count in count >= scheduler.maximumPerHost && !host.isEmpty ? host : nil }
+        return perHost
+    }
+
+    /// The hosts whose per-host slots are all taken: a due download of theirs waits for one of them to end.
+    package func busyHosts(_ scheduler: QueueScheduler) -> Set<String> {
+        Set(
+            slotsPerHost.compactMap { host, count in count >= scheduler.maximumPerHost && !host.isEmpty ? host : nil }
         )
     }
 
