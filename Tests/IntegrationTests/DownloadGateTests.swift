@@ -197,6 +197,34 @@ import Glibc
         second.stop()
     }
 
+    /// No system bus when the daemon starts, and one starts later: the daemon follows it as soon as its socket
+    /// appears. It used to try again after 1, 2, 4 … up to 60 s, so it noticed late, and an idle daemon on a
+    /// machine without a bus woke every minute for nothing.
+    @Test(.enabled(if: canRunNetworkManagerMock), .timeLimit(.minutes(2)))
+    func aSystemBusThatStartsLaterIsFollowedAsSoonAsItsSocketAppears() async throws {
+        let place = try SinglecastTestServers.TemporaryDirectory(prefix: "sc-bus")
+        let daemon = DaemonProcess(extraEnvironment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(place.file("bus"))"])
+        try daemon.writeConfig("metered = pause\nlog_level = debug\n")
+        try daemon.startAndWaitUntilReady()
+        let client = try LineClient(path: daemon.socketPath)
+        // Past the retries at 1, 3 and 7 s: the old timer's next one would come 15 s after the start.
+        usleep(8_500_000)
+        #expect(
+            daemon.log.contains("waiting for the system bus socket \(place.file("bus")) to appear"),
+            "\(daemon.log)"
+        )
+        #expect(try client.result("status", as: StatusResult.self).downloads?.gate?.metered != true)
+
+        let bus = try await networkManager(metered: 1, place: place)  // NM_METERED_YES
+        let deadline = Date.now.addingTimeInterval(3)
+        while try client.result("status", as: StatusResult.self).downloads?.gate?.metered != true, Date.now < deadline {
+            usleep(50_000)
+        }
+        #expect(try client.result("status", as: StatusResult.self).downloads?.gate?.metered == true, "\(daemon.log)")
+        #expect(daemon.stop() == 0)
+        bus.stop()
+    }
+
     /// The system bus goes away and its socket comes back with nobody answering on it (dbus.socket listening while
     /// dbus.service is stopped): the metered watch connects to it and waits for an answer, and a SIGTERM meanwhile
     /// must still stop the daemon at once. Closing the connection used to flush it first, which blocked for sd-bus's

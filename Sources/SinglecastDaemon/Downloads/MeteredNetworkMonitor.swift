@@ -10,12 +10,16 @@ import Glibc
 /// It asks once, then listens for `PropertiesChanged` (and for NetworkManager leaving or joining the bus); the bus
 /// connection's descriptor waits in the daemon's ``Reactor``, so an idle daemon spends nothing on it. Without a
 /// system bus at start-up, or without NetworkManager on it, the network counts as not metered, and that is logged
-/// once. A connection that fails is made again (1 s, doubling up to a minute), and meanwhile NetworkManager's last
-/// answer holds: a metered network's pauses are never lifted because the bus went away.
+/// once. A connection that fails is made again, and meanwhile NetworkManager's last answer holds: a metered network's
+/// pauses are never lifted because the bus went away. While the bus's socket does not exist, the watch waits for it
+/// to appear (``PathAppearanceWatch``) and spends nothing meanwhile; a socket that is there but refuses, or an address
+/// that is not a path, is tried again after 1 s, doubling up to a minute.
 package struct MeteredNetworkMonitor: Service {
     package var reactor: Reactor
     /// `DBUS_SYSTEM_BUS_ADDRESS` when set (tests point it at a private bus), else the system bus's socket.
     package var address: String
+    /// The socket file of ``address``, when it names one: what to wait for while the bus is absent.
+    var socketPath: String? { Self.socketPath(ofBusAddress: address) }
     package var logger: Logger
     /// Receives what is known of the network.
     package var report: @Sendable (MeteredNews) async -> Void
@@ -48,6 +52,30 @@ package struct MeteredNetworkMonitor: Service {
             || errorName == "org.freedesktop.DBus.Error.NameHasNoOwner"
     }
 
+    /// The file of a `unix:path=` bus address (D-Bus escapes bytes as `%XX` in values), or `nil` for any other
+    /// transport, for several addresses (sd-bus tries them in turn), and for a malformed one.
+    static func socketPath(ofBusAddress address: String) -> String? {
+        guard !address.contains(";"), address.hasPrefix("unix:") else { return nil }
+        for pair in address.dropFirst("unix:".count).split(separator: ",") {
+            guard pair.hasPrefix("path=") else { continue }
+            var bytes: [UInt8] = []
+            var rest = pair.utf8.dropFirst("path=".count)[...]
+            while let byte = rest.popFirst() {
+                guard byte == UInt8(ascii: "%") else {
+                    bytes.append(byte)
+                    continue
+                }
+                guard rest.count >= 2, let value = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16)
+                else { return nil }
+                bytes.append(value)
+                rest = rest.dropFirst(2)
+            }
+            guard !bytes.isEmpty, !bytes.contains(0) else { return nil }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        return nil
+    }
+
     /// The answers told so far, so that each is told once.
     private final class Teller {
         var last: MeteredNews?
@@ -60,6 +88,8 @@ package struct MeteredNetworkMonitor: Service {
         var toldNoBus = false
         var delay = Self.firstRetryDelay
         while !Task.isCancelled {
+            // Armed before connecting, so that a socket appearing between a failed attempt and the wait wakes it.
+            let watch = socketPath.flatMap { try? PathAppearanceWatch(path: $0, reactor: reactor) }
             let connection: SystemBusConnection
             do {
                 connection = try SystemBusConnection(address: address)
@@ -70,10 +100,10 @@ package struct MeteredNetworkMonitor: Service {
                 }
                 // No bus at start-up: nothing can be metered. A bus that was there and went keeps the last answer.
                 if !connectedOnce { await tell(.undetectable, teller) }
-                guard (try? await Task.sleep(for: delay)) != nil else { return }
-                delay = min(delay * 2, Self.longestRetryDelay)
+                guard await waitBeforeConnecting(watch, &delay) else { return }
                 continue
             }
+            watch?.close()
             if connectedOnce { logger.info("connected to the system bus again; asking NetworkManager") }
             connectedOnce = true
             toldNoBus = false
@@ -84,6 +114,31 @@ package struct MeteredNetworkMonitor: Service {
             )
             guard (try? await Task.sleep(for: delay)) != nil else { return }
         }
+    }
+
+    /// Waits for the bus socket to appear when it is missing (no timer at all), else for `delay`, then doubles it.
+    ///
+    /// - Returns: `false` when the task was cancelled (the daemon stops).
+    private func waitBeforeConnecting(_ watch: PathAppearanceWatch?, _ delay: inout Duration) async -> Bool {
+        defer { watch?.close() }
+        if let watch, !watch.appeared {
+            logger.debug(
+                "waiting for the system bus socket \(watch.path) to appear (watching \(watch.target.directory))"
+            )
+            do {
+                try await watch.changed()
+                return !Task.isCancelled
+            } catch is CancellationError {
+                return false
+            } catch let error as ReactorError where error.code != .system {
+                return false  // the daemon is stopping
+            } catch {
+                logger.warning("cannot wait for the system bus socket to appear (\(error)); trying again in \(delay)")
+            }
+        }
+        guard (try? await Task.sleep(for: delay)) != nil else { return false }
+        delay = min(delay * 2, Self.longestRetryDelay)
+        return true
     }
 
     private func tell(_ news: MeteredNews, _ teller: Teller) async {
