@@ -110,6 +110,13 @@ enum Conformance {
         let summary = FeedTool.run(arguments: ["--summary", file.path])
         #expect(String(decoding: summary.standardOutput, as: UTF8.self) == "\t1 episodes\n")
 
+        try Data("<rss><channel><title>T &amp; <![CDATA[x]]></title><item/></channel></rss>".utf8).write(to: file)
+        let scan = FeedTool.run(arguments: ["--scan", file.path])
+        #expect(String(decoding: scan.standardOutput, as: UTF8.self) == "4 elements, 9 bytes of text\n")
+        try Data("<rss><channel></rss>".utf8).write(to: file)
+        let badScan = FeedTool.run(arguments: ["--scan", file.path])
+        #expect(badScan.status == 1, "the scan checks what a parse checks")
+
         try Data("<html/>".utf8).write(to: file)
         let failure = FeedTool.run(arguments: [file.path])
         #expect(failure.status == 1)

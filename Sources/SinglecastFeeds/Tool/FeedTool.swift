@@ -13,7 +13,7 @@ package enum FeedTool {
         OVERVIEW: Parse a podcast feed (or an OPML list) from a file and print it as JSON.
 
         USAGE: singlecast-feed [--url <url>] [--podcastparser-json] [--max-episodes <n>] [--summary [--batch-size <n>]]
-                               [--opml] <file>
+                               [--opml] [--scan] <file>
 
         ARGUMENTS:
           <file>                  The document to read; '-' reads standard input.
@@ -26,6 +26,8 @@ package enum FeedTool {
           --batch-size <n>        With --summary: take the episodes n at a time as they are read instead
                                   of keeping the whole feed (for memory benchmarks).
           --opml                  Read an OPML subscription list instead of a feed.
+          --scan                  Only read the XML (checked as a parse checks it) and count its elements and
+                                  bytes of text, building nothing: the reader's own cost (for benchmarks).
           -h, --help              Show help information.
 
         """
@@ -51,6 +53,7 @@ package enum FeedTool {
         var podcastparser = false
         var summary = false
         var opml = false
+        var scan = false
         var maxEpisodes = 0
         var batchSize = 0
         var file: String?
@@ -84,6 +87,7 @@ package enum FeedTool {
             case "--podcastparser-json": podcastparser = true
             case "--summary": summary = true
             case "--opml": opml = true
+            case "--scan": scan = true
             default:
                 if argument.hasPrefix("-") && argument != "-" {
                     return deliver(usageError("Unknown option '\(argument)'."))
@@ -112,6 +116,11 @@ package enum FeedTool {
             )
         }
         do throws(FeedError) {
+            if scan {
+                let count = try Self.scan(data)
+                let line = "\(count.elements) elements, \(count.textBytes) bytes of text\n"
+                return deliver(Outcome(standardOutput: Data(line.utf8), standardError: "", status: 0))
+            }
             if opml {
                 let outlines = try OPML.parse(data)
                 let value = JSONValue.array(
