@@ -143,8 +143,8 @@ package struct Router: Sendable {
             let command = UnsubscribeCommand(try params(UnsubscribeParams.self, request))
             return try WireCoding.encoded(UnsubscribeResult(try await context.podcasts.unsubscribe(command)))
         case .podcasts:
-            try expectNoParams(request)
-            return try WireCoding.encoded(PodcastsResult(try await context.podcasts.list()))
+            let page = try PodcastPage(request.params == nil ? PodcastsParams() : params(PodcastsParams.self, request))
+            return try WireCoding.encoded(PodcastsResult(try await context.podcasts.list(page)))
         case .episodes:
             let query = EpisodeQuery(try params(EpisodesParams.self, request))
             return try WireCoding.encoded(EpisodesResult(try await context.podcasts.episodes(query)))
