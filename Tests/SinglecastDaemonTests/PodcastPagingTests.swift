@@ -114,6 +114,13 @@ import Testing
         try await InProcessRouter.with { daemon in
             let whole = try await daemon.answer(#"{"jsonrpc":"2.0","id":1,"method":"podcasts"}"#)
             #expect(try result(whole) == PodcastsResult(podcasts: []))
+            // Accepted while `podcasts` took no parameters, so still accepted.
+            for empty in ["[]", "{}"] {
+                let answer = try await daemon.answer(
+                    #"{"jsonrpc":"2.0","id":1,"method":"podcasts","params":\#(empty)}"#
+                )
+                #expect(try result(answer) == PodcastsResult(podcasts: []), "\(empty)")
+            }
             let paged = try await daemon.answer(
                 #"{"jsonrpc":"2.0","id":2,"method":"podcasts","params":{"limit":50,"after":7}}"#
             )
