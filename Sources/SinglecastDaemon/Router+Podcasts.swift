@@ -53,6 +53,10 @@ extension UnsubscribeCommand {
     init(_ params: UnsubscribeParams) { self.init(podcast: params.podcast, deleteFiles: params.deleteFiles ?? false) }
 }
 
+extension PodcastPage {
+    init(_ params: PodcastsParams) throws(PodcastError) { try self.init(after: params.after, limit: params.limit) }
+}
+
 extension EpisodeQuery {
     init(_ params: EpisodesParams) {
         self.init(

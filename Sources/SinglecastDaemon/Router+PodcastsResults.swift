@@ -129,7 +129,7 @@ extension UnsubscribeResult {
 }
 
 extension PodcastsResult {
-    init(_ podcasts: [PodcastSummary]) { self.init(podcasts: podcasts.map(PodcastInfo.init)) }
+    init(_ listing: PodcastListing) { self.init(podcasts: listing.podcasts.map(PodcastInfo.init), next: listing.next) }
 }
 
 extension RefreshResult {

@@ -143,8 +143,10 @@ package struct Router: Sendable {
             let command = UnsubscribeCommand(try params(UnsubscribeParams.self, request))
             return try WireCoding.encoded(UnsubscribeResult(try await context.podcasts.unsubscribe(command)))
         case .podcasts:
-            try expectNoParams(request)
-            return try WireCoding.encoded(PodcastsResult(try await context.podcasts.list()))
+            // `[]` stays the same as none, as it was while `podcasts` took no parameters.
+            let none = request.params == nil || request.params == .array([])
+            let page = try PodcastPage(none ? PodcastsParams() : params(PodcastsParams.self, request))
+            return try WireCoding.encoded(PodcastsResult(try await context.podcasts.list(page)))
         case .episodes:
             let query = EpisodeQuery(try params(EpisodesParams.self, request))
             return try WireCoding.encoded(EpisodesResult(try await context.podcasts.episodes(query)))

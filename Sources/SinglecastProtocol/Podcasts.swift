@@ -424,11 +424,29 @@ package struct UnsubscribeResult: Codable, Hashable, Sendable {
     }
 }
 
+/// Params of `podcasts`: without them, every subscription; with them, one page of the listing.
+package struct PodcastsParams: Codable, Hashable, Sendable {
+    /// At most this many podcasts, at least 1 (default: all).
+    package var limit: Int?
+    /// Only podcasts whose id is greater: the `next` of the page before.
+    package var after: Int64?
+
+    package init(limit: Int? = nil, after: Int64? = nil) {
+        self.limit = limit
+        self.after = after
+    }
+}
+
 /// Result of `podcasts`.
 package struct PodcastsResult: Codable, Hashable, Sendable {
     package var podcasts: [PodcastInfo]
+    /// The `after` of the next page; absent when no podcast follows.
+    package var next: Int64?
 
-    package init(podcasts: [PodcastInfo]) { self.podcasts = podcasts }
+    package init(podcasts: [PodcastInfo], next: Int64? = nil) {
+        self.podcasts = podcasts
+        self.next = next
+    }
 }
 
 /// Params of `episodes`.

@@ -349,6 +349,18 @@ extension Store {
         }
     }
 
+    /// A page of podcast ids: a range of the primary key (`SEARCH podcasts USING INTEGER PRIMARY KEY (rowid>?)`, as
+    /// `PodcastStoreTests` checks), so a page costs the same however many podcasts there are.
+    package static let podcastPageSQL = "SELECT id FROM podcasts WHERE id > ? ORDER BY id LIMIT ?"
+
+    /// The ids of the podcasts after `after` (all without it), ascending, at most `limit` (all without it).
+    package func podcastIDs(after: Int64? = nil, limit: Int? = nil) throws(StoreError) -> [Int64] {
+        try withConnection("listing podcasts") { connection throws(SQLiteError) in
+            try connection.query(Self.podcastPageSQL, [.integer(after ?? .min), .integer(Int64(limit ?? -1))])
+                .map { $0.int64(0) ?? 0 }
+        }
+    }
+
     /// Every subscription, by id.
     package func podcasts() throws(StoreError) -> [PodcastRecord] {
         try withConnection("listing podcasts") { connection throws(SQLiteError) in
@@ -941,7 +953,6 @@ extension Store {
         }
     }
 
-    /// Total and new episodes of every podcast that has any.
     /// One podcast's episodes and new episodes, read from the `episodes_by_new` index alone.
     package func episodeCounts(of podcastID: Int64) throws(StoreError) -> EpisodeCounts {
         try withConnection("counting episodes") { connection throws(SQLiteError) in
@@ -953,11 +964,21 @@ extension Store {
         }
     }
 
-    package func episodeCounts() throws(StoreError) -> [Int64: EpisodeCounts] {
+    /// The episode counts of a range of podcast ids: a range of the `episodes_by_new` index, which covers it (as
+    /// `PodcastStoreTests` checks), so a page of podcasts is counted without reading the others' episodes.
+    package static let episodeCountsSQL = """
+        SELECT podcast_id, COUNT(*), SUM(is_new) FROM episodes WHERE podcast_id BETWEEN ? AND ? GROUP BY podcast_id
+        """
+
+    /// Total and new episodes of every podcast that has any, or of those whose ids lie in `podcastIDs`.
+    package func episodeCounts(
+        podcastIDs: ClosedRange<Int64> = Int64.min...Int64.max
+    ) throws(StoreError) -> [Int64: EpisodeCounts] {
         try withConnection("counting episodes") { connection throws(SQLiteError) in
             var counts: [Int64: EpisodeCounts] = [:]
             for row in try connection.query(
-                "SELECT podcast_id, COUNT(*), SUM(is_new) FROM episodes GROUP BY podcast_id"
+                Self.episodeCountsSQL,
+                [.integer(podcastIDs.lowerBound), .integer(podcastIDs.upperBound)]
             ) {
                 counts[row[0].int64 ?? 0] = EpisodeCounts(
                     total: Int(row[1].int64 ?? 0),

@@ -222,14 +222,77 @@ import Testing
         let list = PodcastsResult(podcasts: [Fixtures.daily, Fixtures.gone, Fixtures.failing])
         let (run, request) = try await exchange(["podcasts"], result: list)
         #expect(run.status == 0)
-        #expect(request == Self.request("podcasts"))
+        #expect(request == Self.request("podcasts", #"{"limit":\#(PodcastsCommand.pageSize)}"#))
         #expect(run.stdout == PodcastsCommand.render(list.podcasts, timeZone: .system))
+    }
+
+    /// Runs `arguments` against a server answering one request after another on one connection with `answers`.
+    func conversation(_ arguments: [String], answers: [String]) async throws -> (run: CLIRun, requests: [String]) {
+        try await withTemporaryDirectory { directory in
+            let server = try TestServer(directory: directory, behavior: .answers(answers))
+            let run = await runCLI(arguments + ["--socket", server.path])
+            return (run, server.requests())
+        }
+    }
+
+    /// The table asks page after page on one connection, each after the last id of the one before, and prints one
+    /// table of them all.
+    @Test func podcastsTableReadsEveryPage() async throws {
+        let pages = [
+            PodcastsResult(podcasts: [Fixtures.daily], next: 3),
+            PodcastsResult(podcasts: [Fixtures.gone], next: 4),
+            PodcastsResult(podcasts: [Fixtures.failing]),
+        ]
+        let answers = pages.enumerated().map { DownloadFixtures.resultLine($1, id: Int64($0 + 1)) }
+        let (run, requests) = try await conversation(["podcasts"], answers: answers)
+        #expect(run.status == 0, "\(run.stderr)")
+        let size = PodcastsCommand.pageSize
+        #expect(
+            requests == [
+                #"{"id":1,"jsonrpc":"2.0","method":"podcasts","params":{"limit":\#(size)}}"#,
+                #"{"id":2,"jsonrpc":"2.0","method":"podcasts","params":{"after":3,"limit":\#(size)}}"#,
+                #"{"id":3,"jsonrpc":"2.0","method":"podcasts","params":{"after":4,"limit":\#(size)}}"#,
+            ]
+        )
+        #expect(run.stdout == PodcastsCommand.render([Fixtures.daily, Fixtures.gone, Fixtures.failing]))
+    }
+
+    /// A daemon whose `next` does not move past the page it answered would be asked for the same page forever.
+    @Test func podcastsTableRefusesACursorThatDoesNotMoveOn() async throws {
+        let answers = [
+            DownloadFixtures.resultLine(PodcastsResult(podcasts: [Fixtures.gone], next: 4), id: 1),
+            DownloadFixtures.resultLine(PodcastsResult(podcasts: [Fixtures.daily], next: 3), id: 2),
+        ]
+        let (run, requests) = try await conversation(["podcasts"], answers: answers)
+        #expect(run.status == 1)
+        #expect(requests.count == 2)
+        #expect(run.stdout == "")
+        #expect(run.stderr.contains("'next' of 'podcasts' does not move past 4"), "\(run.stderr)")
+    }
+
+    /// `--limit` asks for one page and says how to ask for the next; `--json` prints the page with its `next`.
+    @Test func podcastsLimitShowsOnePageAndTheNextCommand() async throws {
+        let page = PodcastsResult(podcasts: [Fixtures.daily, Fixtures.gone], next: 4)
+        let (run, request) = try await exchange(["podcasts", "--limit", "2", "--after", "1"], result: page)
+        #expect(request == Self.request("podcasts", #"{"after":1,"limit":2}"#))
+        #expect(
+            run.stdout
+                == PodcastsCommand.render(page.podcasts) + "\nMore follow: singlecastctl podcasts --limit 2 --after 4\n"
+        )
+        let (json, jsonRequest) = try await exchange(["--json", "podcasts", "--limit", "2"], result: page)
+        #expect(jsonRequest == Self.request("podcasts", #"{"limit":2}"#))
+        #expect(json.stdout == (try Self.json(page)))
+        #expect(json.stdout.contains(#""next":4"#))
+        let last = PodcastsResult(podcasts: [Fixtures.failing])
+        let (end, _) = try await exchange(["podcasts", "--limit", "2", "--after", "4"], result: last)
+        #expect(end.stdout == PodcastsCommand.render(last.podcasts))
     }
 
     @Test func podcastsJSONAndEmpty() async throws {
         let list = PodcastsResult(podcasts: [Fixtures.daily])
-        let (json, _) = try await exchange(["podcasts", "--json"], result: list)
+        let (json, jsonRequest) = try await exchange(["podcasts", "--json"], result: list)
         #expect(json.stdout == (try Self.json(list)))
+        #expect(jsonRequest == Self.request("podcasts"), "--json without --limit asks for every podcast at once")
         let (empty, _) = try await exchange(["podcasts"], result: PodcastsResult(podcasts: []))
         #expect(empty.stdout == "No podcasts. Subscribe with 'singlecastctl subscribe <feed-url>'.\n")
         let (emptyJSON, _) = try await exchange(["--json", "podcasts"], result: PodcastsResult(podcasts: []))

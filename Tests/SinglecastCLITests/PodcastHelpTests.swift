@@ -116,16 +116,25 @@ import Testing
         [gone] means the feed answered 410 Gone; it is asked again once a day (set
         --feed-url gives it a new URL).
 
+        Podcasts are listed by ID. The table asks the daemon for them a page at a time;
+        --limit shows one page and, when more follow, the command that shows the next
+        one (--after, the last ID shown). With --json and no --limit the daemon's
+        answer lists every podcast at once.
+
         Examples:
           singlecastctl podcasts
+          singlecastctl podcasts --limit 50
+          singlecastctl podcasts --limit 50 --after 1234
           singlecastctl podcasts --json
 
-        USAGE: singlecastctl podcasts [--socket <path>] [--json]
+        USAGE: singlecastctl podcasts [--socket <path>] [--json] [--limit <n>] [--after <id>]
 
         OPTIONS:
           --socket <path>         Path of the daemon's control socket. (default:
                                   $XDG_RUNTIME_DIR/singlecast/control.sock)
           --json                  Print machine-readable JSON; errors too, on stderr.
+          --limit <n>             Show at most this many. (default: all)
+          --after <id>            Show only podcasts with a greater ID.
           --version               Show the version.
           -h, --help              Show help information.
 

@@ -21,7 +21,7 @@ import Testing
 
         """,
         "unsubscribe": usage("unsubscribe", "<podcast> [--delete-files]"),
-        "podcasts": usage("podcasts", ""),
+        "podcasts": usage("podcasts", "[--limit <n>] [--after <id>]"),
         "episodes": usage("episodes", "<podcast> [--new] [--unplayed] [--limit <n>]"),
         "refresh": usage("refresh", "[<podcast>]"),
         "set": """
@@ -153,6 +153,16 @@ import Testing
         ),
         // podcasts
         Case(arguments: ["podcasts", "daily"], stderr: "Error: Unexpected argument 'daily'\n" + usages["podcasts"]!),
+        Case(
+            arguments: ["podcasts", "--limit", "0"],
+            stderr: "Error: The value '0' is invalid for '--limit <n>': a whole number of podcasts, at least 1\n"
+                + limitHelp + usages["podcasts"]!
+        ),
+        Case(
+            arguments: ["podcasts", "--after", "last"],
+            stderr: "Error: The value 'last' is invalid for '--after <id>': a podcast ID, a whole number\n"
+                + "Help:  --after <id>  Show only podcasts with a greater ID.\n" + usages["podcasts"]!
+        ),
         // episodes
         Case(
             arguments: ["episodes", "--new"],

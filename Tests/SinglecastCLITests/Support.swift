@@ -62,6 +62,9 @@ final class TestServer: @unchecked Sendable {
         case silent(seconds: Double)
         /// Writes the first lines, keeps quiet for `seconds`, then writes the rest and closes.
         case pausing(before: [String], seconds: Double, after: [String])
+        /// Reads a request line before writing each of these lines, as a daemon answers one request after another on
+        /// one connection, then closes.
+        case answers([String])
     }
 
     let path: String
@@ -124,15 +127,29 @@ final class TestServer: @unchecked Sendable {
         defer { close(connection) }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while !bytes.contains(UInt8(ascii: "\n")) {
-            let count = read(connection, &buffer, buffer.count)
-            guard count > 0 else { break }
-            bytes += buffer[..<count]
-        }
-        if let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) {
+        /// Reads up to the next newline and records the line; false when the client closed first.
+        func readRequest() -> Bool {
+            while !bytes.contains(UInt8(ascii: "\n")) {
+                let count = read(connection, &buffer, buffer.count)
+                guard count > 0 else { return false }
+                bytes += buffer[..<count]
+            }
+            let newline = bytes.firstIndex(of: UInt8(ascii: "\n"))!
             lock.withLock { received.append(String(decoding: bytes[..<newline], as: UTF8.self)) }
+            bytes.removeSubrange(...newline)
+            return true
         }
+        if case .answers(let lines) = behavior {
+            for line in lines {
+                guard readRequest() else { return }
+                Self.send([line], to: connection)
+            }
+            return
+        }
+        _ = readRequest()
         switch behavior {
+        case .answers:
+            break
         case .reply(let lines):
             Self.send(lines, to: connection)
         case .silent(let seconds):

@@ -88,6 +88,71 @@ struct PodcastStoreTests {
         }
     }
 
+    /// `podcasts` pages by id: a page starts after the cursor, holds at most the limit, and a deleted or added podcast
+    /// moves no other one from its page.
+    @Test("podcast ids page by a cursor; a page's counts are the whole count's rows")
+    func podcastPages() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/s.db")
+            var podcasts: [PodcastRecord] = []
+            for name in ["a", "b", "c", "d", "e"] {
+                podcasts.append(
+                    try await store.insertPodcast(
+                        PodcastRecord(feedURL: "https://feeds.example.com/\(name)", subscribedAt: 1)
+                    ).podcast
+                )
+            }
+            let ids = podcasts.map(\.id)
+            #expect(try await store.podcastIDs() == ids)
+            #expect(try await store.podcastIDs(limit: 2) == Array(ids[0..<2]))
+            #expect(try await store.podcastIDs(after: ids[1], limit: 2) == Array(ids[2..<4]))
+            #expect(try await store.podcastIDs(after: ids[3], limit: 2) == [ids[4]])
+            #expect(try await store.podcastIDs(after: ids[4], limit: 2).isEmpty)
+            #expect(try await store.podcastIDs(after: .max).isEmpty)
+            #expect(try await store.podcastIDs(after: ids[2]) == Array(ids[3...]))
+
+            // The cursor's own podcast deleted, and one added: the next page is still the rest, in order.
+            try await store.deletePodcast(ids[1])
+            let added = try await store.insertPodcast(
+                PodcastRecord(feedURL: "https://feeds.example.com/f", subscribedAt: 1)
+            ).podcast.id
+            #expect(added > ids[4])
+            #expect(try await store.podcastIDs(after: ids[1], limit: 3) == [ids[2], ids[3], ids[4]])
+            #expect(try await store.podcastIDs(after: ids[4], limit: 3) == [added])
+
+            _ = try await refresh(store, podcasts[0], [episode("x")])
+            _ = try await refresh(store, podcasts[2], [episode("y"), episode("w")])
+            _ = try await refresh(store, podcasts[3], [episode("z")])
+            let all = try await store.episodeCounts()
+            let page = try await store.episodeCounts(podcastIDs: ids[2]...ids[3])
+            #expect(page.count == 2)
+            #expect(page[ids[2]] == all[ids[2]] && page[ids[3]] == all[ids[3]] && page[ids[0]] == nil)
+        }
+    }
+
+    /// A page costs the same however many podcasts and episodes there are: both of its queries search an index.
+    @Test("a page of podcasts and its counts are read by index ranges, never by a scan")
+    func podcastPageQueryPlans() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/s.db"
+            try await Store(path: path).close()
+            let connection = try configuredConnection(path)
+            func plan(_ sql: String, _ bindings: [SQLiteValue]) throws -> String {
+                try connection.query("EXPLAIN QUERY PLAN " + sql, bindings).compactMap { $0.string(3) }
+                    .joined(separator: "; ")
+            }
+            let page = try plan(Store.podcastPageSQL, [.integer(10), .integer(51)])
+            #expect(page.contains("SEARCH podcasts USING INTEGER PRIMARY KEY (rowid>?)"), "\(page)")
+            #expect(!page.contains("TEMP B-TREE"), "\(page)")
+            let counts = try plan(Store.episodeCountsSQL, [.integer(10), .integer(60)])
+            #expect(
+                counts.contains("SEARCH episodes USING COVERING INDEX episodes_by_new (podcast_id>? AND podcast_id<?)"),
+                "\(counts)"
+            )
+            #expect(!counts.contains("TEMP B-TREE"), "\(counts)")
+        }
+    }
+
     /// A refresh answered 304 saves its podcast without an fsync: what it wrote is read back, and after reopening.
     @Test("a podcast saved for a process crash only is stored as one saved for a power loss")
     func savingWithoutSync() async throws {

@@ -12,22 +12,94 @@ package struct PodcastsCommand: CLICommand {
             the feed was fetched, in local time. A title marked [error] failed its last refresh (the episodes \
             from the last good one stay); [gone] means the feed answered 410 Gone; it is asked again once a day (set --feed-url gives it a new URL).
 
+            Podcasts are listed by ID. The table asks the daemon for them a page at a time; --limit shows one page \
+            and, when more follow, the command that shows the next one (--after, the last ID shown). With --json \
+            and no --limit the daemon's answer lists every podcast at once.
+
             Examples:
               singlecastctl podcasts
+              singlecastctl podcasts --limit 50
+              singlecastctl podcasts --limit 50 --after 1234
               singlecastctl podcasts --json
-            """
+            """,
+        arguments: [
+            .option("limit", valueName: "n", help: "Show at most this many.", defaultDescription: "all"),
+            .option("after", valueName: "id", help: "Show only podcasts with a greater ID."),
+        ]
     )
 
+    /// Podcasts per request when the table lists them all: each page is a short answer, where the whole listing of
+    /// 10,000 podcasts is one 4 MiB line the daemon spends over 100 ms building while other clients wait.
+    package static let pageSize = 500
+
     package var options: GlobalOptions
+    package var params: PodcastsParams
 
     package init(_ arguments: ParsedArguments) throws {
         options = try GlobalOptions(arguments)
+        let after = try arguments.option("after").map { word in
+            guard let id = OutsideNumber.decimal(word) else {
+                throw UsageError.invalidValue(
+                    word,
+                    for: arguments.spec("after", kind: .option),
+                    reason: "a podcast ID, a whole number"
+                )
+            }
+            return id
+        }
+        params = PodcastsParams(limit: try EpisodesCommand.limit(arguments, of: "podcasts"), after: after)
     }
 
     package func run(_ context: CommandContext) async throws {
-        try await context.callAndPrint(.podcasts, options: options, as: PodcastsResult.self) { list in
-            Self.render(list.podcasts, style: context.style)
+        // A script's --json gets the daemon's one answer, every podcast without --limit (completions read it so); so
+        // does --limit, one page. The table without --limit is read page by page.
+        guard !options.json, params.limit == nil else {
+            let sent = params == PodcastsParams() ? nil : try WireCoding.value(of: params)
+            try await context.callAndPrint(.podcasts, params: sent, options: options, as: PodcastsResult.self) { page in
+                Self.render(page.podcasts, style: context.style)
+                    + (page.next.map { Self.nextPage(after: $0, limit: params.limit ?? Self.pageSize) } ?? "")
+            }
+            return
         }
+        let podcasts = try await Self.everyPage(after: params.after, context: context, options: options)
+        context.stdout.write(Self.render(podcasts, style: context.style))
+    }
+
+    /// Every podcast after `after`, asked a page of ``pageSize`` at a time on one connection.
+    static func everyPage(after: Int64?, context: CommandContext, options: GlobalOptions) async throws -> [PodcastInfo]
+    {
+        let path = context.socketPath(options)
+        let timeout = context.responseTimeout
+        return try await Blocking.run {
+            let connection = try ControlConnection(path: path)
+            var page = PodcastsParams(limit: pageSize, after: after)
+            var podcasts: [PodcastInfo] = []
+            while true {
+                let line = try connection.responseLine(
+                    "podcasts",
+                    params: try WireCoding.value(of: page),
+                    timeout: timeout
+                )
+                let result: PodcastsResult
+                do {
+                    result = try ControlConnection.result(PodcastsResult.self, in: line) ?? PodcastsResult(podcasts: [])
+                } catch {
+                    throw ClientError.invalidResponse("the result of 'podcasts' has an unexpected shape (\(error))")
+                }
+                podcasts += result.podcasts
+                guard let next = result.next else { return podcasts }
+                // A cursor that does not move on would ask for the same page forever.
+                guard next > page.after ?? .min else {
+                    throw ClientError.invalidResponse("the 'next' of 'podcasts' does not move past \(page.after ?? 0)")
+                }
+                page.after = next
+            }
+        }
+    }
+
+    /// The line after a page that more podcasts follow.
+    static func nextPage(after: Int64, limit: Int) -> String {
+        "\nMore follow: singlecastctl podcasts --limit \(limit) --after \(after)\n"
     }
 
     /// The table, then one line per podcast with a problem; `No podcasts.` with a hint when there are none.
@@ -100,14 +172,14 @@ package struct EpisodesCommand: CLICommand {
         )
     }
 
-    /// `--limit <n>`, a whole number of episodes of at least 1, if given (also `inbox`'s).
-    static func limit(_ arguments: ParsedArguments) throws -> Int? {
+    /// `--limit <n>`, a whole number of `things` of at least 1, if given (also `inbox`'s and `podcasts`').
+    static func limit(_ arguments: ParsedArguments, of things: String = "episodes") throws -> Int? {
         try arguments.option("limit").map { word in
             guard word.allSatisfy(\.isASCII), let value = Int(word), value >= 1 else {
                 throw UsageError.invalidValue(
                     word,
                     for: arguments.spec("limit", kind: .option),
-                    reason: "a whole number of episodes, at least 1"
+                    reason: "a whole number of \(things), at least 1"
                 )
             }
             return value

@@ -31,6 +31,36 @@ package struct UnsubscribeCommand: Sendable, Hashable {
     package var deleteFiles = false
 }
 
+/// The `limit` of every listing (`podcasts`, `episodes`, `inbox`, `downloads`): at most this many, at least 1; `nil`
+/// lists all. The one place that says which limits are refused, so every listing refuses them alike.
+package enum ListingLimit {
+    /// - Throws: ``PodcastError`` `invalid_params` naming `limit` when it is below 1.
+    package static func check(_ limit: Int?) throws(PodcastError) {
+        if let limit, limit < 1 { throw .invalid("'limit' must be at least 1", parameter: "limit") }
+    }
+}
+
+/// `podcasts`: which page of the subscriptions to list, in id order; checked when made.
+///
+/// The cursor is a podcast id (keyset paging), not a position: a podcast subscribed or unsubscribed between two pages
+/// moves no other podcast from one page to another, so none is listed twice or skipped. A new subscription takes an id
+/// greater than every podcast's now (SQLite's rowid), so it shows up on a later page, unless every podcast from the
+/// cursor on left meanwhile: the ids of podcasts gone from the end are given again.
+package struct PodcastPage: Sendable, Hashable {
+    /// Only podcasts whose id is greater.
+    package var after: Int64?
+    package var limit: Int?
+
+    package init(after: Int64? = nil, limit: Int? = nil) throws(PodcastError) {
+        try ListingLimit.check(limit)
+        self.after = after
+        self.limit = limit
+    }
+
+    /// Every podcast at once, as `podcasts` without parameters answers.
+    package var isWhole: Bool { after == nil && limit == nil }
+}
+
 /// `episodes`: which episodes of a podcast to list.
 package struct EpisodeQuery: Sendable, Hashable {
     package var podcast: String

@@ -14,7 +14,7 @@ package struct DownloadListQuery: Sendable, Hashable {
     package var limit: Int?
 
     package init(state: DownloadRecord.State? = nil, podcast: String? = nil, limit: Int? = nil) throws(PodcastError) {
-        if let limit, limit < 1 { throw .invalid("'limit' must be at least 1", parameter: "limit") }
+        try ListingLimit.check(limit)
         self.state = state
         self.podcast = podcast
         self.limit = limit

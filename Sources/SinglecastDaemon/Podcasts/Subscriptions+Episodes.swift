@@ -25,6 +25,12 @@ package struct EpisodeListing: Sendable, Hashable {
     package var episodes: [ListedEpisode]
 }
 
+/// One page of `podcasts`: the podcasts in id order, and the `after` of the next page when more follow.
+package struct PodcastListing: Sendable, Hashable {
+    package var podcasts: [PodcastSummary]
+    package var next: Int64?
+}
+
 /// What `inbox` lists: new episodes of every podcast, newest first, and the podcasts they belong to.
 package struct InboxListing: Sendable, Hashable {
     package var episodes: [ListedEpisode]
@@ -106,9 +112,7 @@ extension Subscriptions {
 
     /// `inbox`: new episodes of every podcast, newest first.
     package func inbox(limit: Int?) async throws -> InboxListing {
-        if let limit, limit < 1 {
-            throw PodcastError.invalid("'limit' must be at least 1", parameter: "limit")
-        }
+        try ListingLimit.check(limit)
         let records: [EpisodeRecord]
         do {
             records = try await store.newEpisodes(limit: limit)

@@ -334,17 +334,32 @@ package actor Subscriptions {
         return UnsubscribeOutcome(podcast: result, cancelledDownloads: unfinished, deletedFiles: deleted.map(\.path))
     }
 
-    /// Every subscription, by id.
-    package func list() async throws -> [PodcastSummary] {
-        let counts = try await counts()
-        return podcasts.values.sorted { $0.id < $1.id }.map { summary($0, counts: counts[$0.id]) }
+    /// `podcasts`: every subscription, by id, or one page of them.
+    ///
+    /// A page's ids come from the store's primary key (a range of it, one more than asked, to know whether more
+    /// follow), so its cost does not grow with the number of podcasts; the records themselves are the catalogue's.
+    package func list(_ page: PodcastPage) async throws -> PodcastListing {
+        guard !page.isWhole else {
+            let counts = try await counts()
+            let all = podcasts.values.sorted { $0.id < $1.id }.map { summary($0, counts: counts[$0.id]) }
+            return PodcastListing(podcasts: all, next: nil)
+        }
+        let ids: [Int64]
+        do {
+            ids = try await store.podcastIDs(after: page.after, limit: page.limit.map { $0 == .max ? $0 : $0 + 1 })
+        } catch {
+            throw PodcastError.store("cannot list the podcasts: \(error)")
+        }
+        let shown = page.limit.map { Array(ids.prefix($0)) } ?? ids
+        let counts = try await counts(ofPage: shown)
+        // One unsubscribed while the store answered is left out; the cursor still moves past it.
+        let listed = shown.compactMap { id in podcasts[id].map { summary($0, counts: counts[id]) } }
+        return PodcastListing(podcasts: listed, next: shown.count < ids.count ? shown.last : nil)
     }
 
     package func episodes(_ params: EpisodeQuery) async throws -> EpisodeListing {
         let podcast = try resolve(params.podcast)
-        if let limit = params.limit, limit < 1 {
-            throw PodcastError.invalid("'limit' must be at least 1", parameter: "limit")
-        }
+        try ListingLimit.check(params.limit)
         let brief = params.brief
         let records: [EpisodeRecord]
         do {
@@ -637,6 +652,19 @@ package actor Subscriptions {
             // Kept only when no write began or ended meanwhile; otherwise the next caller counts again.
             if writes == episodeWrites { episodeCounts = counts }
             return counts
+        } catch {
+            throw PodcastError.store("cannot count the episodes: \(error)")
+        }
+    }
+
+    /// The counts of a page of podcasts (`ids` ascending): the cached ones while they hold, else only the page's, read
+    /// from the index by a range of podcast ids. Counting every podcast again (as the first listing after any refresh
+    /// must) would cost a page of 50 as much as the whole listing.
+    func counts(ofPage ids: [Int64]) async throws -> [Int64: EpisodeCounts] {
+        if let episodeCounts { return episodeCounts }
+        guard let first = ids.first, let last = ids.last else { return [:] }
+        do {
+            return try await store.episodeCounts(podcastIDs: first...last)
         } catch {
             throw PodcastError.store("cannot count the episodes: \(error)")
         }
