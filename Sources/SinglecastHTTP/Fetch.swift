@@ -192,7 +192,8 @@ package struct RedirectPlan: Sendable, Hashable {
     /// The transfer for the next hop: redirects not followed by libcurl, conditional headers added, credentials
     /// only while the hop stays on the original origin.
     func transferRequest(_ fetch: FetchRequest, fileDescriptor: Int32) -> TransferRequest {
-        let sameOrigin = Self.origin(current) == Self.origin(original)
+        // Parsing both URLs (four URLComponents) was 4 % of a refresh's CPU, for a first hop that is the original.
+        let sameOrigin = current == original || Self.origin(current) == Self.origin(original)
         var headers = fetch.headers
         if !sameOrigin {
             headers.removeAll { line in
@@ -223,6 +224,7 @@ package struct RedirectPlan: Sendable, Hashable {
         // refused as soon as what it unpacks to passes the limit, before more of it reaches memory.
         request.decodesContent = true
         request.resumable = false
+        request.readsLargeChunks = false
         return request
     }
 

@@ -157,7 +157,9 @@ final class TransferContext {
         check(ccurl_setopt_long(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1), "CURLOPT_SUPPRESS_CONNECT_HEADERS")
         // Bigger chunks than the default 16 KiB mean fewer reads per megabyte; libcurl still hands the write callback
         // at most 16 KiB at a time, which is what keeps the speed limit's steps small.
-        check(ccurl_setopt_long(easy, CURLOPT_BUFFERSIZE, 128 * 1024), "CURLOPT_BUFFERSIZE")
+        if request.readsLargeChunks {
+            check(ccurl_setopt_long(easy, CURLOPT_BUFFERSIZE, 128 * 1024), "CURLOPT_BUFFERSIZE")
+        }
 
         check(
             ccurl_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION) { data, size, count, context in

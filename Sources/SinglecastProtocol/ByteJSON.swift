@@ -482,6 +482,16 @@ package struct JSONByteWriter {
         bytes.append(contentsOf: (value ? "true" : "false").utf8)
     }
 
+    /// Writes `values` as an array of integers.
+    package mutating func integers(_ values: [Int64]) {
+        bytes.append(UInt8(ascii: "["))
+        for (index, value) in values.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            write(value)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
     /// Writes `values` as an array of objects that write themselves.
     package mutating func array(_ values: [some JSONByteWritable]) throws {
         bytes.append(UInt8(ascii: "["))

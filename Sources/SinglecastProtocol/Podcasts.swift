@@ -139,7 +139,7 @@ package struct PodcastInfo: Codable, Hashable, Sendable {
         self.hasCredentials = hasCredentials
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case id
         case title
         case author
@@ -512,7 +512,7 @@ package struct RefreshResult: Codable, Hashable, Sendable {
             self.error = error
         }
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, CodingKey, CaseIterable {
             case podcast
             case outcome
             case newEpisodes = "new_episodes"

@@ -24,6 +24,8 @@ package final class Connection {
     package let path: String
     /// `nil` once closed; every entry point checks it through ``liveHandle()``.
     private var handle: OpaquePointer?
+    /// Statements kept prepared between uses by ``withCachedStatement(_:_:)``, by their SQL; finalized on close.
+    private var cachedStatements: [String: OpaquePointer] = [:]
 
     /// Opens, creating if missing, the database file at `path`.
     ///
@@ -58,6 +60,7 @@ package final class Connection {
     }
 
     deinit {
+        for statement in cachedStatements.values { sqlite3_finalize(statement) }
         // Fallback only: close_v2 defers the close until stray statements are finalized instead of leaking.
         if let handle { sqlite3_close_v2(handle) }
     }
@@ -71,6 +74,8 @@ package final class Connection {
     ///   connection then stays open (and ``deinit`` still releases it).
     package func close() throws(SQLiteError) {
         guard let db = handle else { return }
+        for statement in cachedStatements.values { sqlite3_finalize(statement) }
+        cachedStatements = [:]
         let rc = sqlite3_close(db)
         guard rc == SQLITE_OK else {
             var error = SQLiteError(connection: db, code: rc, sql: nil)
@@ -174,16 +179,52 @@ package final class Connection {
         _ sql: String,
         _ body: (Statement) throws(SQLiteError) -> T
     ) throws(SQLiteError) -> T {
-        let db = try liveHandle()
-        var raw: OpaquePointer?
-        let rc = sqlite3_prepare_v2(db, sql, -1, &raw, nil)
-        guard rc == SQLITE_OK else { throw SQLiteError(connection: db, code: rc, sql: sql) }
-        // SQLite returns no statement for blank or comment-only SQL (SwiftPM force-unwrapped this).
-        guard let raw else { throw .misuse("the SQL contains no statement", sql: sql) }
+        let raw = try prepare(sql, flags: 0)
         let statement = Statement(raw: raw, sql: sql)
         defer {
             statement.invalidate()
             sqlite3_finalize(raw)
+        }
+        return try body(statement)
+    }
+
+    private func prepare(_ sql: String, flags: Int32) throws(SQLiteError) -> OpaquePointer {
+        let db = try liveHandle()
+        var raw: OpaquePointer?
+        let rc = sqlite3_prepare_v3(db, sql, -1, UInt32(flags), &raw, nil)
+        guard rc == SQLITE_OK else { throw SQLiteError(connection: db, code: rc, sql: sql) }
+        // SQLite returns no statement for blank or comment-only SQL (SwiftPM force-unwrapped this).
+        guard let raw else { throw .misuse("the SQL contains no statement", sql: sql) }
+        return raw
+    }
+
+    /// ``withReusableStatement(_:_:)`` for a statement run again and again across calls: it stays prepared (reset,
+    /// its bindings cleared) until the connection closes.
+    ///
+    /// For small, frequent writes whose SQL is a constant: a refresh of 1,000 unchanged feeds saves them a few at
+    /// a time, and preparing the podcasts' `UPDATE` (thirty columns and the sync trigger it fires) for each few was
+    /// much of the store's time in it (docs/ARCHITECTURE.md, Refreshing many feeds).
+    package func withCachedStatement<T>(
+        _ sql: String,
+        _ body: (Statement) throws(SQLiteError) -> T
+    ) throws(SQLiteError) -> T {
+        // Taken out while in use, so a nested use of the same SQL prepares its own.
+        let raw: OpaquePointer
+        if let cached = cachedStatements.removeValue(forKey: sql) {
+            raw = cached
+        } else {
+            raw = try prepare(sql, flags: SQLITE_PREPARE_PERSISTENT)
+        }
+        let statement = Statement(raw: raw, sql: sql)
+        defer {
+            statement.invalidate()
+            sqlite3_reset(raw)
+            sqlite3_clear_bindings(raw)
+            if handle != nil, cachedStatements[sql] == nil {
+                cachedStatements[sql] = raw
+            } else {
+                sqlite3_finalize(raw)
+            }
         }
         return try body(statement)
     }

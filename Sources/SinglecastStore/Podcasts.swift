@@ -385,7 +385,7 @@ extension Store {
     package func savePodcasts(_ podcasts: [PodcastRecord], durability: Durability) throws(StoreError) {
         try withConnection("saving podcasts") { connection throws(SQLiteError) in
             try connection.transaction(durability) { () throws(SQLiteError) in
-                try connection.withReusableStatement(updatePodcastSQL) { (update) throws(SQLiteError) in
+                try connection.withCachedStatement(updatePodcastSQL) { (update) throws(SQLiteError) in
                     for podcast in podcasts {
                         try update.bind(podcast.columnValues + [.integer(podcast.id)])
                         while try update.step() {}

@@ -6,6 +6,13 @@ extension StringProtocol {
     /// The text without leading and trailing white space: spaces, tabs, line breaks, and the zero-width space
     /// that Foundation's `whitespacesAndNewlines` also counts.
     package func trimmingWhitespace() -> String {
+        // Most text has nothing to trim: printable ASCII at both ends is neither white space nor U+200B.
+        let text = String(self)
+        if let first = text.utf8.first, let last = text.utf8.last, (0x21...0x7E).contains(first),
+            (0x21...0x7E).contains(last)
+        {
+            return text
+        }
         let scalars = unicodeScalars
         func isSpace(_ scalar: Unicode.Scalar) -> Bool { scalar.properties.isWhitespace || scalar == "\u{200B}" }
         guard let first = scalars.firstIndex(where: { !isSpace($0) }),

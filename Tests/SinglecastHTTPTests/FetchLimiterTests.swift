@@ -83,6 +83,35 @@ import Testing
         #expect(slots.running(to: "a") == 2)
     }
 
+    @Test func aFreedSlotGoesToTheEarliestWaiterWithRoom() {
+        var slots = FetchSlots(limit: 2, perHostLimit: 2)
+        let granted = [(1, "a"), (2, "a"), (3, "b"), (4, "a"), (5, "b")].map { slots.acquire(id: $0, host: $1) }
+        #expect(granted == [true, true, false, false, false])
+        #expect(slots.waitingCount == 3)
+        // b's first waiter came before a's: the total limit is what held it.
+        let first = slots.release(host: "a")
+        let second = slots.release(host: "a")
+        let third = slots.release(host: "b")
+        #expect(first == [3])
+        #expect(second == [4])
+        #expect(third == [5])
+        #expect(slots.waitingCount == 0)
+        #expect(slots.running(to: "a") == 1)
+        #expect(slots.running(to: "b") == 1)
+    }
+
+    @Test func aLongLineForOneHostStartsInOrder() {
+        var slots = FetchSlots(limit: 16, perHostLimit: 4)
+        var started: [Int] = []
+        for id in 0..<1000 where slots.acquire(id: id, host: "a") { started.append(id) }
+        #expect(started == [0, 1, 2, 3])
+        let cancelled = slots.cancel(id: 500)
+        #expect(cancelled)
+        while slots.running > 0 { started += slots.release(host: "a") }
+        #expect(started == Array(0..<500) + Array(501..<1000))
+        #expect(slots.waitingCount == 0)
+    }
+
     @Test func waitersForOneHostKeepTheirOrder() {
         var slots = FetchSlots(limit: 8, perHostLimit: 1)
         let granted = [1, 2, 3].map { slots.acquire(id: $0, host: "a") }

@@ -70,6 +70,40 @@ import Testing
         #expect(try WireCoding.encoded(inbox).data == WireCoding.encoder().encode(inbox))
     }
 
+    @Test func writesARefreshAsJSONEncoderDoes() throws {
+        var full = Self.podcast
+        full.link = "https://example.com/"
+        full.artworkURL = "https://example.com/art.png"
+        full.artworkPath = "/home/ada/.cache/singlecast/artwork/3.png"
+        full.keep = 5
+        full.succeededAt = "2026-11-29T11:58:30Z"
+        full.nextRefreshAt = "2026-11-29T12:58:30Z"
+        full.lastError = Self.awkward
+        full.gone = true
+        full.hasCredentials = true
+        full.duplicateItems = 2
+        full.nameTemplate = "{podcast}/{title}"
+        full.folder = "Daily"
+        full.refreshInterval = 3600
+        full.rules = ["title_include": "news", "episodes": "latest:3", "title_exclude": #"trailer|"x""#]
+        full.autoDownload = .allNew
+        let result = RefreshResult(refreshed: [
+            .init(podcast: Self.podcast, outcome: "not_modified", newEpisodes: 0, queued: [], error: nil),
+            .init(
+                podcast: full,
+                outcome: "updated",
+                newEpisodes: 3,
+                queued: [7, -1, Int64.max],
+                error: "a \"reason\""
+            ),
+        ])
+        #expect(try WireCoding.encoded(result).data == WireCoding.encoder().encode(result))
+        #expect(
+            try WireCoding.encoded(RefreshResult(refreshed: [])).data
+                == WireCoding.encoder().encode(RefreshResult(refreshed: []))
+        )
+    }
+
     @Test func everyControlCharacterIsEscapedAsJSONEncoderDoes() throws {
         var episode = Self.bare
         episode.title = String(String.UnicodeScalarView((0..<0x20).map { Unicode.Scalar(UInt8($0)) }))

@@ -4,6 +4,45 @@ import Testing
 
 @Suite("Connection and Statement")
 struct ConnectionTests {
+    @Test("a cached statement runs again with new bindings, a nested use of it prepares its own, and close succeeds")
+    func cachedStatement() async throws {
+        try await withTemporaryDirectory { directory in
+            let connection = try configuredConnection(directory + "/t.db")
+            try connection.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, value TEXT)")
+            let insert = "INSERT INTO t (id, value) VALUES (?, ?)"
+            for id in 1...3 {
+                try connection.withCachedStatement(insert) { (statement) throws(SQLiteError) in
+                    try statement.bind([.integer(Int64(id)), .text("v\(id)")])
+                    while try statement.step() {}
+                    if id == 2 {
+                        // The same SQL while the cached statement is in use: one of its own.
+                        try connection.withCachedStatement(insert) { (nested) throws(SQLiteError) in
+                            try nested.bind([.integer(20), .text("nested")])
+                            while try nested.step() {}
+                        }
+                    }
+                }
+            }
+            // A failing run leaves the statement reset for the next one.
+            #expect(throws: SQLiteError.self) {
+                try connection.withCachedStatement(insert) { (statement) throws(SQLiteError) in
+                    try statement.bind([.integer(1), .text("duplicate")])
+                    while try statement.step() {}
+                }
+            }
+            try connection.withCachedStatement(insert) { (statement) throws(SQLiteError) in
+                try statement.bind([.integer(4), .text("v4")])
+                while try statement.step() {}
+            }
+            let read = try connection.query("SELECT id, value FROM t ORDER BY id")
+            #expect(read.map { $0[0].int64 } == [1, 2, 3, 4, 20])
+            #expect(read.map { $0[1].string } == ["v1", "v2", "v3", "v4", "nested"])
+            // Closing finalizes what the cache holds: an unfinalized statement would make it fail.
+            try connection.close()
+            #expect(connection.isClosed)
+        }
+    }
+
     @Test("text round-trips, including Unicode, the empty string and embedded NUL")
     func textRoundTrip() async throws {
         try await withTemporaryDirectory { directory in
