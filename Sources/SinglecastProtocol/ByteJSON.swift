@@ -482,6 +482,40 @@ package struct JSONByteWriter {
         bytes.append(contentsOf: (value ? "true" : "false").utf8)
     }
 
+    package mutating func member(_ key: some CodingKey, _ value: Bool?) {
+        guard let value else { return }
+        member(key, value)
+    }
+
+    /// A number as `JSONEncoder` writes a `Double`: its `description`, without a trailing `.0`.
+    ///
+    /// - Throws: ``JSONByteError`` for NaN and the infinities, which JSON cannot hold (the encoder refuses them too).
+    package mutating func member(_ key: some CodingKey, _ value: Double?) throws {
+        guard let value else { return }
+        guard value.isFinite else { throw JSONByteError(offset: bytes.count, message: "\(value) is not a JSON number") }
+        var text = value.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        self.key(key)
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    /// A member whose value writes itself; left out when `nil`.
+    package mutating func member(_ key: some CodingKey, _ value: (some JSONByteWritable)?) throws {
+        guard let value else { return }
+        self.key(key)
+        try value.write(to: &self)
+    }
+
+    /// Writes `values` as an array of strings.
+    package mutating func strings(_ values: [String]) {
+        bytes.append(UInt8(ascii: "["))
+        for (index, value) in values.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            write(value)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
     /// Writes `values` as an array of integers.
     package mutating func integers(_ values: [Int64]) {
         bytes.append(UInt8(ascii: "["))

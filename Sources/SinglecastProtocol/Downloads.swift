@@ -27,7 +27,7 @@ package struct DownloadErrorInfo: Codable, Hashable, Sendable {
         self.httpStatus = httpStatus
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case code
         case message
         case httpStatus = "http_status"
@@ -132,7 +132,7 @@ package struct DownloadInfo: Codable, Hashable, Sendable {
         self.now = now
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case id
         case url
         case finalURL = "final_url"
@@ -176,7 +176,7 @@ package struct DownloadEpisode: Codable, Hashable, Sendable {
         self.podcast = podcast
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case id
         case title
         case podcastID = "podcast_id"

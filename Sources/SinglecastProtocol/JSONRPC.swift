@@ -395,10 +395,26 @@ package enum WireCoding {
         return line
     }
 
-    /// `{"jsonrpc":"2.0","method":…,"params":…}` plus `\n`.
+    /// `{"jsonrpc":"2.0","method":…,"params":…}` plus `\n`; params that write themselves (``JSONByteWritable``, a
+    /// download's events) skip the encoder, as ``encoded(_:)`` does for results.
     package static func notificationLine(method: String, params: some Encodable) throws -> Data {
-        try line(for: NotificationEnvelope(method: method, params: params))
+        guard let writable = params as? any JSONByteWritable else {
+            return try line(for: NotificationEnvelope(method: method, params: params))
+        }
+        // The keys in the order `.sortedKeys` writes them: jsonrpc, method, params.
+        var writer = JSONByteWriter()
+        writer.beginObject()
+        writer.member(NotificationKey.jsonrpc, "2.0")
+        writer.member(NotificationKey.method, method)
+        writer.key(NotificationKey.params)
+        try writable.write(to: &writer)
+        writer.endObject()
+        var line = Data(writer.bytes)
+        line.append(UInt8(ascii: "\n"))
+        return line
     }
+
+    private enum NotificationKey: String, CodingKey { case jsonrpc, method, params }
 
     private struct ResultEnvelope<Result: Encodable>: Encodable {
         let jsonrpc = "2.0"
