@@ -508,20 +508,19 @@ package struct JSONByteWriter {
 
     /// Writes `values` as an array of strings.
     package mutating func strings(_ values: [String]) {
-        bytes.append(UInt8(ascii: "["))
-        for (index, value) in values.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            write(value)
-        }
-        bytes.append(UInt8(ascii: "]"))
+        list(values) { writer, value in writer.write(value) }
     }
 
     /// Writes `values` as an array of integers.
     package mutating func integers(_ values: [Int64]) {
+        list(values) { writer, value in writer.write(value) }
+    }
+
+    private mutating func list<Element>(_ values: [Element], _ element: (inout Self, Element) -> Void) {
         bytes.append(UInt8(ascii: "["))
         for (index, value) in values.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            write(value)
+            element(&self, value)
         }
         bytes.append(UInt8(ascii: "]"))
     }
