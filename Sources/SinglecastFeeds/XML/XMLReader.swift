@@ -69,10 +69,29 @@ struct RawAttribute {
     var namespace: XMLNamespace
 }
 
+/// An element's local name: bytes of the document, compared with literals (`case "title":`, `name == "url"`) without
+/// making a `String` of every tag; only valid during the callback, like its ``StartTag``.
+struct ElementName {
+    var bytes: UnsafeBufferPointer<UInt8>
+
+    static func == (name: ElementName, literal: StaticString) -> Bool {
+        literal.withUTF8Buffer { literal in
+            guard name.bytes.count == literal.count else { return false }
+            guard let bytes = name.bytes.baseAddress, let literal = literal.baseAddress else { return true }
+            return memcmp(bytes, literal, name.bytes.count) == 0
+        }
+    }
+
+    static func ~= (pattern: StaticString, name: ElementName) -> Bool { name == pattern }
+}
+
 /// A start tag as the reader hands it to its handler; only valid during the callback.
 struct StartTag {
     var namespace: XMLNamespace
-    var localName: String
+    /// The local name (after the prefix, if any).
+    var name: ElementName
+    /// ``name`` as a `String`, for messages and the rare comparison that is not with a literal.
+    var localName: String { String(decoding: name.bytes, as: UTF8.self) }
     /// Nesting depth: 1 for the root element.
     var depth: Int
     /// The tag's bytes from `<` to `>`.
@@ -83,7 +102,7 @@ struct StartTag {
     var offset: Int
 
     /// The decoded value of the attribute with this local name and namespace (unprefixed: `.none`).
-    func attribute(_ localName: String, _ namespace: XMLNamespace = .none) -> String? {
+    func attribute(_ localName: StaticString, _ namespace: XMLNamespace = .none) -> String? {
         for attribute in attributes where attribute.namespace == namespace {
             if matches(attribute.local, localName) { return value(attribute) }
         }
@@ -115,14 +134,13 @@ struct StartTag {
         UnsafeBufferPointer(rebasing: document[range.start..<range.end])
     }
 
-    private func matches(_ range: ByteRange, _ name: String) -> Bool {
-        var utf8 = name.utf8.makeIterator()
-        var index = range.start
-        while index < range.end {
-            guard let byte = utf8.next(), byte == document[index] else { return false }
-            index += 1
+    private func matches(_ range: ByteRange, _ name: StaticString) -> Bool {
+        name.withUTF8Buffer { name in
+            guard range.end - range.start == name.count, let document = document.baseAddress,
+                let name = name.baseAddress
+            else { return false }
+            return memcmp(document + range.start, name, range.end - range.start) == 0
         }
-        return utf8.next() == nil
     }
 }
 
@@ -230,7 +248,7 @@ struct XMLReader {
         while p < count && !isNameEnd(base[p]) { p += 1 }
         guard p > nameStart else { throw .notXML("'<' is not followed by an element name", at: position(lt)) }
         let name = ByteRange(start: nameStart, end: p)
-        attributes.removeAll(keepingCapacity: true)
+        if !attributes.isEmpty { attributes.removeAll(keepingCapacity: true) }  // most tags have no attributes
         var isEmpty = false
         var hasNamespaceDeclarations = false
         while true {
@@ -318,7 +336,7 @@ struct XMLReader {
             try handler.startElement(
                 StartTag(
                     namespace: namespace,
-                    localName: string(localName),
+                    name: ElementName(bytes: slice(localName.start, localName.end)),
                     depth: depth,
                     raw: slice(lt, p),
                     document: bytes,
