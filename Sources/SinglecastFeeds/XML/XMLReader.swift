@@ -180,15 +180,42 @@ struct XMLReader {
     var readPast: ((UnsafeBufferPointer<UInt8>) -> Void)?
     private var readPastMark = 0
     static let releaseStep = 1 << 20
+    /// How far the bytes are known to hold no carriage return (``count`` when the caller checked them all).
+    private var lineEndsCheckedUpTo: Int
+    /// Whether ``run(_:)`` stopped at a carriage return: the document must be read again with its line ends
+    /// normalized (see ``DocumentBytes/withUTF8(_:lineEndsCheckedByReader:_:)``).
+    private(set) var stoppedAtCarriageReturn = false
+    /// How far ahead of the reader carriage returns are looked for: near enough that the reader finds the bytes
+    /// still in the cache, far enough that the look costs one `memchr` per many tags.
+    static let lineEndStep = 64 << 10
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+    /// - Parameter checkingLineEnds: the bytes may hold carriage returns, which the reader does not read: it looks
+    ///   for them a little ahead of where it reads and stops at the first (``stoppedAtCarriageReturn``).
+    init(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, checkingLineEnds: Bool = false) {
         self.bytes = bytes
         // An empty buffer may have no base address; point at a static byte instead.
         self.base = bytes.baseAddress ?? XMLReader.emptyBase
         self.count = bytes.count
         self.maxDepth = maxDepth
+        lineEndsCheckedUpTo = checkingLineEnds ? 0 : bytes.count
         attributes.reserveCapacity(16)
         open.reserveCapacity(32)
+    }
+
+    /// Looks for a carriage return from where the last look ended to a step past `index`; false when there is one.
+    private mutating func checkLineEnds(past index: Int) -> Bool {
+        let end = min(count, max(index, lineEndsCheckedUpTo) + XMLReader.lineEndStep)
+        if memchr(base + lineEndsCheckedUpTo, 0x0D, end - lineEndsCheckedUpTo) != nil { return false }
+        lineEndsCheckedUpTo = end
+        return true
+    }
+
+    /// Whether the document holds a carriage return anywhere: what ``run(_:)`` has not looked at yet is looked at
+    /// now (after an error, or after the last element).
+    mutating func documentHasCarriageReturn() -> Bool {
+        if stoppedAtCarriageReturn { return true }
+        guard lineEndsCheckedUpTo < count else { return false }
+        return memchr(base + lineEndsCheckedUpTo, 0x0D, count - lineEndsCheckedUpTo) != nil
     }
 
     nonisolated(unsafe) private static let emptyBase: UnsafePointer<UInt8> = {
@@ -198,10 +225,16 @@ struct XMLReader {
     }()
 
     /// Reads the whole document, calling `handler` for each element, text run and CDATA section.
+    ///
+    /// When checking line ends, it returns early at a carriage return with ``stoppedAtCarriageReturn`` set.
     mutating func run<Handler: XMLHandler>(_ handler: inout Handler) throws(FeedError) {
         var index = 0
         var sawRoot = false
         while index < count {
+            if index >= lineEndsCheckedUpTo && !checkLineEnds(past: index) {
+                stoppedAtCarriageReturn = true
+                return
+            }
             if index - readPastMark >= XMLReader.releaseStep, let readPast {
                 readPast(slice(readPastMark, index))
                 readPastMark = index
