@@ -183,18 +183,19 @@ package enum PlainText {
 
     /// Trims and collapses every whitespace run, line breaks included, to one space (titles).
     static func collapsingWhitespace(_ text: String) -> String {
-        // Most titles need nothing: no leading or trailing space, no run of spaces, no tab or line break.
-        var previousIsSpace = true
-        var clean = true
-        for byte in text.utf8 {
-            let space = isSpace(byte)
-            if space && (previousIsSpace || byte != 0x20) {
-                clean = false
-                break
-            }
-            previousIsSpace = space
-        }
-        if clean && !previousIsSpace || text.isEmpty { return text }
+        // Most titles need nothing: no leading or trailing space, no run of spaces, no tab or line break. Their
+        // bytes are read where they lie, not through the generic UTF-8 view.
+        let clean =
+            text.utf8.withContiguousStorageIfAvailable { bytes in
+                var previousIsSpace = true
+                for byte in bytes {
+                    let space = isSpace(byte)
+                    if space && (previousIsSpace || byte != 0x20) { return false }
+                    previousIsSpace = space
+                }
+                return !previousIsSpace
+            } ?? false
+        if clean || text.isEmpty { return text }
         var out: [UInt8] = []
         var pendingSpace = false
         for byte in text.utf8 {

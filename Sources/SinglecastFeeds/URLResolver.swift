@@ -73,8 +73,13 @@ package enum URLResolver {
 
     /// Whether the string starts with `scheme:` (a letter, then letters, digits, `+`, `-`, `.`).
     static func hasScheme(_ text: String) -> Bool {
+        // Every URL of a feed is asked this: its bytes are read where they lie, not through the generic UTF-8 view.
+        text.utf8.withContiguousStorageIfAvailable { hasScheme(bytes: $0) } ?? hasScheme(bytes: text.utf8)
+    }
+
+    private static func hasScheme(bytes: some Sequence<UInt8>) -> Bool {
         var first = true
-        for byte in text.utf8 {
+        for byte in bytes {
             let isLetter = (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
             if byte == 0x3A { return !first }
             if first {
