@@ -51,8 +51,10 @@ struct FeedBuilder: XMLHandler {
         case ownerEmail
         case atomIcon
         case atomLogo
-        case funding(url: String)
-        case feedPerson(Person)
+        /// `podcast:funding`; its URL waits in ``FeedBuilder/fundingURL``.
+        case funding
+        /// `podcast:person` of the channel; its attributes wait in ``FeedBuilder/person``.
+        case feedPerson
 
         case title(isHTML: Bool)
         case link
@@ -77,7 +79,8 @@ struct FeedBuilder: XMLHandler {
         case podcastEpisode
         case episodeType
         case explicit
-        case person(Person)
+        /// `podcast:person` of an item; its attributes wait in ``FeedBuilder/person``.
+        case person
     }
 
     /// What an item's elements said, before the rules that pick an ``Episode``'s values run.
@@ -130,10 +133,16 @@ struct FeedBuilder: XMLHandler {
     private var depth = 0
     private var bases: [(depth: Int, url: String?)]
 
+    /// Kept free of payloads that need reference counting: it is copied at every event inside a captured element.
     private var field: Field?
+    /// The attribute values of the `podcast:person` or `podcast:funding` being captured, for its text to complete.
+    private var person = Person(name: "")
+    private var fundingURL = ""
     private var captureDepth = 0
     private var captureMarkup = false
     private var buffer: [UInt8] = []
+    /// Where ``PlainText`` writes each description before it becomes a `String`.
+    private var plainTextScratch: [UInt8] = []
     private var item: ItemDraft?
     /// Where the current item starts and how long the document is, to size the episode list (see ``keep``).
     private var itemOffset = 0
@@ -182,9 +191,9 @@ struct FeedBuilder: XMLHandler {
         case .document: context = try root(tag)
         case .rss: context = inRSS(tag)
         case .rdf: context = inRDF(tag)
-        case .redirect: context = tag.localName == "newLocation" ? capture(.newLocation) : .skip
+        case .redirect: context = tag.name == "newLocation" ? capture(.newLocation) : .skip
         case .channel: context = inChannel(tag)
-        case .image: context = tag.namespace == .none && tag.localName == "url" ? capture(.imageURL) : .skip
+        case .image: context = tag.namespace == .none && tag.name == "url" ? capture(.imageURL) : .skip
         case .owner: context = inOwner(tag)
         case .category: context = inCategory(tag)
         case .atomAuthor: context = isAtom(tag, "name") ? capture(.atomAuthorName) : .skip
@@ -213,8 +222,8 @@ struct FeedBuilder: XMLHandler {
         }
         let context = contexts.removeLast()
         // Moved out, not copied: a copy would retain and release every string of the item once more.
-        if case .item = context, let draft = item.take() {
-            keep(FeedBuilder.finish(draft))
+        if case .item = context, var draft = item.take() {
+            keep(FeedBuilder.finish(&draft, scratch: &plainTextScratch))
         }
         if bases.count > 1 && bases[bases.count - 1].depth == depth { bases.removeLast() }
     }
@@ -271,7 +280,7 @@ struct FeedBuilder: XMLHandler {
 
     private mutating func inRSS(_ tag: StartTag) -> Context {
         guard tag.namespace == .none else { return .skip }
-        switch tag.localName {
+        switch tag.name {
         case "channel": return .channel
         case "redirect": return .redirect
         default: return .skip
@@ -280,7 +289,7 @@ struct FeedBuilder: XMLHandler {
 
     private mutating func inRDF(_ tag: StartTag) -> Context {
         guard tag.namespace == .none else { return .skip }
-        switch tag.localName {
+        switch tag.name {
         case "channel": return .channel
         case "image": return .image
         case "item": return startItem(tag)
@@ -291,7 +300,7 @@ struct FeedBuilder: XMLHandler {
     private mutating func inChannel(_ tag: StartTag) -> Context {
         switch tag.namespace {
         case .none:
-            switch tag.localName {
+            switch tag.name {
             case "item": return startItem(tag)
             case "title": return capture(.feedTitle(isHTML: false))
             case "link": return capture(.feedLink)
@@ -302,7 +311,7 @@ struct FeedBuilder: XMLHandler {
             default: return .skip
             }
         case .atom:
-            switch tag.localName {
+            switch tag.name {
             case "entry": return startItem(tag)
             case "title": return capture(.feedTitle(isHTML: isHTMLType(tag)))
             case "subtitle": return capture(.atomSubtitle(isHTML: isHTMLType(tag)))
@@ -316,7 +325,7 @@ struct FeedBuilder: XMLHandler {
             default: return .skip
             }
         case .itunes:
-            switch tag.localName {
+            switch tag.name {
             case "summary": return capture(.feedSummary, markup: true)
             case "subtitle": return capture(.feedSubtitle)
             case "author": return capture(.feedAuthor)
@@ -339,13 +348,16 @@ struct FeedBuilder: XMLHandler {
             default: return .skip
             }
         case .podcast:
-            switch tag.localName {
+            switch tag.name {
             case "guid": return capture(.podcastGUID)
             case "locked": return capture(.locked)
             case "funding":
                 guard let url = tag.attribute("url")?.trimmedOrNil else { return .skip }
-                return capture(.funding(url: URLResolver.resolve(url, against: base)))
-            case "person": return capture(.feedPerson(person(tag)))
+                fundingURL = URLResolver.resolve(url, against: base)
+                return capture(.funding)
+            case "person":
+                person = personAttributes(tag)
+                return capture(.feedPerson)
             default: return .skip
             }
         default:
@@ -355,7 +367,7 @@ struct FeedBuilder: XMLHandler {
 
     private mutating func inOwner(_ tag: StartTag) -> Context {
         guard tag.namespace == .itunes else { return .skip }
-        switch tag.localName {
+        switch tag.name {
         case "name": return capture(.ownerName)
         case "email": return capture(.ownerEmail)
         default: return .skip
@@ -363,7 +375,7 @@ struct FeedBuilder: XMLHandler {
     }
 
     private mutating func inCategory(_ tag: StartTag) -> Context {
-        guard tag.namespace == .itunes, tag.localName == "category" else { return .skip }
+        guard tag.namespace == .itunes, tag.name == "category" else { return .skip }
         if let text = tag.attribute("text"), !feed.categories.isEmpty {
             feed.categories[feed.categories.count - 1].append(text)
         }
@@ -383,7 +395,7 @@ struct FeedBuilder: XMLHandler {
         let base = self.base
         switch tag.namespace {
         case .none:
-            switch tag.localName {
+            switch tag.name {
             case "title": return capture(.title(isHTML: false))
             case "link": return capture(.link)
             case "guid":
@@ -400,7 +412,7 @@ struct FeedBuilder: XMLHandler {
             default: return .skip
             }
         case .atom:
-            switch tag.localName {
+            switch tag.name {
             case "title": return capture(.title(isHTML: isHTMLType(tag)))
             case "id": return capture(.atomID)
             case "link":
@@ -418,7 +430,7 @@ struct FeedBuilder: XMLHandler {
             default: return .skip
             }
         case .itunes:
-            switch tag.localName {
+            switch tag.name {
             case "summary": return capture(.summary, markup: true)
             case "subtitle": return capture(.subtitle)
             case "author": return capture(.author)
@@ -435,15 +447,15 @@ struct FeedBuilder: XMLHandler {
             default: return .skip
             }
         case .content:
-            return tag.localName == "encoded" ? capture(.contentEncoded, markup: true) : .skip
+            return tag.name == "encoded" ? capture(.contentEncoded, markup: true) : .skip
         case .media:
             return inMediaGroup(tag)
         case .dc:
-            return tag.localName == "date" ? capture(.dcDate) : .skip
+            return tag.name == "date" ? capture(.dcDate) : .skip
         case .psc:
-            return tag.localName == "chapters" ? .pscChapters : .skip
+            return tag.name == "chapters" ? .pscChapters : .skip
         case .podcast:
-            switch tag.localName {
+            switch tag.name {
             case "chapters":
                 // As before the type was read, a later element with a URL replaces an earlier one, type and all.
                 if let url = tag.attribute("url")?.trimmedOrNil {
@@ -463,7 +475,9 @@ struct FeedBuilder: XMLHandler {
                     )
                 }
                 return .skip
-            case "person": return capture(.person(person(tag)))
+            case "person":
+                person = personAttributes(tag)
+                return capture(.person)
             case "integrity":
                 integrity(tag)
                 return .skip
@@ -480,7 +494,7 @@ struct FeedBuilder: XMLHandler {
     }
 
     private mutating func inEnclosure(_ tag: StartTag, isDefault: Bool) -> Context {
-        if isDefault && tag.namespace == .podcast && tag.localName == "integrity" { integrity(tag) }
+        if isDefault && tag.namespace == .podcast && tag.name == "integrity" { integrity(tag) }
         return .skip
     }
 
@@ -488,7 +502,7 @@ struct FeedBuilder: XMLHandler {
     private mutating func inMediaGroup(_ tag: StartTag) -> Context {
         guard tag.namespace == .media else { return .skip }
         let base = self.base
-        switch tag.localName {
+        switch tag.name {
         case "content":
             if let enclosure = enclosure(tag, urlKey: "url", lengthKey: "fileSize") {
                 item?.episode.enclosures.append(enclosure)
@@ -506,7 +520,7 @@ struct FeedBuilder: XMLHandler {
     }
 
     private mutating func inPSCChapters(_ tag: StartTag) -> Context {
-        guard tag.namespace == .psc, tag.localName == "chapter" else { return .skip }
+        guard tag.namespace == .psc, tag.name == "chapter" else { return .skip }
         if let start = tag.attribute("start").flatMap(FeedDuration.exactSeconds) {
             item?.episode.chapters.append(
                 Chapter(
@@ -522,8 +536,8 @@ struct FeedBuilder: XMLHandler {
 
     // MARK: - Attribute values
 
-    private func isAtom(_ tag: StartTag, _ name: String) -> Bool {
-        tag.namespace == .atom && tag.localName == name
+    private func isAtom(_ tag: StartTag, _ name: StaticString) -> Bool {
+        tag.namespace == .atom && tag.name == name
     }
 
     private func isHTMLType(_ tag: StartTag) -> Bool {
@@ -573,7 +587,7 @@ struct FeedBuilder: XMLHandler {
         }
     }
 
-    private func enclosure(_ tag: StartTag, urlKey: String, lengthKey: String) -> Enclosure? {
+    private func enclosure(_ tag: StartTag, urlKey: StaticString, lengthKey: StaticString) -> Enclosure? {
         guard let url = tag.attribute(urlKey)?.trimmedOrNil else { return nil }
         return Enclosure(
             url: URLResolver.normalized(URLResolver.resolve(url, against: base)),
@@ -590,7 +604,7 @@ struct FeedBuilder: XMLHandler {
         item?.episode.integrity = Integrity(type: type, value: value)
     }
 
-    private func person(_ tag: StartTag) -> Person {
+    private func personAttributes(_ tag: StartTag) -> Person {
         Person(
             name: "",
             role: tag.attribute("role")?.trimmedOrNil?.lowercased() ?? "host",
@@ -598,6 +612,23 @@ struct FeedBuilder: XMLHandler {
             href: tag.attribute("href")?.trimmedOrNil,
             img: tag.attribute("img")?.trimmedOrNil
         )
+    }
+
+    /// Whether a MIME type starts with `audio/` or `video/`, in any case.
+    static func isAudioOrVideo(_ type: String) -> Bool {
+        var prefix: UInt64 = 0
+        var count = 0
+        for byte in type.utf8.prefix(7) {
+            // Past ASCII, what is a character (a "/" with a combining mark is not "/") and what lowercases to
+            // what are Unicode's questions: the general comparison answers them.
+            guard byte < 0x80 else {
+                let lowercased = type.lowercased()
+                return lowercased.hasPrefix("audio/") || lowercased.hasPrefix("video/")
+            }
+            if count < 6 { prefix = prefix << 8 | UInt64(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) }
+            count += 1
+        }
+        return count >= 6 && (prefix == 0x61_7564_696F_2F || prefix == 0x76_6964_656F_2F)  // "audio/", "video/"
     }
 
     static func isAbsoluteHTTP(_ text: String) -> Bool {
@@ -648,8 +679,9 @@ struct FeedBuilder: XMLHandler {
         case .ownerEmail: owner?.email = value.trimmedOrNil
         case .atomIcon: atomIcon = value.trimmedOrNil
         case .atomLogo: atomLogo = value.trimmedOrNil
-        case .funding(let url): feed.funding.append(Funding(url: url, text: value.trimmed))
-        case .feedPerson(var person):
+        case .funding: feed.funding.append(Funding(url: fundingURL, text: value.trimmed))
+        case .feedPerson:
+            var person = self.person
             person.name = value.trimmed
             feed.persons.append(person)
         default: storeItem(field, value)
@@ -659,6 +691,12 @@ struct FeedBuilder: XMLHandler {
     private mutating func storeItem(_ field: Field, _ value: String) {
         // Mutate the draft in place: a copy would make every array in it copy on write.
         guard item != nil else { return }
+        if case .person = field {
+            var person = self.person
+            person.name = value.trimmed
+            item!.episode.persons.append(person)
+            return
+        }
         FeedBuilder.store(field, value, into: &item!)
     }
 
@@ -700,9 +738,6 @@ struct FeedBuilder: XMLHandler {
             let type = value.trimmed.lowercased()
             if type == "full" || type == "trailer" || type == "bonus" { draft.episode.episodeType = type }
         case .explicit: draft.episode.explicit = FeedBuilder.flag(value)
-        case .person(var person):
-            person.name = value.trimmed
-            draft.episode.persons.append(person)
         default: break
         }
     }
@@ -752,8 +787,11 @@ struct FeedBuilder: XMLHandler {
         if consumer == nil { feed.episodes.reserveCapacity(capacity) }
     }
 
-    private static func finish(_ draft: consuming ItemDraft) -> Episode {
-        var episode = draft.episode
+    private static func finish(_ draft: inout ItemDraft, scratch: inout [UInt8]) -> Episode {
+        // Swapped out, not copied: a copy would retain every string and array of the episode, and destroying the
+        // draft would release them again.
+        var episode = Episode()
+        swap(&episode, &draft.episode)
         episode.title = PlainText.collapsingWhitespace(draft.title ?? "")
         episode.guid = draft.guid
         episode.link = draft.rssLink.map { URLResolver.resolve($0, against: draft.base) } ?? draft.atomLink
@@ -762,8 +800,9 @@ struct FeedBuilder: XMLHandler {
         if episode.link == nil, episode.guidIsPermaLink, let guid = draft.guid, FeedBuilder.isAbsoluteHTTP(guid) {
             episode.link = guid
         }
-        let dates = [draft.pubDate, draft.dcDate, draft.atomPublished, draft.atomUpdated]
-        episode.published = dates.lazy.compactMap { $0.flatMap(FeedDate.parse) }.first
+        episode.published =
+            draft.pubDate.flatMap(FeedDate.parse) ?? draft.dcDate.flatMap(FeedDate.parse)
+            ?? draft.atomPublished.flatMap(FeedDate.parse) ?? draft.atomUpdated.flatMap(FeedDate.parse)
 
         var html = draft.contentEncoded ?? draft.rssHTML ?? draft.atomHTML
         var text = PlainText.normalizingSpaces(draft.text)
@@ -775,14 +814,14 @@ struct FeedBuilder: XMLHandler {
             if html == nil { html = text }
             text = ""
         }
-        if text.isEmpty, let html { text = PlainText.fromHTML(html) }
+        if text.isEmpty, let html { text = PlainText.fromHTML(html, scratch: &scratch) }
         episode.description = text
         episode.descriptionHTML = html
 
         episode.enclosure =
             episode.enclosures.first(where: { enclosure in
-                guard let type = enclosure.type?.lowercased() else { return false }
-                return type.hasPrefix("audio/") || type.hasPrefix("video/")
+                guard let type = enclosure.type else { return false }
+                return FeedBuilder.isAudioOrVideo(type)
             }) ?? episode.enclosures.first
         episode.season = draft.itunesSeason ?? draft.podcastSeason
         episode.episodeNumber = draft.itunesEpisode ?? draft.podcastEpisode

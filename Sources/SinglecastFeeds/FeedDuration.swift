@@ -25,7 +25,15 @@ package enum FeedDuration {
     }
 
     private static func readSeconds(_ text: String) -> Double? {
-        let bytes = Array(text.utf8)
+        // The string's own bytes: every item of a feed has a duration, and an array of them would be allocated for each.
+        var text = text
+        return text.withUTF8 { readSeconds(Bytes(base: $0, bounds: 0..<$0.count)) }
+    }
+
+    /// A run of a duration's UTF-8 bytes.
+    private typealias Bytes = Slice<UnsafeBufferPointer<UInt8>>
+
+    private static func readSeconds(_ bytes: Bytes) -> Double? {
         var start = 0
         while start < bytes.count && isSpace(bytes[start]) { start += 1 }
         var end = start
@@ -48,7 +56,7 @@ package enum FeedDuration {
     }
 
     /// `H:MM:SS`, `M:SS` with an optional fraction on the last field.
-    private static func clockSeconds(_ clock: ArraySlice<UInt8>) -> Double? {
+    private static func clockSeconds(_ clock: Bytes) -> Double? {
         // Field by field, without splitting into an array: every item of a feed has a duration.
         var total = 0.0
         var fields = 0
@@ -69,7 +77,7 @@ package enum FeedDuration {
     }
 
     /// `1h 2m 3s`, `PT1H2M3S`, `45 min`; infinity past ``maximumSeconds``.
-    private static func unitSeconds(_ text: ArraySlice<UInt8>) -> Double? {
+    private static func unitSeconds(_ text: Bytes) -> Double? {
         var index = text.startIndex
         var total = 0.0
         var sawUnit = false
@@ -104,7 +112,7 @@ package enum FeedDuration {
         return sawUnit ? total : nil
     }
 
-    private static func number(_ bytes: ArraySlice<UInt8>) -> Double? {
+    private static func number(_ bytes: Bytes) -> Double? {
         var whole = 0.0
         var fraction = 0.0
         var scale = 1.0

@@ -82,7 +82,7 @@ private struct OPMLHandler: XMLHandler {
             }
             return
         }
-        guard tag.localName == "outline", let feedURL = tag.attributeIgnoringCase("xmlUrl")?.trimmedOrNil else {
+        guard tag.name == "outline", let feedURL = tag.attributeIgnoringCase("xmlUrl")?.trimmedOrNil else {
             return
         }
         let title = tag.attribute("title").flatMap { $0.isEmpty ? nil : $0 } ?? tag.attribute("text")

@@ -13,72 +13,131 @@ package enum PlainText {
     /// `<li>` a line starting with `• `. `script`, `style` and comments are dropped. Lines are trimmed and
     /// never more than one blank line is kept.
     package static func fromHTML(_ html: String) -> String {
-        var html = html
-        return html.withUTF8 { fromHTML(bytes: $0) }
-    }
-
-    private static func fromHTML(bytes: UnsafeBufferPointer<UInt8>) -> String {
-        guard let base = bytes.baseAddress else { return "" }
-        var stripper = Stripper(bytes: bytes)
-        let count = bytes.count
-        var index = 0
-        while index < count {
-            guard let hit = memchr(base + index, 0x3C, count - index) else { break }
-            index = UnsafeRawPointer(hit) - UnsafeRawPointer(base)
-            guard index + 1 < count else { break }
-            let next = bytes[index + 1]
-            if next == 0x21 {  // <!-- comment --> or <!DOCTYPE>
-                stripper.flushText(upTo: index)
-                index = skipDeclaration(bytes, from: index)
-                stripper.textStart = index
-                continue
-            }
-            let isEnd = next == 0x2F
-            let nameStart = index + (isEnd ? 2 : 1)
-            guard nameStart < count, isLetter(bytes[nameStart]) else {
-                index += 1  // a lone '<' is text
-                continue
-            }
-            stripper.flushText(upTo: index)
-            var nameEnd = nameStart
-            while nameEnd < count && (isLetter(bytes[nameEnd]) || isDigit(bytes[nameEnd])) { nameEnd += 1 }
-            let tag = TagKind(bytes[nameStart..<nameEnd])
-            index = tagEnd(bytes, from: nameEnd)
-            if !isEnd && (tag == .script || tag == .style) {
-                index = skipElement(named: tag == .script ? "</script" : "</style", bytes, from: index)
-            } else {
-                stripper.writer.tag(tag, isEnd: isEnd)
-            }
-            stripper.textStart = index
-        }
-        stripper.flushText(upTo: count)
-        return stripper.writer.result
-    }
-
-    /// The text between tags, decoded and handed to the ``Writer``.
-    private struct Stripper {
-        let bytes: UnsafeBufferPointer<UInt8>
-        var writer: Writer
         var scratch: [UInt8] = []
-        var textStart = 0
+        return fromHTML(html, scratch: &scratch)
+    }
 
-        init(bytes: UnsafeBufferPointer<UInt8>) {
-            self.bytes = bytes
-            writer = Writer(capacity: bytes.count)
-        }
+    /// ``fromHTML(_:)`` that writes the text into `scratch` first, a buffer the caller keeps from one call to the
+    /// next: converting thousands of descriptions then allocates only the strings it returns.
+    static func fromHTML(_ html: String, scratch: inout [UInt8]) -> String {
+        var html = html
+        var writer = Writer()
+        swap(&writer.out, &scratch)
+        writer.out.removeAll(keepingCapacity: true)
+        html.withUTF8 { convert($0, into: &writer) }
+        let text = String(decoding: writer.out, as: UTF8.self)
+        swap(&writer.out, &scratch)
+        return text
+    }
 
-        mutating func flushText(upTo end: Int) {
-            guard end > textStart else { return }
-            let run = UnsafeBufferPointer(rebasing: bytes[textStart..<end])
-            if memchr(run.baseAddress!, 0x26, run.count) == nil {
-                writer.text(run)
+    /// One pass over the HTML: text between tags goes to the ``Writer`` in runs, tags as ``TagKind``s.
+    ///
+    /// A run is copied whole up to the next byte that needs a decision: white space other than a single space
+    /// between two characters of text, `<` or `&`. Those are looked for eight bytes at a time
+    /// (``nextStop(_:from:to:)``), so a paragraph of prose costs a few instructions per eight bytes.
+    private static func convert(_ bytes: UnsafeBufferPointer<UInt8>, into writer: inout Writer) {
+        guard let base = bytes.baseAddress else { return }
+        let count = bytes.count
+        var runStart = 0
+        var index = 0
+        while true {
+            if index == runStart && index < count && isSpace(base[index]) {
+                // White space before a run separates it from what came before; it is never part of the run.
+                writer.space()
+                index += 1
+                while index < count && isSpace(base[index]) { index += 1 }
+                runStart = index
+            }
+            index = nextStop(base, from: index, to: count)
+            guard index < count else { break }
+            let byte = base[index]
+            if byte == 0x20 {
+                if index > runStart && index + 1 < count && isPlain(base[index + 1]) {
+                    index += 2  // one space between words: the run goes on
+                    continue
+                }
+                writer.content(bytes, from: runStart, to: index)
+                runStart = index  // the white space is read at the top of the loop
+            } else if byte == 0x3C {  // <
+                guard index + 1 < count else { break }  // a final '<' is text
+                let next = base[index + 1]
+                if next == 0x21 {  // <!-- comment --> or <!DOCTYPE>
+                    writer.content(bytes, from: runStart, to: index)
+                    index = skipDeclaration(bytes, from: index)
+                    runStart = index
+                    continue
+                }
+                let isEnd = next == 0x2F
+                let nameStart = index + (isEnd ? 2 : 1)
+                guard nameStart < count, isLetter(base[nameStart]) else {
+                    index += 1  // a lone '<' is text
+                    continue
+                }
+                writer.content(bytes, from: runStart, to: index)
+                var nameEnd = nameStart
+                while nameEnd < count && (isLetter(base[nameEnd]) || isDigit(base[nameEnd])) { nameEnd += 1 }
+                let tag = TagKind(bytes[nameStart..<nameEnd])
+                index = tagEnd(bytes, from: nameEnd)
+                if !isEnd && (tag == .script || tag == .style) {
+                    index = skipElement(named: tag == .script ? "</script" : "</style", bytes, from: index)
+                } else {
+                    writer.tag(tag, isEnd: isEnd)
+                }
+                runStart = index
+            } else if byte == 0x26 {  // &
+                guard let reference = XMLText.reference(base + index + 1, available: count - index - 1) else {
+                    index += 1  // a '&' that starts no reference is text
+                    continue
+                }
+                writer.content(bytes, from: runStart, to: index)
+                writer.character(reference.scalar)
+                index += 1 + reference.length
+                runStart = index
+            } else if isSpace(byte) {
+                writer.content(bytes, from: runStart, to: index)
+                runStart = index  // the white space is read at the top of the loop
             } else {
-                scratch.removeAll(keepingCapacity: true)
-                XMLText.appendDecoded(run, to: &scratch, isAttribute: false)
-                scratch.withUnsafeBufferPointer { writer.text($0) }
+                index += 1  // another byte that only looked like a stop, or a control character: text
             }
         }
+        writer.content(bytes, from: runStart, to: count)
     }
+
+    /// The index of the first byte in `start..<end` that may end a run of text (``convert(_:into:)`` decides):
+    /// white space, `<` or `&`, except a space followed by a byte that is none of these; `end` when there is none.
+    @inline(__always)
+    private static func nextStop(_ base: UnsafePointer<UInt8>, from start: Int, to end: Int) -> Int {
+        var index = start
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        while end - index >= 8 {
+            let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+            // The high bit of each byte says "below 0x21", "is '<'", "is '&'", "is ' '" (the SWAR tests of
+            // "Bit Twiddling Hacks"). A borrow may mark a byte above a marked one wrongly ('!', '=' or '\'', never a
+            // real stop), never one below, so the lowest stop found is never past the first real one.
+            let lessThan = word ^ (ones &* 0x3C)
+            let ampersand = word ^ (ones &* 0x26)
+            let space = word ^ (ones &* 0x20)
+            let marks =
+                ((word &- ones &* 0x21) & ~word | (lessThan &- ones) & ~lessThan | (ampersand &- ones) & ~ampersand)
+                & highBits
+            let spaces = (space &- ones) & ~space & highBits
+            // A space stops the run only before another mark, or at the end of the word, whose next byte is unknown.
+            let stops = marks & ~spaces | spaces & (marks >> 8 | 0x80 << 56)
+            if stops != 0 { return index + stops.trailingZeroBitCount >> 3 }
+            index += 8
+        }
+        while index < end {
+            let byte = base[index]
+            if byte <= 0x20 || byte == 0x3C || byte == 0x26 { return index }
+            index += 1
+        }
+        return end
+    }
+
+    /// Text that a run may take in after a single space: not white space, not the start of a tag or reference.
+    @inline(__always)
+    private static func isPlain(_ byte: UInt8) -> Bool { byte > 0x20 && byte != 0x3C && byte != 0x26 }
 
     /// Whether the text contains something shaped like an HTML start tag (`<p>`, `<br/>`, `<a href…>`).
     package static func looksLikeHTML(_ text: String) -> Bool {
@@ -124,18 +183,19 @@ package enum PlainText {
 
     /// Trims and collapses every whitespace run, line breaks included, to one space (titles).
     static func collapsingWhitespace(_ text: String) -> String {
-        // Most titles need nothing: no leading or trailing space, no run of spaces, no tab or line break.
-        var previousIsSpace = true
-        var clean = true
-        for byte in text.utf8 {
-            let space = isSpace(byte)
-            if space && (previousIsSpace || byte != 0x20) {
-                clean = false
-                break
-            }
-            previousIsSpace = space
-        }
-        if clean && !previousIsSpace || text.isEmpty { return text }
+        // Most titles need nothing: no leading or trailing space, no run of spaces, no tab or line break. Their
+        // bytes are read where they lie, not through the generic UTF-8 view.
+        let clean =
+            text.utf8.withContiguousStorageIfAvailable { bytes in
+                var previousIsSpace = true
+                for byte in bytes {
+                    let space = isSpace(byte)
+                    if space && (previousIsSpace || byte != 0x20) { return false }
+                    previousIsSpace = space
+                }
+                return !previousIsSpace
+            } ?? false
+        if clean || text.isEmpty { return text }
         var out: [UInt8] = []
         var pendingSpace = false
         for byte in text.utf8 {
@@ -196,50 +256,49 @@ package enum PlainText {
         var pendingBreaks = 0
         var pendingSpace = false
 
-        init(capacity: Int) { out.reserveCapacity(capacity) }
+        /// White space: one space before the next text, unless a break is pending.
+        mutating func space() { pendingSpace = true }
 
-        mutating func text(_ bytes: UnsafeBufferPointer<UInt8>) {
-            var index = 0
-            let count = bytes.count
-            while index < count {
-                if bytes[index] <= 0x20 && isSpace(bytes[index]) {
-                    pendingSpace = true
-                    index += 1
-                    continue
-                }
-                if !out.isEmpty {
-                    if pendingBreaks > 0 {
-                        out.append(contentsOf: repeatElement(0x0A, count: pendingBreaks))
-                    } else if pendingSpace {
-                        out.append(0x20)
-                    }
-                }
-                pendingBreaks = 0
-                pendingSpace = false
-                // Copy words separated by single spaces in one go; stop at any other whitespace.
-                var end = index + 1
-                while end < count {
-                    let byte = bytes[end]
-                    if byte > 0x20 {
-                        end += 1
-                    } else if byte == 0x20 && end + 1 < count && bytes[end + 1] > 0x20 {
-                        end += 2
-                    } else if isSpace(byte) {
-                        break
-                    } else {
-                        end += 1
-                    }
-                }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[index..<end]))
-                index = end
+        /// Text without white space at its ends, `bytes[start..<end]` (nothing when empty).
+        @inline(__always)
+        mutating func content(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) {
+            guard end > start else { return }
+            separate()
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<end]))
+        }
+
+        /// A decoded character reference: white space or text.
+        mutating func character(_ scalar: UInt32) {
+            if scalar == 0x20 || scalar == 0x09 || scalar == 0x0A || scalar == 0x0D {
+                pendingSpace = true
+                return
             }
+            separate()
+            XMLText.appendUTF8(scalar, to: &out)
+        }
+
+        /// Writes what is pending before more text: the breaks, else a space; nothing at the start.
+        @inline(__always)
+        private mutating func separate() {
+            if !out.isEmpty {
+                if pendingBreaks > 0 {
+                    for _ in 0..<pendingBreaks { out.append(0x0A) }
+                } else if pendingSpace {
+                    out.append(0x20)
+                }
+            }
+            pendingBreaks = 0
+            pendingSpace = false
         }
 
         mutating func tag(_ kind: TagKind, isEnd: Bool) {
             switch kind {
             case .listItem where !isEnd:
                 breakLine(1)
-                Array("•".utf8).withUnsafeBufferPointer { text($0) }
+                separate()
+                out.append(0xE2)  // •, U+2022
+                out.append(0x80)
+                out.append(0xA2)
                 pendingSpace = true
             case .listItem, .line: breakLine(1)
             case .paragraph: breakLine(2)
@@ -251,25 +310,26 @@ package enum PlainText {
             pendingBreaks = max(pendingBreaks, count)
             pendingSpace = false
         }
-
-        var result: String { String(decoding: out, as: UTF8.self) }
     }
 
+    /// The index after the `>` that ends the tag, skipping quoted attribute values; the end when none does.
     private static func tagEnd(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        guard let base = bytes.baseAddress else { return bytes.count }
+        let count = bytes.count
         var index = start
-        var quote: UInt8 = 0
-        while index < bytes.count {
-            let byte = bytes[index]
-            if quote != 0 {
-                if byte == quote { quote = 0 }
-            } else if byte == 0x22 || byte == 0x27 {
-                quote = byte
-            } else if byte == 0x3E {
-                return index + 1
+        while index < count {
+            let byte = base[index]
+            if byte == 0x3E { return index + 1 }
+            if byte == 0x22 || byte == 0x27 {
+                let valueStart = index + 1
+                guard valueStart < count, let close = memchr(base + valueStart, Int32(byte), count - valueStart) else {
+                    return count
+                }
+                index = UnsafeRawPointer(close) - UnsafeRawPointer(base)
             }
             index += 1
         }
-        return bytes.count
+        return count
     }
 
     private static func skipDeclaration(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {

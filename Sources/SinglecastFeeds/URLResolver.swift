@@ -9,9 +9,7 @@ package enum URLResolver {
     /// A reference with a scheme is returned as it is; without a usable base it is returned trimmed.
     package static func resolve(_ reference: String, against base: String?) -> String {
         let reference = reference.trimmed
-        if reference.hasPrefix("http://") || reference.hasPrefix("https://") || hasScheme(reference) {
-            return reference
-        }
+        if hasScheme(reference) { return reference }
         guard let base, let baseParts = Parts(base), baseParts.scheme != nil else { return reference }
         let scheme = baseParts.scheme!
         if reference.hasPrefix("//") { return scheme + ":" + reference }
@@ -75,8 +73,13 @@ package enum URLResolver {
 
     /// Whether the string starts with `scheme:` (a letter, then letters, digits, `+`, `-`, `.`).
     static func hasScheme(_ text: String) -> Bool {
+        // Every URL of a feed is asked this: its bytes are read where they lie, not through the generic UTF-8 view.
+        text.utf8.withContiguousStorageIfAvailable { hasScheme(bytes: $0) } ?? hasScheme(bytes: text.utf8)
+    }
+
+    private static func hasScheme(bytes: some Sequence<UInt8>) -> Bool {
         var first = true
-        for byte in text.utf8 {
+        for byte in bytes {
             let isLetter = (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
             if byte == 0x3A { return !first }
             if first {
@@ -164,9 +167,13 @@ package enum URLResolver {
 extension String {
     /// The string without leading and trailing spaces, tabs and newlines.
     var trimmed: String {
+        // Nearly every value needs nothing; its ends are read from its contiguous bytes, without index arithmetic.
+        let clean = utf8.withContiguousStorageIfAvailable { bytes in
+            guard let first = bytes.first, let last = bytes.last else { return true }
+            return !Self.isSpace(first) && !Self.isSpace(last)
+        }
+        if clean == true { return self }
         let utf8 = self.utf8
-        guard let first = utf8.first, let last = utf8.last else { return self }
-        if !Self.isSpace(first) && !Self.isSpace(last) { return self }
         var start = utf8.startIndex
         var end = utf8.endIndex
         while start < end && Self.isSpace(utf8[start]) { start = utf8.index(after: start) }

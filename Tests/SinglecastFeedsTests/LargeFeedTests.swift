@@ -62,6 +62,34 @@ import Testing
         #expect(starts.allSatisfy { $0 < base || $0 >= end })
     }
 
+    /// The reader looks for carriage returns only a little ahead of itself: one met megabytes into the document
+    /// makes it read the document again with normalized line ends, as if they had been normalized first.
+    @Test func aLateCarriageReturnReadsAsANormalizedDocument() throws {
+        let xml = LargeFeedTests.document()
+        let last = try #require(xml.range(of: "Episode 11999 &amp; more"))
+        let late = xml.replacingCharacters(in: last, with: "Episode 11999\r\n&amp;\rmore")
+        let normalized = late.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
+        let expected = try FeedParser.parse(Data(normalized.utf8), url: LargeFeedTests.url)
+        #expect(expected.episodes.last?.title == "Episode 11999 & more")
+        #expect(try FeedParser.parse(Data(late.utf8), url: LargeFeedTests.url) == expected)
+        var stretches = 0
+        let read = try FeedParser.parse(Data(late.utf8), url: LargeFeedTests.url) { _ in stretches += 1 }
+        #expect(read == expected)
+        #expect(stretches >= 3)
+        #expect(try FeedTool.scan(Data(late.utf8)).textBytes == FeedTool.scan(Data(normalized.utf8)).textBytes)
+    }
+
+    /// An error is judged on the normalized document too, even when the reader met it before it looked at the
+    /// carriage returns: here the text runs to the end in one piece, and the line of the end counts lone `\r`s.
+    @Test func anErrorPastUncheckedCarriageReturnsHasTheNormalizedLine() throws {
+        let text = String(repeating: "a", count: XMLReader.lineEndStep * 2) + String(repeating: "b\r", count: 5)
+        let late = "<rss><channel><title>" + text
+        let normalized = late.replacingOccurrences(of: "\r", with: "\n")
+        let expected = try #require(feedError { try FeedParser.parse(Data(normalized.utf8), url: nil) })
+        #expect(expected.message.contains("line 6"))
+        #expect(feedError { try FeedParser.parse(Data(late.utf8), url: nil) } == expected)
+    }
+
     @Test func theToolReadsAMappedFileWhoseReadPagesItDropped() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("largefeed-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -7,14 +7,7 @@ extension FeedTool {
     /// It does what every parse does before the builder sees a byte (the size limit, the conversion to UTF-8, the
     /// sniff for JSON and HTML, the well-formedness checks) and counts elements and character data.
     static func scan(_ data: Data, limits: FeedParser.Limits = .default) throws(FeedError) -> ScanCount {
-        guard data.count <= limits.maxBytes else { throw .tooLarge(data.count, limit: limits.maxBytes) }
-        return try DocumentBytes.withUTF8(data) { (bytes) throws(FeedError) -> ScanCount in
-            try FeedParser.sniff(bytes)
-            var counter = ScanCount()
-            var reader = XMLReader(bytes, maxDepth: limits.maxDepth)
-            try reader.run(&counter)
-            return counter
-        }
+        try FeedParser.read(data, limits: limits, handler: { ScanCount() }, finish: { $0 })
     }
 
     /// What `--scan` prints: elements, and bytes of character data and CDATA (entity references undecoded).

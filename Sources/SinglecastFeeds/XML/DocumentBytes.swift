@@ -24,6 +24,21 @@ enum DocumentBytes {
         _ data: Data,
         _ body: (UnsafeBufferPointer<UInt8>) throws(FeedError) -> Result
     ) throws(FeedError) -> Result {
+        try withUTF8(data, lineEndsCheckedByReader: false) { (bytes, _) throws(FeedError) in try body(bytes) }
+    }
+
+    /// Calls `body` with the document as UTF-8 and whether its line ends are still unchecked.
+    ///
+    /// With `lineEndsCheckedByReader`, a UTF-8 document is handed over in place without the pass over all its bytes
+    /// that looks for a carriage return (`true`): the reader looks for them as it goes
+    /// (``XMLReader/init(_:maxDepth:checkingLineEnds:)``), while the bytes are in the cache anyway, and when it
+    /// finds one the caller reads ``normalizingLineEnds(_:)`` of the document instead. A converted document is
+    /// already normalized (`false`).
+    static func withUTF8<Result>(
+        _ data: Data,
+        lineEndsCheckedByReader: Bool,
+        _ body: (UnsafeBufferPointer<UInt8>, _ lineEndsUnchecked: Bool) throws(FeedError) -> Result
+    ) throws(FeedError) -> Result {
         let outcome: Swift.Result<Result, FeedError> = data.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
             do throws(FeedError) {
@@ -31,27 +46,26 @@ enum DocumentBytes {
                 case .utf8:
                     let start = hasUTF8BOM(bytes) ? 3 : 0
                     let content = UnsafeBufferPointer(rebasing: bytes[start...])
-                    if content.isEmpty || memchr(content.baseAddress!, 0x0D, content.count) == nil {
-                        return .success(try body(content))
-                    }
+                    if lineEndsCheckedByReader { return .success(try body(content, true)) }
+                    if !hasCarriageReturn(content) { return .success(try body(content, false)) }
                     let converted = normalizingLineEnds(content)
                     return .success(
-                        try converted.withUnsafeBufferPointer { (buffer) throws(FeedError) in try body(buffer) }
+                        try converted.withUnsafeBufferPointer { (buffer) throws(FeedError) in try body(buffer, false) }
                     )
                 case .utf16(let bigEndian, let skip):
                     let converted = normalizingLineEnds(utf16(bytes, bigEndian: bigEndian, skip: skip))
                     return .success(
-                        try converted.withUnsafeBufferPointer { (buffer) throws(FeedError) in try body(buffer) }
+                        try converted.withUnsafeBufferPointer { (buffer) throws(FeedError) in try body(buffer, false) }
                     )
                 case .windows1252:
                     let converted = normalizingLineEnds(singleByte(bytes, table: windows1252High))
                     return .success(
-                        try converted.withUnsafeBufferPointer { (buffer) throws(FeedError) in try body(buffer) }
+                        try converted.withUnsafeBufferPointer { (buffer) throws(FeedError) in try body(buffer, false) }
                     )
                 case .latin9:
                     let converted = normalizingLineEnds(singleByte(bytes, table: latin9High))
                     return .success(
-                        try converted.withUnsafeBufferPointer { (buffer) throws(FeedError) in try body(buffer) }
+                        try converted.withUnsafeBufferPointer { (buffer) throws(FeedError) in try body(buffer, false) }
                     )
                 }
             } catch {
@@ -131,7 +145,14 @@ enum DocumentBytes {
         }
     }
 
-    private static func normalizingLineEnds(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+    /// Whether the bytes hold a carriage return (`\r`, alone or before `\n`).
+    static func hasCarriageReturn(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return false }
+        return memchr(base, 0x0D, bytes.count) != nil
+    }
+
+    /// The bytes with every `\r\n` and every lone `\r` replaced by `\n` (XML 1.0 §2.11).
+    static func normalizingLineEnds(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var index = 0

@@ -69,10 +69,29 @@ struct RawAttribute {
     var namespace: XMLNamespace
 }
 
+/// An element's local name: bytes of the document, compared with literals (`case "title":`, `name == "url"`) without
+/// making a `String` of every tag; only valid during the callback, like its ``StartTag``.
+struct ElementName {
+    var bytes: UnsafeBufferPointer<UInt8>
+
+    static func == (name: ElementName, literal: StaticString) -> Bool {
+        literal.withUTF8Buffer { literal in
+            guard name.bytes.count == literal.count else { return false }
+            guard let bytes = name.bytes.baseAddress, let literal = literal.baseAddress else { return true }
+            return memcmp(bytes, literal, name.bytes.count) == 0
+        }
+    }
+
+    static func ~= (pattern: StaticString, name: ElementName) -> Bool { name == pattern }
+}
+
 /// A start tag as the reader hands it to its handler; only valid during the callback.
 struct StartTag {
     var namespace: XMLNamespace
-    var localName: String
+    /// The local name (after the prefix, if any).
+    var name: ElementName
+    /// ``name`` as a `String`, for messages and the rare comparison that is not with a literal.
+    var localName: String { String(decoding: name.bytes, as: UTF8.self) }
     /// Nesting depth: 1 for the root element.
     var depth: Int
     /// The tag's bytes from `<` to `>`.
@@ -83,7 +102,7 @@ struct StartTag {
     var offset: Int
 
     /// The decoded value of the attribute with this local name and namespace (unprefixed: `.none`).
-    func attribute(_ localName: String, _ namespace: XMLNamespace = .none) -> String? {
+    func attribute(_ localName: StaticString, _ namespace: XMLNamespace = .none) -> String? {
         for attribute in attributes where attribute.namespace == namespace {
             if matches(attribute.local, localName) { return value(attribute) }
         }
@@ -115,14 +134,13 @@ struct StartTag {
         UnsafeBufferPointer(rebasing: document[range.start..<range.end])
     }
 
-    private func matches(_ range: ByteRange, _ name: String) -> Bool {
-        var utf8 = name.utf8.makeIterator()
-        var index = range.start
-        while index < range.end {
-            guard let byte = utf8.next(), byte == document[index] else { return false }
-            index += 1
+    private func matches(_ range: ByteRange, _ name: StaticString) -> Bool {
+        name.withUTF8Buffer { name in
+            guard range.end - range.start == name.count, let document = document.baseAddress,
+                let name = name.baseAddress
+            else { return false }
+            return memcmp(document + range.start, name, range.end - range.start) == 0
         }
-        return utf8.next() == nil
     }
 }
 
@@ -162,15 +180,42 @@ struct XMLReader {
     var readPast: ((UnsafeBufferPointer<UInt8>) -> Void)?
     private var readPastMark = 0
     static let releaseStep = 1 << 20
+    /// How far the bytes are known to hold no carriage return (``count`` when the caller checked them all).
+    private var lineEndsCheckedUpTo: Int
+    /// Whether ``run(_:)`` stopped at a carriage return: the document must be read again with its line ends
+    /// normalized (see ``DocumentBytes/withUTF8(_:lineEndsCheckedByReader:_:)``).
+    private(set) var stoppedAtCarriageReturn = false
+    /// How far ahead of the reader carriage returns are looked for: near enough that the reader finds the bytes
+    /// still in the cache, far enough that the look costs one `memchr` per many tags.
+    static let lineEndStep = 64 << 10
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+    /// - Parameter checkingLineEnds: the bytes may hold carriage returns, which the reader does not read: it looks
+    ///   for them a little ahead of where it reads and stops at the first (``stoppedAtCarriageReturn``).
+    init(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, checkingLineEnds: Bool = false) {
         self.bytes = bytes
         // An empty buffer may have no base address; point at a static byte instead.
         self.base = bytes.baseAddress ?? XMLReader.emptyBase
         self.count = bytes.count
         self.maxDepth = maxDepth
+        lineEndsCheckedUpTo = checkingLineEnds ? 0 : bytes.count
         attributes.reserveCapacity(16)
         open.reserveCapacity(32)
+    }
+
+    /// Looks for a carriage return from where the last look ended to a step past `index`; false when there is one.
+    private mutating func checkLineEnds(past index: Int) -> Bool {
+        let end = min(count, max(index, lineEndsCheckedUpTo) + XMLReader.lineEndStep)
+        if memchr(base + lineEndsCheckedUpTo, 0x0D, end - lineEndsCheckedUpTo) != nil { return false }
+        lineEndsCheckedUpTo = end
+        return true
+    }
+
+    /// Whether the document holds a carriage return anywhere: what ``run(_:)`` has not looked at yet is looked at
+    /// now (after an error, or after the last element).
+    mutating func documentHasCarriageReturn() -> Bool {
+        if stoppedAtCarriageReturn { return true }
+        guard lineEndsCheckedUpTo < count else { return false }
+        return memchr(base + lineEndsCheckedUpTo, 0x0D, count - lineEndsCheckedUpTo) != nil
     }
 
     nonisolated(unsafe) private static let emptyBase: UnsafePointer<UInt8> = {
@@ -180,10 +225,16 @@ struct XMLReader {
     }()
 
     /// Reads the whole document, calling `handler` for each element, text run and CDATA section.
+    ///
+    /// When checking line ends, it returns early at a carriage return with ``stoppedAtCarriageReturn`` set.
     mutating func run<Handler: XMLHandler>(_ handler: inout Handler) throws(FeedError) {
         var index = 0
         var sawRoot = false
         while index < count {
+            if index >= lineEndsCheckedUpTo && !checkLineEnds(past: index) {
+                stoppedAtCarriageReturn = true
+                return
+            }
             if index - readPastMark >= XMLReader.releaseStep, let readPast {
                 readPast(slice(readPastMark, index))
                 readPastMark = index
@@ -230,7 +281,7 @@ struct XMLReader {
         while p < count && !isNameEnd(base[p]) { p += 1 }
         guard p > nameStart else { throw .notXML("'<' is not followed by an element name", at: position(lt)) }
         let name = ByteRange(start: nameStart, end: p)
-        attributes.removeAll(keepingCapacity: true)
+        if !attributes.isEmpty { attributes.removeAll(keepingCapacity: true) }  // most tags have no attributes
         var isEmpty = false
         var hasNamespaceDeclarations = false
         while true {
@@ -318,7 +369,7 @@ struct XMLReader {
             try handler.startElement(
                 StartTag(
                     namespace: namespace,
-                    localName: string(localName),
+                    name: ElementName(bytes: slice(localName.start, localName.end)),
                     depth: depth,
                     raw: slice(lt, p),
                     document: bytes,

@@ -42,6 +42,17 @@ enum XMLText {
     ///
     /// Returns 0 and appends the `&` itself when the bytes do not form a known reference.
     private static func decodeReference(_ start: UnsafePointer<UInt8>, available: Int, into out: inout [UInt8]) -> Int {
+        guard let reference = reference(start, available: available) else {
+            out.append(0x26)
+            return 0
+        }
+        appendUTF8(reference.scalar, to: &out)
+        return reference.length
+    }
+
+    /// The character the reference after a `&` stands for, and how many bytes it takes (the `;` included);
+    /// `nil` when the bytes do not form a known reference (the `&` is then text).
+    static func reference(_ start: UnsafePointer<UInt8>, available: Int) -> (scalar: UInt32, length: Int)? {
         let limit = min(available, 40)
         var semicolon = -1
         var index = 0
@@ -57,37 +68,23 @@ enum XMLText {
             if !isNameByte { break }
             index += 1
         }
-        guard semicolon > 0 else {
-            out.append(0x26)
-            return 0
-        }
+        guard semicolon > 0 else { return nil }
         let name = UnsafeBufferPointer(start: start, count: semicolon)
         if name[0] == 0x23 {
-            guard let scalar = numericReference(name) else {
-                out.append(0x26)
-                return 0
-            }
-            appendUTF8(scalar, to: &out)
-            return semicolon + 1
+            guard let scalar = numericReference(name) else { return nil }
+            return (scalar, semicolon + 1)
         }
         switch semicolon {
-        case 2 where name[0] == 0x6C && name[1] == 0x74: out.append(0x3C)
-        case 2 where name[0] == 0x67 && name[1] == 0x74: out.append(0x3E)
-        case 3 where name[0] == 0x61 && name[1] == 0x6D && name[2] == 0x70: out.append(0x26)
+        case 2 where name[0] == 0x6C && name[1] == 0x74: return (0x3C, 3)
+        case 2 where name[0] == 0x67 && name[1] == 0x74: return (0x3E, 3)
+        case 3 where name[0] == 0x61 && name[1] == 0x6D && name[2] == 0x70: return (0x26, 4)
         default:
             let key = String(decoding: name, as: UTF8.self)
-            if key == "quot" {
-                out.append(0x22)
-            } else if key == "apos" {
-                out.append(0x27)
-            } else if let value = HTMLEntities.table[key] {
-                appendUTF8(value, to: &out)
-            } else {
-                out.append(0x26)
-                return 0
-            }
+            if key == "quot" { return (0x22, 5) }
+            if key == "apos" { return (0x27, 5) }
+            guard let value = HTMLEntities.table[key] else { return nil }
+            return (value, semicolon + 1)
         }
-        return semicolon + 1
     }
 
     /// `#NNN` or `#xHHH`, mapped to U+FFFD when the value is not a character XML allows.
