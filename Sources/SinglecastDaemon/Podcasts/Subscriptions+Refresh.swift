@@ -165,10 +165,10 @@ extension Subscriptions {
         savingUnchanged = true
         defer { savingUnchanged = false }
         while !unchangedToSave.isEmpty {
-            // Each as it is now: a change made since it was found unchanged is what is saved.
+            // Each as it is now; only its refresh times and state: whoever changed anything else saved it.
             let batch = unchangedToSave.sorted().compactMap { podcasts[$0] }
             unchangedToSave = []
-            try? await store.savePodcasts(batch, durability: .processCrash)
+            try? await store.saveRefreshTimes(batch, durability: .processCrash)
         }
     }
 
