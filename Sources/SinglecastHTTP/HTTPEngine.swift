@@ -233,7 +233,7 @@ package final class HTTPEngine: Sendable {
     private static func validate(_ request: TransferRequest) -> TransferError? {
         // Redacted only for a message: every transfer passes here, and redacting was half of this check's time.
         var url: String { redactedURL(request.url) }
-        guard let scheme = URLText.scheme(of: request.url), request.url.contains("://") else {
+        guard let scheme = URLText.scheme(of: request.url), URLText.containsSchemeSeparator(request.url) else {
             return TransferError(
                 code: .invalidURL,
                 message: "The URL \"\(url)\" has no scheme; downloads need an absolute http:// or https:// URL."
