@@ -80,6 +80,8 @@ package final class HTTPEngine: Sendable {
     /// and only while `finished` is false.
     private nonisolated(unsafe) let multi: UnsafeMutableRawPointer
     private let state = Mutex(State())
+    /// Memory files of finished fetches that hold nothing, for the next fetches (``MemoryFile``).
+    let spareMemoryFiles = SpareDescriptors(capacity: 16)
 
     /// Creates the multi handle.
     ///
@@ -231,7 +233,7 @@ package final class HTTPEngine: Sendable {
     private static func validate(_ request: TransferRequest) -> TransferError? {
         // Redacted only for a message: every transfer passes here, and redacting was half of this check's time.
         var url: String { redactedURL(request.url) }
-        guard let scheme = URLText.scheme(of: request.url), request.url.contains("://") else {
+        guard let scheme = URLText.scheme(of: request.url), URLText.containsSchemeSeparator(request.url) else {
             return TransferError(
                 code: .invalidURL,
                 message: "The URL \"\(url)\" has no scheme; downloads need an absolute http:// or https:// URL."
@@ -328,6 +330,7 @@ package final class HTTPEngine: Sendable {
             }
             if stopping {
                 loop.cancelAll(reason: "the download engine stopped")
+                loop.releaseHandles()
                 break
             }
             loop.perform()
@@ -359,6 +362,8 @@ private final class EngineLoop {
     var isIdle: Bool { active.isEmpty }
     private var speedLimit: Int64?
     private let forget: (Int) -> Void
+    /// Easy handles of finished fetches, for the next ones.
+    private let handles = EasyHandlePool(capacity: 16)
 
     init(multi: UnsafeMutableRawPointer, forget: @escaping (Int) -> Void) {
         self.multi = multi
@@ -375,6 +380,7 @@ private final class EngineLoop {
             let context = TransferContext.make(
                 id: id,
                 request: request,
+                handles: handles,
                 progress: progress,
                 continuation: continuation
             )
@@ -406,6 +412,9 @@ private final class EngineLoop {
     func cancelAll(reason: String) {
         for id in active.keys.sorted() { cancel(id, reason: reason) }
     }
+
+    /// Cleans up the kept easy handles; called once every transfer ended, before the multi handle goes.
+    func releaseHandles() { handles.drain() }
 
     func setSpeedLimit(_ limit: Int64?) {
         speedLimit = limit

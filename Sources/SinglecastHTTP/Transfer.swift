@@ -91,6 +91,9 @@ package struct TransferRequest: Sendable {
     var readsLargeChunks = true
     /// Sent as a POST body when set (``FetchRequest/postBody``).
     var postBody: Data?
+    /// The most the whole transfer may take, in milliseconds (`CURLOPT_TIMEOUT_MS`): what is left of a fetch's
+    /// ``FetchDeadline``; downloads have none.
+    var timeoutMilliseconds: Int?
 
     /// The `If-Range` of a resume: a strong ``etag``, else ``lastModified``.
     var ifRange: String? {

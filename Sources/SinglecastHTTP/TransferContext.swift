@@ -16,6 +16,8 @@ final class TransferContext {
     let id: Int
     let request: TransferRequest
     private let easy: UnsafeMutableRawPointer
+    /// Where the handle goes when the transfer ends (``EasyHandlePool``).
+    private let handles: EasyHandlePool
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private let progress: @Sendable (TransferProgress) -> Void
@@ -40,15 +42,16 @@ final class TransferContext {
     /// Progress is reported at most this often, so callbacks stay cheap on fast links.
     private static let progressInterval: UInt64 = 100_000_000
 
-    /// Creates the easy handle and sets every option. When libcurl refuses, the caller is resumed with the failure
-    /// at once and the result is `nil`.
+    /// Takes an easy handle from `handles` (a kept one, or a new one) and sets every option. When libcurl refuses,
+    /// the caller is resumed with the failure at once and the result is `nil`.
     static func make(
         id: Int,
         request: TransferRequest,
+        handles: EasyHandlePool,
         progress: @escaping @Sendable (TransferProgress) -> Void,
         continuation: CheckedContinuation<TransferOutcome, Never>
     ) -> TransferContext? {
-        guard let easy = curl_easy_init() else {
+        guard let easy = handles.take() else {
             let error = TransferError(
                 code: .engineUnavailable,
                 message: "libcurl could not create a transfer (curl_easy_init failed); the system is probably out "
@@ -60,6 +63,7 @@ final class TransferContext {
         let context = TransferContext(
             id: id,
             easy: easy,
+            handles: handles,
             request: request,
             progress: progress,
             continuation: continuation
@@ -74,12 +78,14 @@ final class TransferContext {
     private init(
         id: Int,
         easy: UnsafeMutableRawPointer,
+        handles: EasyHandlePool,
         request: TransferRequest,
         progress: @escaping @Sendable (TransferProgress) -> Void,
         continuation: CheckedContinuation<TransferOutcome, Never>
     ) {
         self.id = id
         self.easy = easy
+        self.handles = handles
         self.request = request
         self.progress = progress
         self.continuation = continuation
@@ -223,6 +229,9 @@ final class TransferContext {
             check(ccurl_setopt_pointer(easy, CURLOPT_HTTPHEADER, headerList), "CURLOPT_HTTPHEADER")
         }
 
+        if let timeout = request.timeoutMilliseconds {
+            check(ccurl_setopt_long(easy, CURLOPT_TIMEOUT_MS, max(1, timeout)), "CURLOPT_TIMEOUT_MS")
+        }
         if request.freshConnection {
             check(ccurl_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1), "CURLOPT_FRESH_CONNECT")
             check(ccurl_setopt_long(easy, CURLOPT_FORBID_REUSE, 1), "CURLOPT_FORBID_REUSE")
@@ -430,13 +439,21 @@ final class TransferContext {
             error.curlCode != nil, cancellation == nil, bytesInFile == request.resumeOffset,
             !request.freshConnection, usedReusedConnection
         {
-            releaseHandle()
+            releaseHandle(keep: false)
             finished = true
             var retry = request
             retry.freshConnection = true
             return FreshConnectionRetry(request: retry, progress: progress, continuation: continuation)
         }
-        releaseHandle()
+        releaseHandle(
+            keep: EasyHandlePool.mayKeep(
+                request,
+                succeeded: result == CURLE_OK,
+                // A 304's policy stops writing but lets libcurl end the transfer: CURLE_OK, and the handle is kept.
+                cancelled: cancellation != nil || writeFailure != nil,
+                paused: isPaused
+            )
+        )
         reportProgress(force: true)
         finished = true
         continuation.resume(returning: outcome)
@@ -454,13 +471,15 @@ final class TransferContext {
     /// Completes a transfer whose easy handle never reached the multi handle.
     func abandon(_ error: TransferError) {
         precondition(!finished, "transfer finished twice")
-        releaseHandle()
+        releaseHandle(keep: false)
         finished = true
         continuation.resume(returning: .failed(error, response: nil, bytesInFile: request.resumeOffset))
     }
 
-    private func releaseHandle() {
-        curl_easy_cleanup(easy)
+    /// Hands the easy handle back (reset and kept for another fetch with `keep`, else cleaned up), then frees what its
+    /// options pointed to: after the reset, or the cleanup, nothing refers to them any more.
+    private func releaseHandle(keep: Bool) {
+        handles.give(easy, keep: keep)
         curl_slist_free_all(headerList)
         headerList = nil
         errorBuffer.deallocate()

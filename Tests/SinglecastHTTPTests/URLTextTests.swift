@@ -37,4 +37,23 @@ import Testing
         for scheme in ["http", "https"] { #expect(URLText.isFetched(scheme: scheme)) }
         for scheme in ["file", "ftp", "javascript", "HTTP", ""] { #expect(!URLText.isFetched(scheme: scheme)) }
     }
+
+    @Test func aSchemeIsASCIILettersDigitsPlusMinusAndDots() {
+        #expect(URLText.scheme(of: "Svn+SSH://host/") == "svn+ssh")
+        #expect(URLText.scheme(of: "a1.b-c:rest") == "a1.b-c")
+        #expect(URLText.scheme(of: ":no-scheme") == nil)
+        #expect(URLText.scheme(of: "htt p://host/") == nil)
+        #expect(URLText.scheme(of: "h\u{E9}ttp://host/") == nil)
+        #expect(URLText.scheme(of: "ht@p://host/") == nil)
+        #expect(URLText.scheme(of: "ht[p://host/") == nil)
+    }
+
+    @Test func theSchemeSeparatorIsFoundAnywhere() {
+        #expect(URLText.containsSchemeSeparator("http://host/"))
+        #expect(URLText.containsSchemeSeparator("x:/a://b"))
+        #expect(!URLText.containsSchemeSeparator("http:/host/"))
+        #expect(!URLText.containsSchemeSeparator("mailto:ada@example.com"))
+        #expect(!URLText.containsSchemeSeparator(":/"))
+        #expect(!URLText.containsSchemeSeparator(""))
+    }
 }

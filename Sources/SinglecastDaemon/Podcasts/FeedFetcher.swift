@@ -188,16 +188,14 @@ struct FeedFetcher: Sendable {
             if reservation == nil { return Self.stoppedWhileWaiting }
         }
         let result: FetchResult
-        switch await fetchWithin(deadline, fetch, request) {
-        case .success(let fetched)?:
-            result = fetched
-        case .failure(let error)?:
+        // The deadline rides with the request (``FetchDeadline``): no timer task per feed. Past it, the fetch fails
+        // with "<url> did not finish within N s".
+        var limited = request
+        limited.deadline = FetchDeadline(deadline)
+        do throws(TransferError) {
+            result = try await fetch(limited)
+        } catch {
             return .failed(.unreachable, message: error.message)
-        case nil:
-            return .failed(
-                .unreachable,
-                message: "\(redactedURL(podcast.feedURL)) did not finish within \(deadline.components.seconds) s"
-            )
         }
         let status = result.response.status
         switch status {

@@ -31,7 +31,7 @@ package actor PodcastRefresher: Service {
     /// The podcasts; weak, since the catalogue holds this service.
     private(set) weak var catalogue: Subscriptions?
     /// Refreshes running: each one's stop signal, and the callers waiting to share its answer.
-    private var join = RefreshJoin<Completion, CheckedContinuation<Ended, Never>>()
+    private var join = RefreshJoin<RefreshStop, CheckedContinuation<Ended, Never>>()
     private let wakeups: AsyncStream<Void>
     private let wakeup: AsyncStream<Void>.Continuation
     /// When the sleeping child of ``run()`` wakes the loop, if one sleeps.
@@ -105,7 +105,7 @@ package actor PodcastRefresher: Service {
         }
         // Refreshes asked for by clients run in their connections' tasks (a client's refresh and the timer's may
         // join one); they end with the service, not after it.
-        for stop in join.stopAll() { stop.succeed() }
+        for stop in join.stopAll() { stop.stop() }
     }
 
     func refreshDue() async {
@@ -149,10 +149,13 @@ package actor PodcastRefresher: Service {
 
     /// Refreshes one podcast, or joins the refresh of it already running; `nil` when it is gone or leaving.
     ///
-    /// ``stop(_:)`` (unsubscribe) and the end of ``run()`` end it early: a refresh stopped while it fetched stores
-    /// nothing and answers that it was stopped.
+    /// ``stopAndWait(_:)`` (unsubscribe) and the end of ``run()`` end it early: a refresh stopped while it fetched
+    /// stores nothing and answers that it was stopped.
+    ///
+    /// - Important: Call it in a task of its own that ends with it (a task group's child): a stop cancels that task
+    ///   (``RefreshStop``).
     func refresh(_ id: Int64) async -> RefreshReport? {
-        let stop = Completion()
+        let stop = RefreshStop()
         let ended: Ended
         switch join.start(id, stop: stop) {
         case .join:
@@ -160,16 +163,8 @@ package actor PodcastRefresher: Service {
                 if !join.wait(for: id, continuation) { continuation.resume(returning: .skipped) }
             }
         case .run:
-            ended = await withTaskGroup(of: Ended.self) { group in
-                group.addTask { await self.perform(id) }
-                group.addTask {
-                    try? await stop.wait()
-                    return .stopped
-                }
-                let first = await group.next() ?? .stopped
-                group.cancelAll()
-                return first
-            }
+            let run = await stop.run { await perform(id) }
+            ended = run.stopped ? .stopped : run.result
             for waiter in join.finish(id) { waiter.resume(returning: ended) }
             await trimHeapAfterBigFeeds()
         }
@@ -187,18 +182,23 @@ package actor PodcastRefresher: Service {
         let fetched = await feeds.fetch(podcast, conditional: true)
         // Stopped while fetching: what was fetched is not the catalogue's any more.
         if Task.isCancelled { return .stopped }
-        guard let applied = await catalogue.applyRefresh(fetched, to: id, schedule: schedule, jitter: jitter())
-        else {
+        // One call to the catalogue stores and answers a feed without new artwork to fetch (every unchanged one).
+        switch await catalogue.storeRefresh(fetched, to: id, schedule: schedule, jitter: jitter()) {
+        case nil:
             return .answered(Subscriptions.failedRefresh(id, "unsubscribed during the refresh"))
+        case .answered(let report, let bigFeed)?:
+            if bigFeed { bigFeedsStored += 1 }
+            return .answered(report)
+        case .wantsArtwork(let applied)?:
+            if applied.bigFeed { bigFeedsStored += 1 }
+            await refreshArtwork(id)
+            return .answered(await catalogue.finishRefresh(applied))
         }
-        if applied.bigFeed { bigFeedsStored += 1 }
-        if applied.wantsArtwork { await refreshArtwork(id) }
-        return .answered(await catalogue.finishRefresh(applied))
     }
 
     /// Stops the refresh of `id`, if one runs, and returns once it has ended: what it queued is then stored.
     func stopAndWait(_ id: Int64) async {
-        join.stop(id)?.succeed()
+        join.stop(id)?.stop()
         guard join.isRunning(id) else { return }
         _ = await withCheckedContinuation { continuation in
             if !join.wait(for: id, continuation) { continuation.resume(returning: .skipped) }

@@ -51,6 +51,27 @@ extension Subscriptions {
         var wantsArtwork: Bool { failure == nil && outcome != .notModified }
     }
 
+    /// What ``storeRefresh(_:to:schedule:jitter:)`` came to.
+    enum StoredRefresh: Sendable {
+        /// The answer; `bigFeed` as in ``AppliedRefresh/bigFeed``.
+        case answered(RefreshReport, bigFeed: Bool)
+        /// The feed changed: its artwork is fetched before ``finishRefresh(_:)`` answers.
+        case wantsArtwork(AppliedRefresh)
+    }
+
+    /// ``applyRefresh(_:to:schedule:jitter:)`` and, when no artwork is to be fetched, ``finishRefresh(_:)``: one call
+    /// from the refresher instead of two for every unchanged feed.
+    func storeRefresh(
+        _ fetched: FeedFetcher.Fetched,
+        to id: Int64,
+        schedule: RefreshSchedule,
+        jitter: Double
+    ) async -> StoredRefresh? {
+        guard let applied = await applyRefresh(fetched, to: id, schedule: schedule, jitter: jitter) else { return nil }
+        if applied.wantsArtwork { return .wantsArtwork(applied) }
+        return .answered(await finishRefresh(applied), bigFeed: applied.bigFeed)
+    }
+
     /// Stores what a refresh fetched and queues what the podcast's policy asks for; `nil` when the podcast was
     /// unsubscribed (or is being) while its feed was fetched, and nothing is stored.
     ///
@@ -144,10 +165,10 @@ extension Subscriptions {
         savingUnchanged = true
         defer { savingUnchanged = false }
         while !unchangedToSave.isEmpty {
-            // Each as it is now: a change made since it was found unchanged is what is saved.
+            // Each as it is now; only its refresh times and state: whoever changed anything else saved it.
             let batch = unchangedToSave.sorted().compactMap { podcasts[$0] }
             unchangedToSave = []
-            try? await store.savePodcasts(batch, durability: .processCrash)
+            try? await store.saveRefreshTimes(batch, durability: .processCrash)
         }
     }
 
