@@ -198,6 +198,38 @@ struct ConnectionTests {
         }
     }
 
+    @Test("a transaction for a process crash only skips its fsync and leaves the connection at synchronous = FULL")
+    func processCrashTransactionRestoresFullSync() async throws {
+        try await withTemporaryDirectory { directory in
+            let connection = try configuredConnection(directory + "/t.db")
+            try connection.execute("CREATE TABLE t (n INTEGER)")
+            // 2 is FULL, 1 is NORMAL; the pragmas and BEGIN/COMMIT run from the statement cache, so repeat them.
+            for n in 1...3 {
+                try connection.transaction(.processCrash) { () throws(SQLiteError) in
+                    #expect(try connection.scalar("PRAGMA synchronous")?.int64 == 1)
+                    try connection.execute("INSERT INTO t VALUES (?)", [.integer(Int64(n))])
+                }
+                #expect(try connection.scalar("PRAGMA synchronous")?.int64 == 2)
+                try connection.transaction { () throws(SQLiteError) in
+                    #expect(try connection.scalar("PRAGMA synchronous")?.int64 == 2)
+                }
+            }
+            // A failed one too, and the cached BEGIN still works after it.
+            #expect(throws: SQLiteError.self) {
+                try connection.transaction(.processCrash) { () throws(SQLiteError) in
+                    try connection.execute("INSERT INTO missing VALUES (1)")
+                }
+            }
+            #expect(try connection.scalar("PRAGMA synchronous")?.int64 == 2)
+            #expect(connection.isAutocommit)
+            try connection.transaction { () throws(SQLiteError) in
+                try connection.executeCached("INSERT INTO t VALUES (9)")
+            }
+            #expect(try connection.scalar("SELECT count(*) FROM t")?.int64 == 4)
+            try connection.close()
+        }
+    }
+
     @Test("a script runs every statement and names the one that fails")
     func script() async throws {
         try await withTemporaryDirectory { directory in
