@@ -262,18 +262,29 @@ package final class Connection {
 
     /// Runs one statement and copies out every row.
     package func query(_ sql: String, _ bindings: [SQLiteValue] = []) throws(SQLiteError) -> [Row] {
-        try withStatement(sql, bindings) { (statement) throws(SQLiteError) -> [Row] in
-            var rows: [Row] = []
-            // The names are read once and shared by every row: read per row, they made two million strings for a
-            // podcast's 100,000 episodes.
-            var columns: [String]?
-            while try statement.step() {
-                let names = columns ?? (0..<statement.columnCount).map(statement.columnName)
-                columns = names
-                rows.append(Row(columns: names, values: (0..<names.count).map(statement.value)))
-            }
-            return rows
+        try withStatement(sql, bindings) { (statement) throws(SQLiteError) -> [Row] in try Self.rows(of: statement) }
+    }
+
+    /// ``query(_:_:)`` through ``withCachedStatement(_:_:)``: for constant SQL run again and again, such as the
+    /// reads each refreshed feed makes.
+    package func queryCached(_ sql: String, _ bindings: [SQLiteValue] = []) throws(SQLiteError) -> [Row] {
+        try withCachedStatement(sql) { (statement) throws(SQLiteError) -> [Row] in
+            try statement.bind(bindings)
+            return try Self.rows(of: statement)
         }
+    }
+
+    private static func rows(of statement: Statement) throws(SQLiteError) -> [Row] {
+        var rows: [Row] = []
+        // The names are read once and shared by every row: read per row, they made two million strings for a
+        // podcast's 100,000 episodes.
+        var columns: [String]?
+        while try statement.step() {
+            let names = columns ?? (0..<statement.columnCount).map(statement.columnName)
+            columns = names
+            rows.append(Row(columns: names, values: (0..<names.count).map(statement.value)))
+        }
+        return rows
     }
 
     /// The first column of the first row, or `nil` when there is no row.

@@ -999,7 +999,7 @@ extension Store {
     /// One podcast's episodes and new episodes, read from the `episodes_by_new` index alone.
     package func episodeCounts(of podcastID: Int64) throws(StoreError) -> EpisodeCounts {
         try withConnection("counting episodes") { connection throws(SQLiteError) in
-            let row = try connection.query(
+            let row = try connection.queryCached(
                 "SELECT COUNT(*), SUM(is_new) FROM episodes WHERE podcast_id = ?",
                 [.integer(podcastID)]
             ).first
