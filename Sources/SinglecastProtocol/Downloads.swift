@@ -275,7 +275,7 @@ package struct EnqueueResult: Codable, Hashable, Sendable {
             self.pauseReason = pauseReason
         }
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, CodingKey, CaseIterable {
             case id
             case url
             case existing

@@ -184,11 +184,11 @@ extension Store {
         return try withConnection("queueing downloads") { connection throws(SQLiteError) in
             try connection.transaction { () throws(SQLiteError) -> [EnqueueOutcome] in
                 var position = try connection.scalar("SELECT COALESCE(MAX(position), 0) FROM downloads")?.int64 ?? 0
-                // Two statements prepared once for the whole batch, not twice per download.
+                // Two statements prepared once for the daemon's life, not twice per download.
                 let live =
                     "SELECT \(downloadColumns) FROM downloads WHERE url = ? AND state NOT IN ('completed', 'cancelled')"
-                return try connection.withReusableStatement(live) { (find) throws(SQLiteError) in
-                    try connection.withReusableStatement(insertDownloadSQL) { (insert) throws(SQLiteError) in
+                return try connection.withCachedStatement(live) { (find) throws(SQLiteError) in
+                    try connection.withCachedStatement(insertDownloadSQL) { (insert) throws(SQLiteError) in
                         var outcomes: [EnqueueOutcome] = []
                         for var record in records {
                             try find.bind([.text(record.url)])
@@ -247,7 +247,7 @@ extension Store {
         guard !records.isEmpty else { return }
         try withConnection("saving downloads") { connection throws(SQLiteError) in
             try connection.transaction(durability) { () throws(SQLiteError) in
-                try connection.withReusableStatement(updateDownloadSQL) { (update) throws(SQLiteError) in
+                try connection.withCachedStatement(updateDownloadSQL) { (update) throws(SQLiteError) in
                     for record in records {
                         try update.bind(record.columnValues + [.integer(record.id)])
                         while try update.step() {}
@@ -255,7 +255,7 @@ extension Store {
                     }
                 }
                 let insert = "INSERT OR IGNORE INTO pending_hooks (download_id) VALUES (?)"
-                try connection.withReusableStatement(insert) { (statement) throws(SQLiteError) in
+                try connection.withCachedStatement(insert) { (statement) throws(SQLiteError) in
                     for id in pendingHooks {
                         try statement.bind([.integer(id)])
                         while try statement.step() {}

@@ -184,6 +184,7 @@ private let insertPodcastSQL = """
     INSERT INTO podcasts (id, \(podcastWritable.joined(separator: ", "))) \
     VALUES (\(nextID("podcasts")), \(Array(repeating: "?", count: podcastWritable.count).joined(separator: ", ")))
     """
+private let podcastByURLSQL = "SELECT \(podcastColumns) FROM podcasts WHERE feed_url = ?"
 private let updatePodcastSQL = """
     UPDATE podcasts SET \(podcastWritable.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?
     """
@@ -209,12 +210,23 @@ private let episodeListingColumns = episodeColumns.split(separator: ",").map { c
     }
 }.joined(separator: ", ")
 private let episodeWritable = writableNames(episodeColumns)
+/// Takes its id as the first parameter: a refresh reads ``nextEpisodeIDSQL`` once and counts up from it, where
+/// working the id out in each `INSERT` opened and searched two more tables per episode.
 private let insertEpisodeSQL = """
     INSERT INTO episodes (id, \(episodeWritable.joined(separator: ", "))) \
-    VALUES (\(nextID("episodes")), \(Array(repeating: "?", count: episodeWritable.count).joined(separator: ", ")))
+    VALUES (?, \(Array(repeating: "?", count: episodeWritable.count).joined(separator: ", ")))
     """
+private let nextEpisodeIDSQL = "SELECT \(nextID("episodes"))"
 private let updateEpisodeSQL = """
     UPDATE episodes SET \(episodeWritable.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?
+    """
+
+/// Whether a podcast has any episode (from the `UNIQUE (podcast_id, identity)` index).
+private let anyEpisodeSQL = "SELECT 1 FROM episodes WHERE podcast_id = ? LIMIT 1"
+/// The stored episodes of a podcast among a refresh's batch of identities (``Store/refreshBatchSize`` of them).
+private let knownEpisodesSQL = """
+    SELECT \(episodeColumns) FROM episodes WHERE podcast_id = ? AND identity IN \
+    (\(Array(repeating: "?", count: Store.refreshBatchSize).joined(separator: ", ")))
     """
 
 /// An id past every row `table` has ever had (migration 5's `id_high_water`), so that no id is ever reused.
@@ -336,12 +348,14 @@ extension Store {
         try withConnection("subscribing") { connection throws(SQLiteError) in
             try connection.transaction(durability) {
                 () throws(SQLiteError) -> (podcast: PodcastRecord, existing: Bool) in
-                let found = try connection.query(
-                    "SELECT \(podcastColumns) FROM podcasts WHERE feed_url = ?",
-                    [.text(podcast.feedURL)]
-                )
-                if let row = found.first { return (PodcastRecord(row: row), true) }
-                try connection.execute(insertPodcastSQL, podcast.columnValues)
+                // Both cached: an OPML import subscribes to a thousand feeds in a row.
+                let found = try connection.withCachedStatement(podcastByURLSQL) {
+                    (find) throws(SQLiteError) -> Row? in
+                    try find.bind([.text(podcast.feedURL)])
+                    return try find.step() ? find.row() : nil
+                }
+                if let found { return (PodcastRecord(row: found), true) }
+                try connection.executeCached(insertPodcastSQL, podcast.columnValues)
                 var inserted = podcast
                 inserted.id = connection.lastInsertRowID
                 return (inserted, false)
@@ -375,7 +389,7 @@ extension Store {
     package func savePodcast(_ podcast: PodcastRecord, durability: Durability = .powerLoss) throws(StoreError) {
         try withConnection("saving a podcast") { connection throws(SQLiteError) in
             try connection.transaction(durability) { () throws(SQLiteError) in
-                _ = try connection.execute(updatePodcastSQL, podcast.columnValues + [.integer(podcast.id)])
+                _ = try connection.executeCached(updatePodcastSQL, podcast.columnValues + [.integer(podcast.id)])
             }
         }
     }
@@ -427,13 +441,26 @@ extension Store {
         do {
             return try withConnection("saving a refresh") { connection throws(SQLiteError) in
                 try connection.transaction(durability) { () throws(SQLiteError) -> [Int64] in
-                    try connection.execute(updatePodcastSQL, podcast.columnValues + [.integer(podcast.id)])
+                    try connection.executeCached(updatePodcastSQL, podcast.columnValues + [.integer(podcast.id)])
+                    // A podcast without episodes yet (a new subscription, each feed of an OPML import) has none to
+                    // match: its episodes are only inserted, and `seen` drops the feed's own repeats.
+                    let matching = try connection.withCachedStatement(anyEpisodeSQL) { (any) throws(SQLiteError) in
+                        try any.bind([.integer(podcast.id)])
+                        return try any.step()
+                    }
                     var inserted: [Int64] = []
                     var seen: Set<String> = []
-                    // Prepared once for the whole refresh: preparing them per episode was most of a 100,000-item
-                    // subscription's time.
-                    try connection.withReusableStatement(insertEpisodeSQL) { (insert) throws(SQLiteError) in
-                        try connection.withReusableStatement(updateEpisodeSQL) { (update) throws(SQLiteError) in
+                    // Nothing else writes episodes inside this transaction.
+                    var nextID = try connection.withCachedStatement(nextEpisodeIDSQL) {
+                        (next) throws(SQLiteError) -> Int64 in
+                        _ = try next.step()
+                        return next.int64(0) ?? 1
+                    }
+                    // Prepared once for the daemon's life, not per refresh: an OPML import of 1,000 feeds spent a fifth
+                    // of the store's thread parsing these statements (and compiling the triggers they fire) again for
+                    // each feed, and before that, preparing them per episode was most of a 100,000-item subscription.
+                    try connection.withCachedStatement(insertEpisodeSQL) { (insert) throws(SQLiteError) in
+                        try connection.withCachedStatement(updateEpisodeSQL) { (update) throws(SQLiteError) in
                             do {
                                 try produce { (episodes) throws(SQLiteError) in
                                     for start in stride(from: 0, to: episodes.count, by: Self.refreshBatchSize) {
@@ -442,7 +469,9 @@ extension Store {
                                         try Self.apply(
                                             batch,
                                             of: podcast.id,
+                                            matching: matching,
                                             inserting: &inserted,
+                                            from: &nextID,
                                             with: (insert, update),
                                             connection
                                         )
@@ -469,22 +498,35 @@ extension Store {
     package static let refreshBatchSize = 500
 
     /// Updates the stored episodes of one batch and inserts the new ones (appended to `inserted`).
+    ///
+    /// - Parameters:
+    ///   - matching: Whether the podcast had episodes before this refresh; without, the batch is not looked up, as
+    ///     none of it can be stored yet.
+    ///   - nextID: The id the next inserted episode gets; counted up.
     private static func apply(
         _ batch: [EpisodeRecord],
         of podcastID: Int64,
+        matching: Bool,
         inserting inserted: inout [Int64],
+        from nextID: inout Int64,
         with statements: (insert: Statement, update: Statement),
         _ connection: Connection
     ) throws(SQLiteError) {
         guard !batch.isEmpty else { return }
-        let placeholders = Array(repeating: "?", count: batch.count).joined(separator: ", ")
+        precondition(batch.count <= refreshBatchSize, "a batch is at most refreshBatchSize episodes")
         var known: [String: EpisodeRecord] = [:]
-        for row in try connection.query(
-            "SELECT \(episodeColumns) FROM episodes WHERE podcast_id = ? AND identity IN (\(placeholders))",
-            [.integer(podcastID)] + batch.map { .text($0.identity) }
-        ) {
-            let episode = EpisodeRecord(columns: row)
-            known[episode.identity] = episode
+        if matching {
+            // One statement for every batch: the identities a batch lacks are bound as NULL, which matches none.
+            try connection.withCachedStatement(knownEpisodesSQL) { (lookup) throws(SQLiteError) in
+                try lookup.bind(
+                    [.integer(podcastID)] + batch.map { .text($0.identity) }
+                        + Array(repeating: .null, count: refreshBatchSize - batch.count)
+                )
+                while try lookup.step() {
+                    let episode = EpisodeRecord(columns: lookup)
+                    known[episode.identity] = episode
+                }
+            }
         }
         for var episode in batch {
             episode.podcastID = podcastID
@@ -505,10 +547,11 @@ extension Store {
                     statements.update.reset()
                 }
             } else {
-                try statements.insert.bind(episode.columnValues)
+                try statements.insert.bind([.integer(nextID)] + episode.columnValues)
                 while try statements.insert.step() {}
                 statements.insert.reset()
-                inserted.append(connection.lastInsertRowID)
+                inserted.append(nextID)
+                nextID += 1
             }
         }
     }
@@ -730,7 +773,7 @@ extension Store {
     ) throws(StoreError) -> [Int64] {
         try withConnection(activity) { connection throws(SQLiteError) in
             try connection.transaction { () throws(SQLiteError) in
-                try connection.withReusableStatement(sql) { (statement) throws(SQLiteError) in
+                try connection.withCachedStatement(sql) { (statement) throws(SQLiteError) in
                     var changed: [Int64] = []
                     for id in Array(Set(ids)).sorted() {
                         try statement.bind(values + [.integer(id)])
@@ -772,7 +815,7 @@ extension Store {
             UPDATE episodes SET download_id = NULL, file_deleted_at = ?, file_deleted_reason = ?
             WHERE id = ? AND download_id = ?
             """
-        try connection.withReusableStatement(sql) { (update) throws(SQLiteError) in
+        try connection.withCachedStatement(sql) { (update) throws(SQLiteError) in
             for link in links {
                 try update.bind([.integer(at), .text(reason), .integer(link.episode), .integer(link.download)])
                 while try update.step() {}
@@ -909,7 +952,7 @@ extension Store {
                 file_deleted_reason = IIF(?1 IS NULL, file_deleted_reason, NULL)
             WHERE id = ?2
             """
-        try connection.withReusableStatement(sql) { (update) throws(SQLiteError) in
+        try connection.withCachedStatement(sql) { (update) throws(SQLiteError) in
             for link in links {
                 try update.bind([SQLiteValue(link.download), .integer(link.episode)])
                 while try update.step() {}
@@ -956,7 +999,7 @@ extension Store {
     /// One podcast's episodes and new episodes, read from the `episodes_by_new` index alone.
     package func episodeCounts(of podcastID: Int64) throws(StoreError) -> EpisodeCounts {
         try withConnection("counting episodes") { connection throws(SQLiteError) in
-            let row = try connection.query(
+            let row = try connection.queryCached(
                 "SELECT COUNT(*), SUM(is_new) FROM episodes WHERE podcast_id = ?",
                 [.integer(podcastID)]
             ).first

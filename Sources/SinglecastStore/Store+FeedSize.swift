@@ -3,7 +3,8 @@ extension Store {
     /// next refresh reserves from the feed memory budget before it fetches, across restarts.
     package func feedDocumentSize(of feedURL: String) throws(StoreError) -> Int64? {
         try withConnection("reading a feed's size") { connection throws(SQLiteError) in
-            try connection.query("SELECT feed_size FROM podcasts WHERE feed_url = ?", [.text(feedURL)]).first?.int64(0)
+            try connection.queryCached("SELECT feed_size FROM podcasts WHERE feed_url = ?", [.text(feedURL)]).first?
+                .int64(0)
         }
     }
 
@@ -20,7 +21,7 @@ extension Store {
             // Without an fsync (one a grown feed, most of a refresh's time): a size a power cut rolls back only makes
             // the next refresh reserve the older size first.
             try connection.transaction(.processCrash) { () throws(SQLiteError) in
-                try connection.execute(
+                try connection.executeCached(
                     "UPDATE podcasts SET feed_size = ? WHERE feed_url = ?",
                     [.integer(bytes), .text(feedURL)]
                 ) > 0

@@ -133,7 +133,7 @@ extension Store {
                 // episodes_by_download holds only linked episodes: unlinked ones cost nothing here. Only episodes with
                 // fewer rows than offers (one line each) are read: a refresh asks after every feed, and a catalogue of
                 // 10,000 downloaded episodes then costs one index lookup each instead of an insert per offer.
-                let rows = try connection.query(
+                let rows = try connection.queryCached(
                     """
                     SELECT e.id, e.download_id, e.sidecar_offers FROM episodes e JOIN downloads d ON d.id = e.download_id
                     WHERE e.download_id IS NOT NULL AND e.sidecar_offers IS NOT NULL AND d.state = 'completed'
@@ -172,7 +172,8 @@ extension Store {
         due: [SidecarRecord], nextAt: Int64?
     ) {
         try withConnection("reading the chapters and transcripts to fetch") { connection throws(SQLiteError) in
-            let due = try connection.query(
+            // Both cached: asked after every refreshed feed.
+            let due = try connection.queryCached(
                 """
                 SELECT \(sidecarColumns) FROM \(sidecarFrom)
                 WHERE s.state = 'wanted' AND COALESCE(s.next_attempt_at, 0) <= ? AND d.state = 'completed'
@@ -180,7 +181,7 @@ extension Store {
                 """,
                 [.integer(now), .integer(Int64(limit))]
             ).map(SidecarRecord.init(row:))
-            let next = try connection.query(
+            let next = try connection.queryCached(
                 "SELECT MIN(next_attempt_at) FROM sidecars WHERE state = 'wanted' AND next_attempt_at > ?",
                 [.integer(now)]
             ).first?.int64(0)

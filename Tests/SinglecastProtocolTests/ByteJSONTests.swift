@@ -104,6 +104,32 @@ import Testing
         )
     }
 
+    @Test func writesAnEnqueueAsJSONEncoderDoes() throws {
+        let result = EnqueueResult(downloads: [
+            .init(id: 1, url: "https://cdn.example.com/a.mp3?x=1&y=/", existing: false, file: "/home/ada/a.mp3"),
+            .init(
+                id: Int64.max,
+                url: "https://cdn.example.com/b.mp3",
+                existing: true,
+                file: Self.awkward,
+                state: .paused,
+                pauseReason: "outside_window",
+                episode: DownloadEpisode(id: 7, title: Self.awkward, podcastID: -3, podcast: "Caf\u{e9} \"News\"")
+            ),
+            .init(
+                id: 3,
+                url: "https://cdn.example.com/c.mp3",
+                existing: false,
+                file: "",
+                state: .queued,
+                episode: DownloadEpisode(id: 8, title: "", podcastID: 3, podcast: "")
+            ),
+        ])
+        #expect(try WireCoding.encoded(result).data == WireCoding.encoder().encode(result))
+        let empty = EnqueueResult(downloads: [])
+        #expect(try WireCoding.encoded(empty).data == WireCoding.encoder().encode(empty))
+    }
+
     @Test func everyControlCharacterIsEscapedAsJSONEncoderDoes() throws {
         var episode = Self.bare
         episode.title = String(String.UnicodeScalarView((0..<0x20).map { Unicode.Scalar(UInt8($0)) }))

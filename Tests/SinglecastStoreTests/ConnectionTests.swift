@@ -198,6 +198,58 @@ struct ConnectionTests {
         }
     }
 
+    @Test("a transaction for a process crash only skips its fsync and leaves the connection at synchronous = FULL")
+    func processCrashTransactionRestoresFullSync() async throws {
+        try await withTemporaryDirectory { directory in
+            let connection = try configuredConnection(directory + "/t.db")
+            try connection.execute("CREATE TABLE t (n INTEGER)")
+            // 2 is FULL, 1 is NORMAL; the pragmas and BEGIN/COMMIT run from the statement cache, so repeat them.
+            for n in 1...3 {
+                try connection.transaction(.processCrash) { () throws(SQLiteError) in
+                    #expect(try connection.scalar("PRAGMA synchronous")?.int64 == 1)
+                    try connection.execute("INSERT INTO t VALUES (?)", [.integer(Int64(n))])
+                }
+                #expect(try connection.scalar("PRAGMA synchronous")?.int64 == 2)
+                try connection.transaction { () throws(SQLiteError) in
+                    #expect(try connection.scalar("PRAGMA synchronous")?.int64 == 2)
+                }
+            }
+            // A failed one too, and the cached BEGIN still works after it.
+            #expect(throws: SQLiteError.self) {
+                try connection.transaction(.processCrash) { () throws(SQLiteError) in
+                    try connection.execute("INSERT INTO missing VALUES (1)")
+                }
+            }
+            #expect(try connection.scalar("PRAGMA synchronous")?.int64 == 2)
+            #expect(connection.isAutocommit)
+            try connection.transaction { () throws(SQLiteError) in
+                try connection.executeCached("INSERT INTO t VALUES (9)")
+            }
+            #expect(try connection.scalar("SELECT count(*) FROM t")?.int64 == 4)
+            try connection.close()
+        }
+    }
+
+    @Test("a cached query reads every row with new bindings each time and leaves no statement running")
+    func cachedQuery() async throws {
+        try await withTemporaryDirectory { directory in
+            let connection = try configuredConnection(directory + "/t.db")
+            try connection.execute("CREATE TABLE t (n INTEGER, s TEXT)")
+            for n in 1...5 {
+                try connection.executeCached("INSERT INTO t VALUES (?, ?)", [.integer(Int64(n)), .text("v\(n)")])
+            }
+            let sql = "SELECT n, s FROM t WHERE n > ? ORDER BY n"
+            #expect(try connection.queryCached(sql, [.integer(3)]).map { $0[1].string } == ["v4", "v5"])
+            #expect(try connection.queryCached(sql, [.integer(0)]).map { $0[0].int64 } == [1, 2, 3, 4, 5])
+            #expect(try connection.queryCached(sql, [.integer(9)]).isEmpty)
+            #expect(throws: SQLiteError.self) { try connection.queryCached(sql, []) }
+            // Reset after each use: nothing holds a read open, so the checkpoint copies every frame of the WAL.
+            let checkpoint = try connection.query("PRAGMA wal_checkpoint(PASSIVE)").first
+            #expect(checkpoint?[0].int64 == 0 && checkpoint?[1].int64 == checkpoint?[2].int64)
+            try connection.close()
+        }
+    }
+
     @Test("a script runs every statement and names the one that fails")
     func script() async throws {
         try await withTemporaryDirectory { directory in

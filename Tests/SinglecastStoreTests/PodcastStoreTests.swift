@@ -205,6 +205,67 @@ struct PodcastStoreTests {
         }
     }
 
+    /// A podcast's first refresh skips looking its episodes up (it has none): its own repeats must still be dropped,
+    /// across batches and the pieces it is handed in, and the next refresh must find every one of them.
+    @Test("a first refresh stores a repeated identity once across batches; the next refresh matches every episode")
+    func firstRefreshDropsRepeatsWithoutLookup() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/s.db")
+            let (podcast, _) = try await store.insertPodcast(
+                PodcastRecord(feedURL: "https://feeds.example.com/a", subscribedAt: 1)
+            )
+            let size = Store.refreshBatchSize
+            var feed = (0..<(size + 20)).map { episode("e\($0)") }
+            feed.insert(episode("e1", title: "repeat in the first batch"), at: 5)
+            feed.insert(episode("e2", title: "repeat in the second batch"), at: size + 3)
+            let first = try await refresh(store, podcast, feed, chunk: 7)
+            #expect(first.count == size + 20)
+            #expect(Set(first.map(\.identity)).count == size + 20)
+            #expect(first.first { $0.identity == "e1" }?.title == "e1")
+            #expect(first.first { $0.identity == "e2" }?.title == "e2")
+
+            // A second podcast's first refresh is not matched against the first podcast's episodes.
+            let (other, _) = try await store.insertPodcast(
+                PodcastRecord(feedURL: "https://feeds.example.com/b", subscribedAt: 1)
+            )
+            #expect(try await refresh(store, other, [episode("e1"), episode("e2")]).count == 2)
+
+            // The second refresh looks every batch up, the last one shorter than a batch (padded with NULLs).
+            var again = feed
+            again[size + 10].title = "renamed"
+            again.append(episode("new"))
+            #expect(try await refresh(store, podcast, again).map(\.identity) == ["new"])
+            let all = try await store.episodes(of: podcast.id)
+            #expect(all.count == size + 21)
+            #expect(all.first { $0.identity == again[size + 10].identity }?.title == "renamed")
+        }
+    }
+
+    @Test("a refresh numbers its new episodes past every id ever used, also those of deleted episodes")
+    func episodeIDsAreNeverReused() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/s.db")
+            let (first, _) = try await store.insertPodcast(
+                PodcastRecord(feedURL: "https://feeds.example.com/a", subscribedAt: 1)
+            )
+            let (second, _) = try await store.insertPodcast(
+                PodcastRecord(feedURL: "https://feeds.example.com/b", subscribedAt: 1)
+            )
+            let old = try await refresh(store, first, [episode("a"), episode("b"), episode("c")]).map(\.id)
+            #expect(old.count == 3 && Set(old).count == 3)
+            let kept = try await refresh(store, second, [episode("k")]).map(\.id)
+            #expect(kept.count == 1 && kept[0] > old.max()!)
+            // The newest ids go with their podcast; the next ones still come after them.
+            try await store.deletePodcast(first.id)
+            try await store.deletePodcast(second.id)
+            let (third, _) = try await store.insertPodcast(
+                PodcastRecord(feedURL: "https://feeds.example.com/c", subscribedAt: 1)
+            )
+            let new = try await refresh(store, third, [episode("x"), episode("y")]).map(\.id)
+            #expect(new == [kept[0] + 1, kept[0] + 2])
+        }
+    }
+
     @Test("a refresh whose episodes cannot all be read stores none of them and throws the reader's error")
     func failedRefreshStoresNothing() async throws {
         struct Unreadable: Error {}
