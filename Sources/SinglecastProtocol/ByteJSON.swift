@@ -525,6 +525,22 @@ package struct JSONByteWriter {
         bytes.append(UInt8(ascii: "]"))
     }
 
+    /// Writes `{"key":[…]}`: an answer whose one member is a list of objects that write themselves.
+    package mutating func object(_ key: some CodingKey, array values: [some JSONByteWritable]) throws {
+        beginObject()
+        self.key(key)
+        try array(values)
+        endObject()
+    }
+
+    /// Writes `{"key":…}`: params whose one member is an object that writes itself.
+    package mutating func object(_ key: some CodingKey, _ value: some JSONByteWritable) throws {
+        beginObject()
+        self.key(key)
+        try value.write(to: &self)
+        endObject()
+    }
+
     /// Writes `values` as an array of objects that write themselves.
     package mutating func array(_ values: [some JSONByteWritable]) throws {
         bytes.append(UInt8(ascii: "["))

@@ -80,10 +80,7 @@ extension DownloadsResult: JSONByteWritable {
     private enum Key: String, CodingKey { case downloads }
 
     package func write(to writer: inout JSONByteWriter) throws {
-        writer.beginObject()
-        writer.key(Key.downloads)
-        try writer.array(downloads)
-        writer.endObject()
+        try writer.object(Key.downloads, array: downloads)
     }
 }
 
@@ -91,10 +88,7 @@ extension DownloadEventParams: JSONByteWritable {
     private enum Key: String, CodingKey { case download }
 
     package func write(to writer: inout JSONByteWriter) throws {
-        writer.beginObject()
-        writer.key(Key.download)
-        try download.write(to: &writer)
-        writer.endObject()
+        try writer.object(Key.download, download)
     }
 }
 
@@ -126,9 +120,6 @@ extension EnqueueResult: JSONByteWritable {
     private enum Key: String, CodingKey { case downloads }
 
     package func write(to writer: inout JSONByteWriter) throws {
-        writer.beginObject()
-        writer.key(Key.downloads)
-        try writer.array(downloads)
-        writer.endObject()
+        try writer.object(Key.downloads, array: downloads)
     }
 }

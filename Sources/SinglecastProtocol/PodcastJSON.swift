@@ -71,9 +71,6 @@ extension RefreshResult: JSONByteWritable {
     private enum Key: String, CodingKey { case refreshed }
 
     package func write(to writer: inout JSONByteWriter) throws {
-        writer.beginObject()
-        writer.key(Key.refreshed)
-        try writer.array(refreshed)
-        writer.endObject()
+        try writer.object(Key.refreshed, array: refreshed)
     }
 }
