@@ -17,6 +17,8 @@ let daemonLinkLayout: [LinkerSetting] = [
             "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/link/singlecastd.order",
             // The list names the functions of one build; those gone since are skipped without a word.
             "-Xlinker", "--no-warn-symbol-ordering",
+            // Swift's private helpers have no symbol to list; this script puts them all beside the listed code.
+            "-Xlinker", "-T", "-Xlinker", "\(Context.packageDirectory)/link/singlecastd.ld",
             // The static Swift runtime links executables with -export-dynamic, which put 11,750 of our modules'
             // symbols in the dynamic symbol table, searched first for every symbol each library binds: 1 MiB resident.
             // Nothing looks them up (the runtime's own dlsym targets are in its archives, hidden by --exclude-libs).
