@@ -64,7 +64,8 @@ final class ScriptedTransferEngine: TransferEngine {
 
     private func makeQueue(
         _ home: TemporaryDirectory,
-        _ engine: ScriptedTransferEngine
+        _ engine: ScriptedTransferEngine,
+        events: EventBus = EventBus(logger: Logger(level: .error))
     ) throws -> (DownloadQueue, Store) {
         let store = try Store(path: home.file("singlecast.sqlite3"))
         let logger = Logger(level: .error)
@@ -74,7 +75,7 @@ final class ScriptedTransferEngine: TransferEngine {
         let queue = DownloadQueue(
             store: store,
             engine: engine,
-            events: EventBus(logger: logger),
+            events: events,
             logger: logger,
             settings: settings,
             defaultDirectory: home.file("episodes"),
@@ -129,6 +130,56 @@ final class ScriptedTransferEngine: TransferEngine {
             sameBytes(FileManager.default.contents(atPath: home.file("episodes/long.mp3")), Data(body(7, size: 10_000)))
         )
         #expect(engine.transfers.load(ordering: .relaxed) == 2)
+    }
+
+    @Test func transfersRunningTogetherEachReportProgressAndCheckpointAndEachStopsAlone() async throws {
+        let home = try TemporaryDirectory(prefix: "singlecast-scripted")
+        let urls = (0..<3).map { "http://cdn.example/held\($0).mp3" }
+        let engine = ScriptedTransferEngine(
+            bodies: Dictionary(uniqueKeysWithValues: urls.enumerated().map { ($1, body($0, size: 10_000)) })
+        )
+        engine.held.withLock { held in
+            for url in urls { held[url] = 2_000 }
+        }
+        let events = EventBus(logger: Logger(level: .error))
+        let (subscriber, lines) = events.subscribe()
+        events.setTopics([.downloads], for: subscriber)
+        let (queue, store) = try makeQueue(home, engine, events: events)
+        try await whileRunning(queue) {
+            let ids = try await queue.enqueue(urls.map { DownloadRequest(url: $0, directory: home.file("episodes")) })
+                .map(\.id)
+            // Each one's progress is published, from the timer all running transfers share.
+            var progressed: Set<Int64> = []
+            for await line in lines {
+                let event = try JSONSerialization.jsonObject(with: line) as? [String: Any]
+                let params = event?["params"] as? [String: Any]
+                let download = params?["download"] as? [String: Any]
+                if event?["method"] as? String == "download.progress", let id = download?["id"] as? Int,
+                    download?["bytes_done"] as? Int == 2_000
+                {
+                    progressed.insert(Int64(id))
+                }
+                if progressed == Set(ids) { break }
+            }
+            // Each one's validator was saved by a checkpoint of its own.
+            #expect(
+                try await eventually(every: .milliseconds(1)) {
+                    try await store.downloads().filter { $0.etag == "\"v1\"" }.count == 3
+                }
+            )
+            // A pause stops the one transfer it names.
+            _ = try await queue.pause(.ids([ids[1]]))
+            #expect(try await eventually(every: .milliseconds(1)) { try await queue.show(ids[1]).state == .paused })
+            #expect(try await queue.show(ids[0]).state == .active)
+            #expect(try await queue.show(ids[2]).state == .active)
+            _ = try await queue.pause(.ids([ids[0], ids[2]]))
+            #expect(
+                try await eventually(every: .milliseconds(1)) {
+                    try await store.downloads().allSatisfy { $0.state == .paused && $0.bytesDone == 2_000 }
+                }
+            )
+        }
+        events.remove(subscriber)
     }
 
     @Test func aCancelledTransferLeavesNeitherRowNorPartialFile() async throws {

@@ -684,6 +684,32 @@ import Testing
         #expect(machine.lives[1] == .windingDown(.paused, holdsSlot: false))
     }
 
+    @Test func theSpeedIsOverTheTimeSinceTheLastReportHoweverLateOrEarlyItCame() {
+        var machine = machine([record(1)])
+        _ = machine.began(1, offset: 0, now: 1_000)
+        func report(_ bytes: Int64, at now: Int64) {
+            _ = machine.progressed(
+                1,
+                bytes: bytes,
+                total: nil,
+                etag: nil,
+                lastModified: nil,
+                now: now,
+                checkpointBytes: 1 << 30,
+                checkpointInterval: 60_000
+            )
+        }
+        // The first report comes early (the queue looks at every transfer on one timer): 500 bytes in 100 ms.
+        report(500, at: 1_100)
+        #expect(machine.pace(of: 1)?.rate == 5_000)
+        // A late one (a busy queue): 1,000 bytes in 500 ms, smoothed into the speed.
+        report(1_500, at: 1_600)
+        #expect(machine.pace(of: 1)?.rate == 5_000 * 0.7 + 2_000 * 0.3)
+        // Two in the same millisecond divide by no zero.
+        report(1_500, at: 1_600)
+        #expect(machine.pace(of: 1)?.rate.isFinite == true)
+    }
+
     // MARK: - A URL asked for again
 
     @Test func aCompletedDownloadWhoseFileIsThereAnswersTheSameURLAgain() throws {

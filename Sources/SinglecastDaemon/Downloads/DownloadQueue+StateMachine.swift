@@ -324,6 +324,8 @@ package struct DownloadQueueStateMachine {
         /// Unix milliseconds of the last byte that arrived (or of the start).
         package var lastProgressAt: Int64
         var bytes: Int64
+        /// Unix milliseconds of the last report (or of the start): the speed is over the time since.
+        var reportedAt: Int64
         var checkpointBytes: Int64
         var checkpointAt: Int64
         var publishedBytes: Int64 = -1
@@ -331,6 +333,7 @@ package struct DownloadQueueStateMachine {
 
         init(bytes: Int64, now: Int64) {
             self.bytes = bytes
+            reportedAt = now
             lastProgressAt = now
             checkpointBytes = bytes
             checkpointAt = now
@@ -338,7 +341,8 @@ package struct DownloadQueueStateMachine {
         }
     }
 
-    /// How often a running transfer's progress is looked at.
+    /// How often running transfers' progress is looked at; a transfer's first look comes sooner, as the queue looks
+    /// at all of them together.
     package static let progressInterval = Duration.milliseconds(250)
     /// Below this (bytes per second) a transfer's speed is 0 and it has no ETA.
     package static let slowestRate = 1.0
@@ -369,10 +373,10 @@ package struct DownloadQueueStateMachine {
         checkpointInterval: Int64
     ) -> ProgressStep {
         guard var pace = pace(of: id) else { return .perform([]) }
-        let seconds =
-            Double(Self.progressInterval.components.attoseconds) / 1e18
-            + Double(Self.progressInterval.components.seconds)
+        // Over the time that really passed: reports come late behind a busy queue, and early after a start.
+        let seconds = Double(max(1, now - pace.reportedAt)) / 1000
         let instant = Double(max(0, bytes - pace.bytes)) / seconds
+        pace.reportedAt = now
         // The average decays towards zero while nothing arrives; below a byte a second it is zero, not 1e-15.
         let smoothed = pace.rate == 0 ? instant : pace.rate * 0.7 + instant * 0.3
         pace.rate = smoothed < Self.slowestRate ? 0 : smoothed

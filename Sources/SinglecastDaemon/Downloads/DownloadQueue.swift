@@ -112,6 +112,10 @@ package actor DownloadQueue: Service {
     private var machine = DownloadQueueStateMachine()
     /// The live side of each transfer holding a slot: its progress and the signal that stops it.
     private var running: [Int64: RunningTransfer] = [:]
+    /// Whether ``reportProgress()`` runs: it does while any transfer does.
+    private var reportingProgress = false
+    /// Checkpoint syncs under way, by download: its attempt waits for one before it ends.
+    private var checkpoints: [Int64: Task<Void, Never>] = [:]
     private let wakeups: AsyncStream<Void>
     private let wakeup: AsyncStream<Void>.Continuation
     /// Signals every published event, so the daemon's status line is rebuilt only when something changed.
@@ -136,12 +140,37 @@ package actor DownloadQueue: Service {
 
     /// The live side of an active download, shared with the engine's progress callback.
     final class RunningTransfer: Sendable {
-        let stop = Completion()
         let progress = Mutex<(bytes: Int64, total: Int64?)>((0, nil))
         /// The final response's validators, as soon as its headers arrive.
         let validators = Mutex<(etag: String?, lastModified: String?)>((nil, nil))
+        /// The engine's task and the partial file it writes, once started; whether a pause or cancel stopped it.
+        private let control = Mutex<(task: Task<TransferOutcome, Never>?, fd: Int32?, stopped: Bool)>((nil, nil, false))
 
         init() {}
+
+        /// The partial file the transfer writes, while it runs.
+        var fileDescriptor: Int32? { control.withLock { $0.fd } }
+
+        /// Stops the transfer (it ends as cancelled), or makes it stop as soon as it starts.
+        func stop() {
+            control.withLock { control in
+                control.stopped = true
+                return control.task
+            }?.cancel()
+        }
+
+        func started(_ task: Task<TransferOutcome, Never>, fd: Int32) {
+            let stopped = control.withLock { control in
+                control.task = task
+                control.fd = fd
+                return control.stopped
+            }
+            if stopped { task.cancel() }
+        }
+
+        func ended() {
+            control.withLock { $0 = (nil, nil, $0.stopped) }
+        }
     }
 
     package init(
@@ -189,6 +218,10 @@ package actor DownloadQueue: Service {
                         let transfer = RunningTransfer()
                         running[id] = transfer
                         group.addTask { await self.runTransfer(id, transfer) }
+                        if !reportingProgress {
+                            reportingProgress = true
+                            group.addTask { await self.reportProgress() }
+                        }
                     case .wake(let at):
                         if wake.request(at) { group.addTask { await self.sleepUntil(at) } }
                     default:
@@ -283,7 +316,7 @@ package actor DownloadQueue: Service {
             case .startTransfer, .wake, .reschedule:
                 wakeup.yield()  // the run loop starts transfers and sleeps
             case .stopTransfer(let id):
-                running[id]?.stop.succeed()
+                running[id]?.stop()
             case .persist(let records, let durability):
                 guard !records.isEmpty else { continue }
                 do {
@@ -359,31 +392,9 @@ package actor DownloadQueue: Service {
         )
         // A body announced bigger than the file system can hold pauses the download before it fills the disk.
         request.freeSpace = Self.freeSpace(fd)
-        let outcome: TransferOutcome = await withTaskGroup(of: TransferOutcome?.self) { group in
-            group.addTask { [engine, request] in
-                await engine.transfer(request) { progress in
-                    transfer.progress.withLock { $0 = (progress.bytesInFile, progress.totalLength) }
-                    if progress.etag != nil || progress.lastModified != nil {
-                        transfer.validators.withLock { $0 = (progress.etag, progress.lastModified) }
-                    }
-                }
-            }
-            group.addTask {
-                try? await transfer.stop.wait()
-                return nil
-            }
-            group.addTask { await self.report(id, transfer, fd: fd) }
-            var result: TransferOutcome?
-            while let next = await group.next() {
-                if let next {
-                    result = next
-                    break
-                }
-                group.cancelAll()  // stopped by pause or cancel: the transfer ends as cancelled
-            }
-            group.cancelAll()
-            return result ?? .failed(TransferError(code: .cancelled, message: "stopped"), response: nil, bytesInFile: 0)
-        }
+        let outcome = await runEngine(request, transfer)
+        // A checkpoint under way finishes before the file is synced for good, or closed.
+        if let checkpoint = checkpoints[id] { await checkpoint.value }
         if offset > 0 { logResume(id, from: offset, outcome) }
         if running[id] === transfer { running[id] = nil }
         await perform(machine.transferEnded(id))
@@ -404,34 +415,67 @@ package actor DownloadQueue: Service {
         }
     }
 
-    /// While a transfer runs: hands its progress to the machine, which decides on speed, checkpoints and progress
-    /// events (``DownloadQueueStateMachine/progressed(_:bytes:total:etag:lastModified:now:checkpointBytes:checkpointInterval:)``).
-    private func report(_ id: Int64, _ transfer: RunningTransfer, fd: Int32) async -> TransferOutcome? {
-        let interval = settings.checkpointInterval.components
-        let checkpointInterval = interval.seconds * 1000 + interval.attoseconds / 1_000_000_000_000_000
-        // Cancelled when the transfer ends: a last checkpoint then would only delay the completion by a sync.
-        while (try? await Task.sleep(for: DownloadQueueStateMachine.progressInterval)) != nil {
-            let (bytes, total) = transfer.progress.withLock { $0 }
-            let (etag, lastModified) = transfer.validators.withLock { $0 }
-            let step = machine.progressed(
-                id,
-                bytes: bytes,
-                total: total,
-                etag: etag,
-                lastModified: lastModified,
-                now: now(),
-                checkpointBytes: settings.checkpointBytes,
-                checkpointInterval: checkpointInterval
-            )
-            switch step {
-            case .checkpoint(let bytes):
-                let synced = await FileSync.data(fd) == 0
-                await perform(machine.progressSynced(id, bytes: bytes, synced: synced, now: now()))
-            case .perform(let actions):
-                await perform(actions)
+    /// Runs the engine's transfer until it ends, or a pause or cancel stops it (``RunningTransfer/stop()``).
+    private func runEngine(_ request: TransferRequest, _ transfer: RunningTransfer) async -> TransferOutcome {
+        // Detached, as the engine needs nothing of the queue's executor; awaited right here with cancellation passed
+        // on, as a child task would be. One task per transfer: a small file's whole download is a few milliseconds.
+        let task = Task.detached { [engine] in
+            await engine.transfer(request) { progress in
+                transfer.progress.withLock { $0 = (progress.bytesInFile, progress.totalLength) }
+                if progress.etag != nil || progress.lastModified != nil {
+                    transfer.validators.withLock { $0 = (progress.etag, progress.lastModified) }
+                }
             }
         }
-        return nil
+        transfer.started(task, fd: request.fileDescriptor)
+        defer { transfer.ended() }
+        return await withTaskCancellationHandler {
+            await task.value
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    /// While transfers run: every ``DownloadQueueStateMachine/progressInterval`` hands each one's progress to the
+    /// machine, which decides on speed, checkpoints and progress events
+    /// (``DownloadQueueStateMachine/progressed(_:bytes:total:etag:lastModified:now:checkpointBytes:checkpointInterval:)``).
+    /// One timer for all transfers: a small file is done before its first report, and costs none.
+    private func reportProgress() async {
+        defer { reportingProgress = false }
+        let interval = settings.checkpointInterval.components
+        let checkpointInterval = interval.seconds * 1000 + interval.attoseconds / 1_000_000_000_000_000
+        while !running.isEmpty, (try? await Task.sleep(for: DownloadQueueStateMachine.progressInterval)) != nil {
+            for (id, transfer) in running where checkpoints[id] == nil {
+                // Only a transfer that is running: its file is open, and it is still the download's attempt.
+                guard running[id] === transfer, let fd = transfer.fileDescriptor else { continue }
+                let (bytes, total) = transfer.progress.withLock { $0 }
+                let (etag, lastModified) = transfer.validators.withLock { $0 }
+                let step = machine.progressed(
+                    id,
+                    bytes: bytes,
+                    total: total,
+                    etag: etag,
+                    lastModified: lastModified,
+                    now: now(),
+                    checkpointBytes: settings.checkpointBytes,
+                    checkpointInterval: checkpointInterval
+                )
+                switch step {
+                case .checkpoint(let bytes):
+                    // Off the loop, so that a slow sync delays no other transfer's report.
+                    checkpoints[id] = Task { await self.checkpoint(id, fd: fd, bytes: bytes) }
+                case .perform(let actions):
+                    await perform(actions)
+                }
+            }
+        }
+    }
+
+    /// Syncs a running transfer's partial file up to `bytes`, then records the checkpoint.
+    private func checkpoint(_ id: Int64, fd: Int32, bytes: Int64) async {
+        let synced = await FileSync.data(fd) == 0
+        await perform(machine.progressSynced(id, bytes: bytes, synced: synced, now: now()))
+        checkpoints[id] = nil
     }
 
     private func finish(_ id: Int64, _ outcome: TransferOutcome, fd: Int32, partialPath: String) async {
