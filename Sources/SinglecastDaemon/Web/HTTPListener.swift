@@ -417,6 +417,11 @@ final class WebBinding: Sendable {
 /// Text forms of socket addresses.
 enum WebAddressText {
     /// The host (`127.0.0.1`, `::1`) and port of an IPv4 or IPv6 address.
+    /// `inet_ntop`'s NUL-terminated text.
+    private static func text(_ characters: [CChar]) -> String {
+        String(decoding: characters.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     static func describe(_ storage: inout sockaddr_storage) -> (host: String, port: UInt16)? {
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         switch Int32(storage.ss_family) {
@@ -425,7 +430,7 @@ enum WebAddressText {
                 $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
                     var bytes = address.pointee.sin_addr
                     guard inet_ntop(AF_INET, &bytes, &text, socklen_t(text.count)) != nil else { return nil }
-                    return (String(cString: text), UInt16(bigEndian: address.pointee.sin_port))
+                    return (Self.text(text), UInt16(bigEndian: address.pointee.sin_port))
                 }
             }
         case AF_INET6:
@@ -433,7 +438,7 @@ enum WebAddressText {
                 $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
                     var bytes = address.pointee.sin6_addr
                     guard inet_ntop(AF_INET6, &bytes, &text, socklen_t(text.count)) != nil else { return nil }
-                    return (String(cString: text), UInt16(bigEndian: address.pointee.sin6_port))
+                    return (Self.text(text), UInt16(bigEndian: address.pointee.sin6_port))
                 }
             }
         default:
