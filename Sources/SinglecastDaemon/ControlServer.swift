@@ -423,9 +423,13 @@ final class ClientConnection: ConnectionControl {
         }
     }
 
+    /// Writes the events waiting together: a burst costs one write, not one per event.
     func forwardEvents() async {
-        for await line in eventStream {
-            guard await send(line) else { return }
+        var batches = eventStream.batches()
+        while let batch = await batches.next() {
+            var lines = Data(capacity: batch.reduce(0) { $0 + $1.count })
+            for line in batch { lines.append(line) }
+            guard await send(lines) else { return }
         }
     }
 }

@@ -10,9 +10,7 @@ import Synchronization
 package final class EventBus: Sendable {
     private struct Subscriber {
         var topics: Set<EventTopic>
-        var continuation: AsyncStream<Data>.Continuation
-        /// Events lost since the subscriber last read one.
-        var dropped = 0
+        let mailbox: Mailbox
     }
 
     private struct State {
@@ -30,18 +28,15 @@ package final class EventBus: Sendable {
         self.logger = logger
     }
 
-    /// A subscription with no topics yet; its stream ends when ``remove(_:)`` is called.
+    /// A subscription with no topics yet; it ends when ``remove(_:)`` is called.
     package func subscribe() -> (id: UInt64, events: Subscription) {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: Data.self,
-            bufferingPolicy: .bufferingNewest(Self.bufferLimit)
-        )
+        let mailbox = Mailbox()
         let id = state.withLock { state in
             defer { state.nextID += 1 }
-            state.subscribers[state.nextID] = Subscriber(topics: [], continuation: continuation)
+            state.subscribers[state.nextID] = Subscriber(topics: [], mailbox: mailbox)
             return state.nextID
         }
-        return (id, Subscription(id: id, bus: self, stream: stream))
+        return (id, Subscription(bus: self, mailbox: mailbox))
     }
 
     /// Replaces the topics subscriber `id` receives.
@@ -49,10 +44,10 @@ package final class EventBus: Sendable {
         state.withLock { $0.subscribers[id]?.topics = topics }
     }
 
-    /// Ends subscriber `id`'s stream after the events already buffered.
+    /// Ends subscriber `id`'s subscription after the events already waiting.
     package func remove(_ id: UInt64) {
         let subscriber = state.withLock { $0.subscribers.removeValue(forKey: id) }
-        subscriber?.continuation.finish()
+        subscriber?.mailbox.close()
     }
 
     /// Connections that watch at least one topic.
@@ -77,14 +72,11 @@ package final class EventBus: Sendable {
             logger.error("cannot encode event \(method): \(error)")
             return
         }
-        // Queued under the lock, so that a drop is counted before the watcher can read past it.
+        // Posted under the lock, so that events published at once reach every watcher in the same order.
         let dropping = state.withLock { state in
             var dropping = 0
-            for (id, subscriber) in state.subscribers where subscriber.topics.contains(topic) {
-                if case .dropped = subscriber.continuation.yield(line) {
-                    state.subscribers[id]?.dropped += 1
-                    dropping += 1
-                }
+            for subscriber in state.subscribers.values where subscriber.topics.contains(topic) {
+                if subscriber.mailbox.post(line) { dropping += 1 }
             }
             return dropping
         }
@@ -93,48 +85,118 @@ package final class EventBus: Sendable {
         }
     }
 
-    /// The events subscriber `id` lost since it last asked, now counted as told.
-    private func takeDropped(_ id: UInt64) -> Int {
-        state.withLock { state in
-            defer { state.subscribers[id]?.dropped = 0 }
-            return state.subscribers[id]?.dropped ?? 0
+    /// One subscriber's waiting event lines, bounded by ``bufferLimit``: the oldest go first, counted.
+    ///
+    /// A reader takes every line waiting at once, so that a burst of events (a thousand `download.added` of one
+    /// enqueue, eight downloads finishing together) costs it one wake-up and one write instead of one per event.
+    fileprivate final class Mailbox: Sendable {
+        private struct Contents {
+            /// `lines[start...]` wait, oldest first; dropping the oldest only moves `start`.
+            var lines: [Data] = []
+            var start = 0
+            /// Lines lost since the reader last took some.
+            var dropped = 0
         }
+
+        private let contents = Mutex(Contents())
+        /// Signals lines that came while none waited; finished by ``close()``.
+        let wakeups: AsyncStream<Void>
+        private let wakeup: AsyncStream<Void>.Continuation
+
+        init() {
+            (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        }
+
+        /// Queues `line`; `true` when the oldest line waiting was dropped for it.
+        func post(_ line: Data) -> Bool {
+            let (wasEmpty, dropped) = contents.withLock { contents in
+                let waiting = contents.lines.count - contents.start
+                var dropped = false
+                if waiting >= EventBus.bufferLimit {
+                    contents.start += 1
+                    contents.dropped += 1
+                    dropped = true
+                    // Dropped lines are let go once they are as many as those kept.
+                    if contents.start >= EventBus.bufferLimit {
+                        contents.lines.removeFirst(contents.start)
+                        contents.start = 0
+                    }
+                }
+                contents.lines.append(line)
+                return (waiting == 0, dropped)
+            }
+            if wasEmpty { wakeup.yield() }
+            return dropped
+        }
+
+        /// Every line waiting, and how many were dropped before them.
+        func take() -> (lines: ArraySlice<Data>, dropped: Int) {
+            contents.withLock { contents in
+                defer { contents = Contents() }
+                return (contents.lines[contents.start...], contents.dropped)
+            }
+        }
+
+        func close() { wakeup.finish() }
     }
 
-    /// One subscriber's event lines, with an `events.dropped` line where it lost some.
+    /// One subscriber's event lines, with an `events.dropped` line where it lost some: line by line, or every line
+    /// waiting at once (``batches()``).
     package struct Subscription: AsyncSequence, Sendable {
         package typealias Element = Data
         package typealias Failure = Never
 
-        let id: UInt64
-        let bus: EventBus
-        let stream: AsyncStream<Data>
+        fileprivate let bus: EventBus
+        fileprivate let mailbox: Mailbox
 
         package func makeAsyncIterator() -> AsyncIterator {
-            AsyncIterator(id: id, bus: bus, lines: stream.makeAsyncIterator())
+            AsyncIterator(batches: batches())
+        }
+
+        /// Waits for lines and takes all that wait; the iterator is for one reader.
+        package func batches() -> Batches {
+            Batches(bus: bus, mailbox: mailbox, wakeups: mailbox.wakeups.makeAsyncIterator())
+        }
+
+        package struct Batches: AsyncIteratorProtocol {
+            package typealias Element = [Data]
+            package typealias Failure = Never
+
+            fileprivate let bus: EventBus
+            fileprivate let mailbox: Mailbox
+            fileprivate var wakeups: AsyncStream<Void>.AsyncIterator
+
+            /// The lines waiting, oldest first, after an `events.dropped` notice when some were lost before them;
+            /// `nil` once the subscription is removed and nothing waits.
+            package mutating func next() async -> [Data]? {
+                while await wakeups.next() != nil {
+                    let (lines, dropped) = mailbox.take()
+                    // Only the oldest lines are dropped, so every lost one came before these.
+                    var batch: [Data] = []
+                    batch.reserveCapacity(lines.count + 1)
+                    if dropped > 0, let notice = bus.droppedNotice(dropped) { batch.append(notice) }
+                    batch.append(contentsOf: lines)
+                    if !batch.isEmpty { return batch }
+                }
+                return nil
+            }
         }
 
         package struct AsyncIterator: AsyncIteratorProtocol {
             package typealias Element = Data
             package typealias Failure = Never
 
-            let id: UInt64
-            let bus: EventBus
-            var lines: AsyncStream<Data>.AsyncIterator
-            /// The line read after a loss, handed out after the notice.
-            var held: Data?
+            var batches: Batches
+            var taken: [Data] = []
+            var index = 0
 
             package mutating func next() async -> Data? {
-                if let line = held {
-                    held = nil
-                    return line
+                if index == taken.count {
+                    guard let batch = await batches.next() else { return nil }
+                    (taken, index) = (batch, 0)
                 }
-                guard let line = await lines.next() else { return nil }
-                // Only the oldest lines are dropped, so every lost one came before this one.
-                let count = bus.takeDropped(id)
-                guard count > 0, let notice = bus.droppedNotice(count) else { return line }
-                held = line
-                return notice
+                defer { index += 1 }
+                return taken[index]
             }
         }
     }

@@ -43,6 +43,43 @@ import Testing
         #expect(await iterator.next() == nil)
     }
 
+    @Test func aBurstIsTakenAtOnceAndWhatWaitsOutlivesTheRemoval() async throws {
+        let bus = EventBus(logger: Logger(level: .error, environment: [:]))
+        let (id, events) = bus.subscribe()
+        bus.setTopics([.downloads], for: id)
+        var batches = events.batches()
+        for n in 0..<10 {
+            bus.publish(.downloads, method: "download.progress", params: Numbered(n: n))
+        }
+        let burst = try #require(await batches.next())
+        #expect(try burst.map { try Self.decode($0, as: Numbered.self).params.n } == Array(0..<10))
+        bus.publish(.downloads, method: "download.progress", params: Numbered(n: 10))
+        bus.publish(.downloads, method: "download.progress", params: Numbered(n: 11))
+        bus.remove(id)
+        bus.publish(.downloads, method: "download.progress", params: Numbered(n: 12))
+        let last = try #require(await batches.next())
+        #expect(try last.map { try Self.decode($0, as: Numbered.self).params.n } == [10, 11])
+        #expect(await batches.next() == nil)
+    }
+
+    @Test func aWatcherThatStaysBehindLosesOnlyTheOldestAndKeepsTheNewest() async throws {
+        let bus = EventBus(logger: Logger(level: .error, environment: [:]))
+        let (id, events) = bus.subscribe()
+        bus.setTopics([.downloads], for: id)
+        // Many times the buffer: the lines dropped are let go along the way, and the newest stay in order.
+        let count = 5 * EventBus.bufferLimit + 7
+        for n in 0..<count {
+            bus.publish(.downloads, method: "download.progress", params: Numbered(n: n))
+        }
+        var batches = events.batches()
+        let batch = try #require(await batches.next())
+        #expect(batch.count == EventBus.bufferLimit + 1)
+        #expect(try Self.decode(batch.first, as: Dropped.self).params.count == count - EventBus.bufferLimit)
+        let kept = try batch.dropFirst().map { try Self.decode($0, as: Numbered.self).params.n }
+        #expect(kept == Array((count - EventBus.bufferLimit)..<count))
+        bus.remove(id)
+    }
+
     @Test func aWatcherThatKeepsUpIsToldNothing() async throws {
         let bus = EventBus(logger: Logger(level: .error, environment: [:]))
         let (id, events) = bus.subscribe()
