@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 int cposix_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
@@ -81,4 +82,22 @@ int cposix_renameat_noreplace(int from_directory, const char *from, int to_direc
 
 int cposix_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest) {
     return posix_spawn_file_actions_addclosefrom_np(actions, lowest);
+}
+
+int cposix_rearm_wall_clock_timer(int fd) {
+    // 2200-01-01 00:00:00 UTC: far enough that it is never reached, so only a jump ends the wait.
+    struct itimerspec never = {.it_interval = {0, 0}, .it_value = {7258118400, 0}};
+    return timerfd_settime(fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &never, NULL);
+}
+
+int cposix_wall_clock_timer(void) {
+    int fd = timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (fd < 0) return -1;
+    if (cposix_rearm_wall_clock_timer(fd) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
 }

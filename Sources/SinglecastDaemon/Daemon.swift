@@ -234,7 +234,7 @@ package enum Daemon {
         /// Which child of the service group ended.
         enum Part {
             case server, watchdog, signals, queue, hooks, refresher, retention, statusLine, notifications, windows
-            case metered, sidecars, web, sync
+            case metered, sidecars, web, sync, wallClock
         }
         /// How the services are told to stop, in this order: the server stops taking requests first, so that none
         /// arrives for a service already stopping. Each returns at once; the group then waits for them all.
@@ -276,6 +276,24 @@ package enum Daemon {
             group.addTask {
                 await windows.run()
                 return .windows
+            }
+            group.addTask {
+                // Ends when cancelled. Without the timer, a jump of the wall clock is noticed at the next wake-up.
+                guard let clock = WallClockWatch(reactor: reactor) else {
+                    logger.warning(
+                        "cannot watch the wall clock for jumps (timerfd): \(String(cString: strerror(errno)))"
+                    )
+                    return .wallClock
+                }
+                await clock.run {
+                    logger.info("the wall clock jumped; looking again at what falls due")
+                    podcasts.refresher.wake()
+                    podcasts.sidecars.wanted()
+                    await podcasts.retention.wanted()
+                    windows.wallClockMoved()
+                    queue.wallClockMoved()
+                }
+                return .wallClock
             }
             group.addTask {
                 // Returns at once when sync is off; otherwise ends when cancelled.

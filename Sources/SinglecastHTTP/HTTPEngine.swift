@@ -423,10 +423,10 @@ private final class EngineLoop {
 
     /// How long the engine thread may sleep in `curl_multi_poll`: until the first transfer paused by the speed limit
     /// may go on, else a second (a safety net: libcurl shortens the wait to its own timeouts and every command wakes
-    /// the thread), or a minute when there is nothing to transfer, so that an idle daemon does not wake once a second.
+    /// the thread), or, with nothing to transfer, until a command wakes it: an idle daemon does not wake for it.
     var pollTimeoutMilliseconds: Int32 {
         guard let wait = active.values.compactMap(\.nanosecondsUntilResuming).min() else {
-            return isIdle ? 60_000 : 1000
+            return isIdle ? .max : 1000
         }
         return Int32(min(1000, max(1, (wait + 999_999) / 1_000_000)))
     }

@@ -43,10 +43,11 @@ import Testing
         #expect(RefreshSchedule.nextDue([podcast(4, next: 90, gone: true)]) == 90)
     }
 
-    @Test func theRefresherSleepsFromASecondToAMinute() {
-        #expect(RefreshSchedule.wake(now: 1000, due: nil) == 61_000)
+    @Test func theRefresherSleepsAtLeastASecondAndOnlyWhenSomethingIsDue() {
+        #expect(RefreshSchedule.wake(now: 1000, due: nil) == nil, "nothing due: no timer")
         #expect(RefreshSchedule.wake(now: 1000, due: 1200) == 2000)
         #expect(RefreshSchedule.wake(now: 1000, due: 31_000) == 31_000)
-        #expect(RefreshSchedule.wake(now: .max - 10, due: nil) == .max)
+        #expect(RefreshSchedule.wake(now: 1000, due: 86_401_000) == 86_401_000, "a day away: no wake before it")
+        #expect(RefreshSchedule.wake(now: .max - 10, due: .max) == .max)
     }
 }

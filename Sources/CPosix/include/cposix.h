@@ -60,3 +60,15 @@ int cposix_renameat_noreplace(int from_directory, const char *from, int to_direc
 ///
 /// Returns 0 or an error number.
 int cposix_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);
+
+/// A timerfd(2) on CLOCK_REALTIME (non-blocking, close-on-exec) armed, with TFD_TIMER_ABSTIME |
+/// TFD_TIMER_CANCEL_ON_SET, for a time that never comes: reading it fails with ECANCELED once the wall clock is set
+/// or moved on by a resume from suspend. Swift's Glibc module does not carry <sys/timerfd.h>.
+///
+/// Returns the descriptor, or -1 with errno set.
+int cposix_wall_clock_timer(void);
+
+/// Arms a descriptor of cposix_wall_clock_timer again, after a read reported the jump.
+///
+/// Returns 0, or -1 with errno set.
+int cposix_rearm_wall_clock_timer(int fd);

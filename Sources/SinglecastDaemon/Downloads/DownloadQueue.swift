@@ -233,6 +233,11 @@ package actor DownloadQueue: Service {
         }
     }
 
+    /// The wall clock jumped (``WallClockWatch``): retries fall due by it, so the run loop looks again.
+    package nonisolated func wallClockMoved() {
+        wakeup.yield()
+    }
+
     /// Ends the run loop; active transfers are cancelled and keep their partial files.
     package nonisolated func shutdown() {
         wakeup.finish()

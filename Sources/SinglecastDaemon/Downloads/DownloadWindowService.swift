@@ -47,6 +47,9 @@ package actor DownloadWindowService: Service {
         wakeup.yield()
     }
 
+    /// The wall clock jumped (``WallClockWatch``): the windows are looked at again.
+    package nonisolated func wallClockMoved() { wakeup.yield() }
+
     package nonisolated func shutdown() { wakeup.finish() }
 
     package func run() async {

@@ -98,8 +98,9 @@ package actor PodcastRefresher: Service {
                 await refreshDue()
                 if Task.isCancelled { break }
                 let next = await catalogue?.nextRefreshDue()
-                let wakeAt = RefreshSchedule.wake(now: now(), due: next)
-                if timer.request(wakeAt) { group.addTask { await self.sleepUntil(wakeAt) } }
+                if let wakeAt = RefreshSchedule.wake(now: now(), due: next), timer.request(wakeAt) {
+                    group.addTask { await self.sleepUntil(wakeAt) }
+                }
             }
             group.cancelAll()
         }

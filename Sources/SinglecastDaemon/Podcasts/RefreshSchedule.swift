@@ -8,9 +8,9 @@ import SinglecastSupport
 struct RefreshSchedule: Sendable, Hashable {
     /// The configured interval (`refresh_interval`), in milliseconds.
     var interval: Int64
-    /// The refresher sleeps at most this long, so a clock that jumps is noticed within it.
-    static let longestSleep: Int64 = 60_000
-    /// ...and at least this long, so a podcast due again at once cannot spin the loop.
+    /// The refresher sleeps at least this long, so a podcast due again at once cannot spin the loop. It sleeps until
+    /// the next podcast is due however far away that is: a wall clock that jumps meanwhile wakes it
+    /// (``WallClockWatch``).
     static let shortestSleep: Int64 = 1000
 
     init(interval: Duration) {
@@ -47,9 +47,10 @@ struct RefreshSchedule: Sendable, Hashable {
         podcasts.compactMap(\.nextRefreshAt).min()
     }
 
-    /// When the refresher wakes, for work due at `due` (the next refresh, or retention's next deletion).
-    static func wake(now: Int64, due: Int64?) -> Int64 {
-        let wait = (due ?? .max).saturatingSubtract(now)
-        return now.saturatingAdd(max(shortestSleep, min(wait, longestSleep)))
+    /// When the refresher wakes, for work due at `due` (the next refresh, or retention's next deletion); `nil`, with
+    /// nothing due, is never.
+    static func wake(now: Int64, due: Int64?) -> Int64? {
+        guard let due else { return nil }
+        return now.saturatingAdd(max(shortestSleep, due.saturatingSubtract(now)))
     }
 }

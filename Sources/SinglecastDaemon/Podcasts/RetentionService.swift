@@ -80,9 +80,8 @@ actor RetentionService {
                     due = false
                     nextAt = await apply(await policies())
                 }
-                // Only a deletion due later needs a timer; the loop sleeps at most a minute, as the refresher does.
-                guard let nextAt else { continue }
-                let wakeAt = RefreshSchedule.wake(now: now(), due: nextAt)
+                // Only a deletion due later needs a timer, as the refresher's.
+                guard let wakeAt = RefreshSchedule.wake(now: now(), due: nextAt) else { continue }
                 if wake.request(wakeAt) { group.addTask { await self.sleepUntil(wakeAt) } }
             }
             group.cancelAll()

@@ -58,9 +58,9 @@ actor SidecarService {
             group.addTask { [queue] in for await _ in queue.sidecarCompletions { self.wanted() } }
             for await _ in wakeups {
                 if Task.isCancelled { break }
-                guard let nextAt = await turn() else { continue }
-                // Only a retry due later needs a timer, at most a minute away as the refresher's.
-                let wakeAt = RefreshSchedule.wake(now: now(), due: nextAt)
+                let nextAt = await turn()
+                // Only a retry due later needs a timer, as the refresher's.
+                guard let wakeAt = RefreshSchedule.wake(now: now(), due: nextAt) else { continue }
                 if wake.request(wakeAt) { group.addTask { await self.sleepUntil(wakeAt) } }
             }
             group.cancelAll()
