@@ -80,6 +80,12 @@ package struct RulesResult: Codable, Hashable, Sendable {
             self.value = value
             self.source = source
         }
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case key
+            case value
+            case source
+        }
     }
 
     package struct Episode: Codable, Hashable, Sendable {
@@ -94,6 +100,13 @@ package struct RulesResult: Codable, Hashable, Sendable {
             self.title = title
             self.published = published
             self.reason = reason
+        }
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case id
+            case title
+            case published
+            case reason
         }
     }
 
@@ -117,7 +130,7 @@ package struct RulesResult: Codable, Hashable, Sendable {
         self.skipped = skipped
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case podcast
         case dryRun = "dry_run"
         case autoDownload = "auto_download"

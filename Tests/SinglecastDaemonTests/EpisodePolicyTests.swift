@@ -119,4 +119,17 @@ import Testing
         #expect(policy.skip(ancient, now: .max) == .olderThan(.max - 1))
         #expect(EpisodePolicy.Skip.shorterThan(.max).description.hasPrefix("shorter than "))
     }
+
+    @Test func skipTextsAreEachSkipsOwnDescription() throws {
+        let trailer = try TitlePattern("trailer")
+        let skips: [EpisodePolicy.Skip] = [
+            .shorterThan(600), .longerThan(600), .shorterThan(60), .titleExcludes(trailer), .titleLacks(trailer),
+            .episodeType("trailer"), .episodeType("bonus"), .played, .fileDeleted("retention"), .noEnclosure,
+        ]
+        var texts = EpisodePolicy.SkipTexts()
+        for skip in skips + skips.reversed() {
+            #expect(texts.text(skip) == skip.description)
+        }
+        #expect(texts.text(.shorterThan(600)) != texts.text(.shorterThan(60)))
+    }
 }

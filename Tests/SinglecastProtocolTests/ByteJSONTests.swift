@@ -130,6 +130,35 @@ import Testing
         #expect(try WireCoding.encoded(empty).data == WireCoding.encoder().encode(empty))
     }
 
+    @Test func writesRulesAsJSONEncoderDoes() throws {
+        let skipped = RulesResult.Episode(id: 5, title: Self.awkward, published: nil, reason: "shorter than 10m")
+        let result = RulesResult(
+            podcast: Self.podcast,
+            dryRun: true,
+            autoDownload: .latest(2),
+            keep: 4,
+            rules: [
+                .init(key: "title_exclude", value: #"trailer|"x""#, source: "podcast"),
+                .init(key: "min_duration", value: "10m", source: "configuration"),
+            ],
+            download: [.init(id: Int64.max, title: "", published: "2026-11-28T23:30:00Z", reason: nil)],
+            delete: [.init(id: -1, title: "Old", published: nil, reason: Self.awkward)],
+            skipped: [skipped, skipped]
+        )
+        #expect(try WireCoding.encoded(result).data == WireCoding.encoder().encode(result))
+        let empty = RulesResult(
+            podcast: Self.podcast,
+            dryRun: false,
+            autoDownload: .off,
+            keep: nil,
+            rules: [],
+            download: [],
+            delete: [],
+            skipped: []
+        )
+        #expect(try WireCoding.encoded(empty).data == WireCoding.encoder().encode(empty))
+    }
+
     @Test func everyControlCharacterIsEscapedAsJSONEncoderDoes() throws {
         var episode = Self.bare
         episode.title = String(String.UnicodeScalarView((0..<0x20).map { Unicode.Scalar(UInt8($0)) }))

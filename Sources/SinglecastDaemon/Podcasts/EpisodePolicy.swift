@@ -225,6 +225,23 @@ package struct EpisodePolicy: Sendable {
     }
 }
 
+extension EpisodePolicy {
+    /// Skips as text, each distinct one written once: a podcast's thousands of skipped episodes share a handful of
+    /// reasons, and writing each anew was a tenth of the time `rules` took over 5,000 episodes.
+    package struct SkipTexts {
+        private var written: [Skip: String] = [:]
+
+        package init() {}
+
+        package mutating func text(_ skip: Skip) -> String {
+            if let text = written[skip] { return text }
+            let text = skip.description
+            written[skip] = text
+            return text
+        }
+    }
+}
+
 extension EpisodePolicy.Fetch {
     /// Reads the stored form: `off`, `all-new` or `latest:N`.
     package init?(stored text: String) {

@@ -34,15 +34,15 @@ extension Subscriptions {
         let started = ContinuousClock.now
         let candidates = episodes.map(EpisodePolicy.Candidate.init)
         let wanted = Set(policy.wanted(newest: candidates, inserted: [], initial: true, now: now))
-        let skipped: [RulesReport.Entry] =
-            if case .off = policy.fetch {
-                []
-            } else {
-                zip(episodes, candidates).compactMap { episode, candidate in
-                    guard !candidate.hasDownload, let skip = policy.skip(candidate, now: now) else { return nil }
-                    return entry(episode, skip.description)
-                }
+        var skipped: [RulesReport.Entry] = []
+        if policy.fetch != .off {
+            var texts = EpisodePolicy.SkipTexts()
+            // By index: zipping the episodes with their candidates copied every record, skipped or not.
+            for index in candidates.indices where !candidates[index].hasDownload {
+                guard let skip = policy.skip(candidates[index], now: now) else { continue }
+                skipped.append(entry(episodes[index], texts.text(skip)))
             }
+        }
         let evaluated = ContinuousClock.now - started
         let rules = ruleSettings(own: tried.rules)
         var retentionRules = podcasts.mapValues { self.policy(for: $0).retention }

@@ -381,8 +381,10 @@ package actor Subscriptions {
         var skipped: [String?] = []
         if policy.fetch != .off {
             let started = ContinuousClock.now
+            var texts = EpisodePolicy.SkipTexts()
             skipped = records.map { record in
-                record.downloadID == nil ? policy.skip(EpisodePolicy.Candidate(record), now: now)?.description : nil
+                guard record.downloadID == nil else { return nil }
+                return policy.skip(EpisodePolicy.Candidate(record), now: now).map { texts.text($0) }
             }
             let evaluated = ContinuousClock.now - started
             logger.debug(
