@@ -101,3 +101,19 @@ int cposix_wall_clock_timer(void) {
     }
     return fd;
 }
+
+int cposix_monotonic_timer(void) {
+    return timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+}
+
+int cposix_arm_monotonic_timer(int fd, uint64_t microseconds) {
+    struct itimerspec when = {.it_interval = {0, 0}, .it_value = {0, 0}};
+    if (microseconds != UINT64_MAX) {
+        // An it_value of zero would disarm: a time already due is the first nanosecond instead. Seconds from
+        // microseconds stay far inside time_t.
+        when.it_value.tv_sec = (time_t)(microseconds / 1000000);
+        when.it_value.tv_nsec = (long)(microseconds % 1000000) * 1000;
+        if (when.it_value.tv_sec == 0 && when.it_value.tv_nsec == 0) when.it_value.tv_nsec = 1;
+    }
+    return timerfd_settime(fd, TFD_TIMER_ABSTIME, &when, NULL);
+}

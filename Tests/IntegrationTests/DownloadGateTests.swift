@@ -286,6 +286,35 @@ import Glibc
         #expect(again.stop() == 0)
     }
 
+    /// NetworkManager owns its name and answers nothing for longer than sd-bus's 10 s time-out (busy at boot): the
+    /// daemon says so when the time-out passes, then asks again until it answers, so that a metered network still
+    /// counts once NetworkManager answers.
+    @Test(.enabled(if: canRunNetworkManagerMock), .timeLimit(.minutes(2)))
+    func aNetworkManagerThatAnswersLateIsAskedAgain() async throws {
+        let place = try SinglecastTestServers.TemporaryDirectory(prefix: "sc-bus")
+        let bus = try await networkManager(metered: 1, place: place)
+        bus.freezeService()
+        let daemon = DaemonProcess(extraEnvironment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+        try daemon.writeConfig("metered = pause\n")
+        try daemon.startAndWaitUntilReady()
+        let started = Date.now
+        let notice = "NetworkManager does not answer on the system bus"
+        while !daemon.log.contains(notice), Date.now < started.addingTimeInterval(30) { usleep(100_000) }
+        #expect(daemon.log.contains(notice), "\(daemon.log)")
+        #expect(Date.now.timeIntervalSince(started) > 9, "the notice came before sd-bus's time-out")
+        var client = try LineClient(path: daemon.socketPath)
+        #expect(try client.result("status", as: StatusResult.self).downloads?.gate?.metered == nil)
+
+        bus.thawService()
+        let deadline = Date.now.addingTimeInterval(30)
+        while try client.result("status", as: StatusResult.self).downloads?.gate?.metered != true, Date.now < deadline {
+            usleep(100_000)
+        }
+        #expect(try client.result("status", as: StatusResult.self).downloads?.gate?.metered == true)
+        #expect(daemon.log.components(separatedBy: notice).count == 2, "\(daemon.log)")
+        #expect(daemon.stop() == 0)
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func withoutASystemBusDownloadsRunAndThatIsLoggedOnce() throws {
         let server = try FaultServer()

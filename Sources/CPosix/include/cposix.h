@@ -1,5 +1,6 @@
 #pragma once
 #include <spawn.h>
+#include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/types.h>
@@ -72,3 +73,15 @@ int cposix_wall_clock_timer(void);
 ///
 /// Returns 0, or -1 with errno set.
 int cposix_rearm_wall_clock_timer(int fd);
+
+/// A timerfd(2) on CLOCK_MONOTONIC (non-blocking, close-on-exec), disarmed.
+///
+/// Returns the descriptor, or -1 with errno set.
+int cposix_monotonic_timer(void);
+
+/// Arms a descriptor of cposix_monotonic_timer for the absolute CLOCK_MONOTONIC time `microseconds` (the unit of
+/// sd_bus_get_timeout; 0 counts as already due), or disarms it when `microseconds` is UINT64_MAX. Either way, an
+/// expiry not yet read is forgotten, so the descriptor is readable only once the new time passes.
+///
+/// Returns 0, or -1 with errno set.
+int cposix_arm_monotonic_timer(int fd, uint64_t microseconds);

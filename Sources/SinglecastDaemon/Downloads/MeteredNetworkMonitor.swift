@@ -1,5 +1,7 @@
+import CPosix
 import CSystemd
 import FoundationEssentials
+import SinglecastSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -7,8 +9,9 @@ import Glibc
 
 /// `metered = pause`: follows NetworkManager's `Metered` property on the system bus and tells the download queue.
 ///
-/// It asks once, then listens for `PropertiesChanged` (and for NetworkManager leaving or joining the bus); the bus
-/// connection's descriptor waits in the daemon's ``Reactor``, so an idle daemon spends nothing on it. Without a
+/// It asks, then listens for `PropertiesChanged` (and for NetworkManager leaving or joining the bus); a question left
+/// unanswered past sd-bus's time-out is asked again, after 1 s doubling up to a minute. The bus connection's
+/// descriptor and its timer wait in the daemon's ``Reactor``, so an idle daemon spends nothing on them. Without a
 /// system bus at start-up, or without NetworkManager on it, the network counts as not metered, and that is logged
 /// once. A connection that fails is made again, and meanwhile NetworkManager's last answer holds: a metered network's
 /// pauses are never lifted because the bus went away. While the bus's socket does not exist, the watch waits for it
@@ -156,9 +159,14 @@ package struct MeteredNetworkMonitor: Service {
     private func follow(_ connection: SystemBusConnection, _ teller: Teller) async -> String? {
         defer {
             reactor.deregister(connection.fd)
+            reactor.deregister(connection.timerFD)
             connection.close()
         }
         var complained = false
+        // A question left unanswered is asked again, after 1 s doubling up to a minute: a NetworkManager busy at
+        // boot answers a later one, and nothing else would bring its answer until the property changed.
+        var askAgainAt: UInt64?
+        var askDelay = Self.firstRetryDelay
         do {
             try connection.watchNetworkManager()
             try connection.requestMetered(timeout: Self.answerTimeoutMicroseconds)
@@ -177,21 +185,31 @@ package struct MeteredNetworkMonitor: Service {
                             )
                         }
                         await tell(.unanswered, teller)
+                        askAgainAt = SystemBusConnection.monotonicMicroseconds(after: askDelay)
+                        askDelay = min(askDelay * 2, Self.longestRetryDelay)
                     }
                 }
                 if let value = news.metered {
                     complained = false
+                    askAgainAt = nil
+                    askDelay = Self.firstRetryDelay
                     await tell(.answered(metered: Self.isMetered(value)), teller)
                 }
                 switch news.owner {
                 case .appeared?:
+                    askAgainAt = nil
                     try connection.requestMetered(timeout: Self.answerTimeoutMicroseconds)
                 case .left?:
+                    askAgainAt = nil
                     logger.info("NetworkManager left the system bus; downloads run as if unmetered")
                     await tell(.undetectable, teller)
                 case nil: break
                 }
-                try await wait(for: connection)
+                if let at = askAgainAt, SystemBusConnection.monotonicMicroseconds(after: .zero) >= at {
+                    askAgainAt = nil
+                    try connection.requestMetered(timeout: Self.answerTimeoutMicroseconds)
+                }
+                try await wait(for: connection, orUntil: askAgainAt)
             }
         } catch is CancellationError {
             return nil
@@ -202,14 +220,18 @@ package struct MeteredNetworkMonitor: Service {
         }
     }
 
-    /// Sleeps until the bus has something to read (or room to write), or until sd-bus's time-out for an unanswered
-    /// call; with no call waiting there is no timer at all.
-    private func wait(for connection: SystemBusConnection) async throws {
-        let (interest, deadline) = try connection.nextWait()
+    /// Sleeps until the bus has something to read (or room to write), until sd-bus's time-out for an unanswered
+    /// call, or until `wake` (CLOCK_MONOTONIC microseconds); with neither time there is no timer at all.
+    ///
+    /// The times are the connection's `timerfd`, waited on like the bus: a `Task.sleep` that lost the race still
+    /// fired at its deadline, waking the idle daemon 10 s after every answer NetworkManager gave in time.
+    private func wait(for connection: SystemBusConnection, orUntil wake: UInt64?) async throws {
+        let (interest, timed) = try connection.nextWait(orUntil: wake)
         let fd = connection.fd
+        let timerFD = connection.timerFD
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { [reactor] in try await reactor.wait(for: interest, on: fd) }
-            if let deadline { group.addTask { try await Task.sleep(for: deadline) } }
+            if timed { group.addTask { [reactor] in try await reactor.wait(for: .readable, on: timerFD) } }
             try await group.next()
             group.cancelAll()
         }
@@ -235,9 +257,15 @@ final class SystemBusConnection {
     /// Filled in by the C callbacks while sd_bus_process runs; a stable address for as long as the bus lives.
     private let state = UnsafeMutablePointer<csystemd_nm_state>.allocate(capacity: 1)
     let fd: Int32
+    /// Armed by ``nextWait()`` for sd-bus's time-out of an unanswered call; readable once it passes.
+    let timerFD: Int32
     private var closed = false
 
     init(address: String) throws(Problem) {
+        let timerFD = cposix_monotonic_timer()
+        guard timerFD >= 0 else {
+            throw Problem(message: "cannot make a timer for the system bus: \(String(cString: strerror(errno)))")
+        }
         state.initialize(to: csystemd_nm_state())
         var bus: OpaquePointer?
         var result = sd_bus_new(&bus)
@@ -248,10 +276,12 @@ final class SystemBusConnection {
         guard result >= 0, let bus else {
             if let bus { sd_bus_close_unref(bus) }
             state.deallocate()
+            Glibc.close(timerFD)
             throw Problem(message: "cannot connect to the system bus \(address): \(String(cString: strerror(-result)))")
         }
         self.bus = bus
         self.fd = result
+        self.timerFD = timerFD
     }
 
     deinit {
@@ -269,6 +299,7 @@ final class SystemBusConnection {
         guard !closed else { return }
         closed = true
         sd_bus_close_unref(bus)
+        Glibc.close(timerFD)
     }
 
     func watchNetworkManager() throws(Problem) {
@@ -305,22 +336,32 @@ final class SystemBusConnection {
         return news
     }
 
-    /// What to wait for next: readiness of ``fd`` and, while a call waits for its answer, how long at most.
-    func nextWait() throws(Problem) -> (Reactor.Interest, Duration?) {
+    /// What to wait for next: readiness of ``fd`` and, while a call waits for its answer or `wake` (CLOCK_MONOTONIC
+    /// microseconds) is set, ``timerFD``, armed here for the earlier of the two; disarmed, and any expiry forgotten,
+    /// when there is neither.
+    func nextWait(orUntil wake: UInt64?) throws(Problem) -> (interest: Reactor.Interest, timed: Bool) {
         let events = sd_bus_get_events(bus)
         try check(events, "the system bus connection failed")
         var timeout: UInt64 = 0
         try check(sd_bus_get_timeout(bus, &timeout), "the system bus connection failed")
         // > sd_bus_get_timeout: an absolute time in CLOCK_MONOTONIC microseconds, or UINT64_MAX for none.
-        var deadline: Duration?
-        if timeout != UInt64.max {
-            var now = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &now)
-            let nowMicroseconds = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
-            deadline = .microseconds(Int64(timeout > nowMicroseconds ? timeout - nowMicroseconds : 0))
+        if let wake { timeout = min(timeout, wake) }
+        guard cposix_arm_monotonic_timer(timerFD, timeout) == 0 else {
+            throw Problem(message: "cannot set the system bus timer: \(String(cString: strerror(errno)))")
         }
         let interest: Reactor.Interest = Int16(events) & Int16(POLLOUT) != 0 ? .writable : .readable
-        return (interest, deadline)
+        return (interest, timeout != UInt64.max)
+    }
+
+    /// CLOCK_MONOTONIC in microseconds, sd-bus's clock, `delay` from now.
+    static func monotonicMicroseconds(after delay: Duration) -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let (seconds, attoseconds) = delay.components
+        let microseconds =
+            Int64(now.tv_sec).saturatingMultiply(1_000_000).saturatingAdd(Int64(now.tv_nsec) / 1000)
+            .saturatingAdd(seconds.saturatingMultiply(1_000_000)).saturatingAdd(attoseconds / 1_000_000_000_000)
+        return UInt64(clamping: microseconds)
     }
 
     private func check(_ result: Int32, _ what: String) throws(Problem) {
