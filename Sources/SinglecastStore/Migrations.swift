@@ -325,6 +325,16 @@ package enum Migrations {
             """
         ),
         syncOutbox(13),
+        Migration(
+            14,
+            "downloaded episodes that offer chapters or transcripts",
+            """
+            -- The take-up of sidecar offers (Store.takeUpSidecarOffers) runs after every completed download and every
+            -- refreshed feed: it reads the downloaded episodes that offer something, not every downloaded episode.
+            CREATE INDEX episodes_offering_sidecars ON episodes(download_id)
+                WHERE download_id IS NOT NULL AND sidecar_offers IS NOT NULL;
+            """
+        ),
     ]
 
     /// The schema version a fully migrated database has.

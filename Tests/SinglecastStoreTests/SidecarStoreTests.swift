@@ -135,6 +135,28 @@ import Testing
         }
     }
 
+    /// A turn of the sidecar service follows every completed download and refreshed feed, so its two reads start from
+    /// what is small, the wanted rows and the downloaded episodes that offer something, and look a download up by
+    /// its id. They started from every completed download, whatever there was to fetch.
+    @Test func theDueRowsAndTheOffersAreReadWithoutGoingThroughEveryCompletedDownload() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/s.db"
+            try await Store(path: path).close()
+            let connection = try configuredConnection(path)
+            func plan(_ sql: String, _ bindings: [SQLiteValue] = []) throws -> [String] {
+                try connection.query("EXPLAIN QUERY PLAN " + sql, bindings).compactMap { $0.string(3) }
+            }
+            let due = try plan(Store.dueSidecarsSQL, [.integer(0), .integer(100)])
+            #expect(due.first == "SCAN s USING INDEX sidecars_wanted", "\(due)")
+            #expect(due.contains("SEARCH d USING INTEGER PRIMARY KEY (rowid=?)"), "\(due)")
+            #expect(!due.joined().contains("downloads_order"), "\(due)")
+            let offers = try plan(Store.offersToTakeUpSQL)
+            #expect(offers.first == "SEARCH e USING INDEX episodes_offering_sidecars (download_id>?)", "\(offers)")
+            #expect(offers.contains("SEARCH d USING INTEGER PRIMARY KEY (rowid=?)"), "\(offers)")
+            #expect(!offers.joined().contains("downloads_order"), "\(offers)")
+        }
+    }
+
     @Test func anOlderDatabaseGainsTheTableAndRowsGoWithTheirPodcast() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/s.db"
