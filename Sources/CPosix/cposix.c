@@ -40,7 +40,7 @@ int cposix_trim_heap(void) {
 int cposix_keep_malloc_thresholds(void) {
     // > Dynamic adjustment of the mmap threshold is disabled if any of the M_TRIM_THRESHOLD, M_TOP_PAD,
     // > M_MMAP_THRESHOLD, or M_MMAP_MAX parameters is set.
-    return mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+    return mallopt(M_MMAP_THRESHOLD, CPOSIX_MMAP_THRESHOLD);
 }
 
 int cposix_start_writeback(int fd, off_t offset, off_t count) {

@@ -7,7 +7,7 @@ import CCurl
 /// Connections live in the multi handle's connection cache, not in an easy handle, so reuse changes nothing there.
 /// `curl_easy_reset` puts every option back to its default: no header list, range, callback, private pointer, error
 /// buffer, credential or timeout of the transfer before reaches the next one (each transfer sets all of its own).
-/// Only fetches are kept (``mayKeep(_:succeeded:cancelled:paused:)``), so downloads, whose handles read 128 KiB chunks,
+/// Only fetches are kept (``mayKeep(_:succeeded:cancelled:paused:)``), so downloads, whose handles read 120 KiB chunks,
 /// still get a fresh handle each. Used on the engine thread only.
 final class EasyHandlePool {
     private var idle: [UnsafeMutableRawPointer] = []

@@ -23,7 +23,11 @@ int cposix_memfd(const char *name);
 /// Returns 1 when memory was released, 0 otherwise.
 int cposix_trim_heap(void);
 
-/// mallopt(M_MMAP_THRESHOLD, 128 KiB): keeps glibc's initial thresholds for good. By default glibc raises its mmap
+/// glibc's initial mmap threshold, which cposix_keep_malloc_thresholds keeps: a block this big or bigger is mapped
+/// and unmapped on its own, page faults and all.
+#define CPOSIX_MMAP_THRESHOLD (128 * 1024)
+
+/// mallopt(M_MMAP_THRESHOLD, CPOSIX_MMAP_THRESHOLD): keeps glibc's initial thresholds for good. By default glibc raises its mmap
 /// threshold to the largest block freed so far (up to 32 MiB) and its trim threshold to twice that, after which each
 /// thread's arena keeps up to that much free memory at its top, where malloc_trim does not reach it.
 ///
