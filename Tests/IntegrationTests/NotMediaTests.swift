@@ -95,6 +95,52 @@ import Glibc
         #expect(daemon.stop() == 0)
     }
 
+    /// The queue keeps what an episode's feed announced for the downloads it queued; after a restart it asks the
+    /// store, so that the check still holds the body against the feed's type, not only the URL's extension.
+    @Test func aFeedsEnclosureTypeStillCountsAfterARestart() throws {
+        let server = try FaultServer()
+        let site = try NginxServer()
+        let page = server.url("/typed/html/page.mp3?type=text/html")
+        let feed = try site.serve(
+            Data(
+                """
+                <?xml version="1.0" encoding="UTF-8"?>
+                <rss version="2.0"><channel><title>Later</title><link>https://example.com/</link>
+                <item><title>Page</title><guid>page</guid><pubDate>02 Nov 2026 10:00:00 GMT</pubDate>
+                <enclosure url="\(page)" type="audio/mpeg"/></item>
+                </channel></rss>
+                """.utf8
+            ),
+            as: "feed.xml"
+        )
+        // A window two hours away (UTC): the download waits across the restart, which opens the gate.
+        let minute = Int(Date.now.timeIntervalSince1970) / 60
+        func clock(_ minute: Int) -> String { String(format: "%02d:%02d", minute % 1440 / 60, minute % 60) }
+        let daemon = DaemonProcess(extraEnvironment: ["TZ": "UTC"])
+        try daemon.writeConfig("download_window = \(clock(minute + 120))-\(clock(minute + 180))\n")
+        try daemon.startAndWaitUntilReady()
+        var client = try LineClient(path: daemon.socketPath)
+        let podcast = try client.result("subscribe", as: SubscribeResult.self, params: #"{"url":"\#(feed)"}"#).podcast
+        let queued = try client.result(
+            "download",
+            as: EnqueueResult.self,
+            params: #"{"podcast":"\#(podcast.id)","latest":1}"#
+        )
+        let id = try #require(queued.downloads.first?.id)
+        #expect(try client.result("show", as: DownloadInfo.self, params: #"{"id":\#(id)}"#).state == .paused)
+        #expect(daemon.stop() == 0)
+
+        try daemon.writeConfig("")
+        let again = DaemonProcess(root: daemon.root, extraEnvironment: ["TZ": "UTC"])
+        try again.startAndWaitUntilReady()
+        client = try LineClient(path: again.socketPath)
+        let failed = try #require(try client.finished([id]).first)
+        #expect(failed.state == .failed, "\(failed)")
+        // From the feed: the URL alone would say ".mp3".
+        #expect(failed.lastError?.message == "announced audio/mpeg but received an HTML page (text/html)")
+        #expect(again.stop() == 0)
+    }
+
     @Test func withoutLibmagicsDatabaseNothingIsCheckedAndThatIsLoggedOnce() throws {
         let server = try FaultServer()
         let daemon = DaemonProcess()

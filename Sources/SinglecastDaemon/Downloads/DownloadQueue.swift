@@ -22,6 +22,9 @@ package struct DownloadRequest: Sendable, Hashable {
     package var priority: Int
     /// The episode to link to the download, in the enqueue's own transaction.
     package var episode: Int64?
+    /// The type the episode's feed announced for its enclosure (with `episode` only): what the media check holds the
+    /// body against at completion.
+    package var enclosureType: String?
     /// Pass the download gate (`--now`).
     package var now: Bool
     /// Whether the client chose `directory` (`--to`) rather than taking the default: only a chosen one asks for a
@@ -37,12 +40,14 @@ package struct DownloadRequest: Sendable, Hashable {
         password: String? = nil,
         priority: Int = 0,
         episode: Int64? = nil,
+        enclosureType: String? = nil,
         now: Bool = false,
         directoryChosen: Bool = true
     ) {
         self.now = now
         self.directoryChosen = directoryChosen
         self.episode = episode
+        self.enclosureType = enclosureType
         self.url = url
         self.directory = directory
         self.name = name
@@ -137,6 +142,10 @@ package actor DownloadQueue: Service {
     private var commitWaiters: [Int64: CheckedContinuation<CommitTurn, Never>] = [:]
     /// libmagic's database could not be loaded (logged once): completed downloads are not checked.
     private var mediaCheckUnavailable = false
+    /// The enclosure type the media check holds a download's body against (`nil` inside: no episode, or no type),
+    /// for downloads this run queued: the check then asks the store only after a restart, or once another episode
+    /// was linked to the download. A completion cost one more trip to the store's thread without it.
+    private var announcedTypes: [Int64: String?] = [:]
 
     /// The live side of an active download, shared with the engine's progress callback.
     final class RunningTransfer: Sendable {
@@ -524,6 +533,7 @@ package actor DownloadQueue: Service {
         let file = DownloadQueueStateMachine.SyncedFile(id: id, bytes: bytes, partialPath: partialPath)
         switch await commitCompletion(file) {
         case .committed(let completed, let error):
+            announcedTypes[id] = nil
             if let error { logger.error("cannot save download \(id): \(error)") }
             await perform(machine.committed(completed, runsHook: settings.onComplete != nil))
         case .stopped:
@@ -537,12 +547,15 @@ package actor DownloadQueue: Service {
     /// text arrived (``MediaCheck``), else `nil`. Nothing is read when nothing media-like was announced.
     private func checkMedia(_ id: Int64, fd: Int32, contentType: String?) async -> DownloadFailure? {
         guard !mediaCheckUnavailable, let record = machine.records[id] else { return nil }
-        let enclosureType: String?
-        do {
-            enclosureType = try await store.enclosureType(ofDownload: id)
-        } catch {
-            logger.warning("download \(id): cannot read its episode's enclosure type: \(error)")
-            enclosureType = nil
+        var enclosureType: String?
+        if let announced = announcedTypes[id] {
+            enclosureType = announced
+        } else {
+            do {
+                enclosureType = try await store.enclosureType(ofDownload: id)
+            } catch {
+                logger.warning("download \(id): cannot read its episode's enclosure type: \(error)")
+            }
         }
         let announced = MediaCheck.Announcement(
             enclosureType: enclosureType,
@@ -779,6 +792,19 @@ package actor DownloadQueue: Service {
             throw .notSaved(error)
         }
         await perform(machine.enqueued(stored.filter { !$0.existing }.map(\.record), reserved: paths))
+        for (slot, index) in fresh.enumerated() {
+            let id = stored[slot].record.id
+            if stored[slot].existing {
+                // Linked to one more episode, or none: what its episodes announced is the store's to say.
+                if requests[index].episode != nil { announcedTypes[id] = nil }
+            } else {
+                // An empty type is none, as the store reads it.
+                let type = requests[index].enclosureType.flatMap { $0.isEmpty ? nil : $0 }
+                announcedTypes[id] = .some(requests[index].episode == nil ? nil : type)
+            }
+        }
+        // Completions take theirs out; what cancels and clears left is swept now and then.
+        if announcedTypes.count > 1024 { announcedTypes = announcedTypes.filter { machine.records[$0.key] != nil } }
         var outcomes = done.mapValues { EnqueueOutcome(record: $0, existing: true) }
         for (slot, index) in fresh.enumerated() { outcomes[index] = stored[slot] }
         let answers = requests.indices.compactMap { outcomes[$0] }
@@ -1085,6 +1111,7 @@ package actor DownloadQueue: Service {
             throw .notSaved(error)
         }
         await perform(machine.enqueued(stored.filter { !$0.existing }.map(\.record), reserved: []))
+        announcedTypes[stored[0].record.id] = nil
         return stored[0].record.id
     }
 

@@ -88,6 +88,7 @@ struct EpisodeEnqueuePlan: Sendable {
                         password: sameHost ? podcast.authPassword : nil,
                         priority: priority,
                         episode: episode.id,
+                        enclosureType: episode.enclosureType,
                         now: expedite
                     )
                 )
