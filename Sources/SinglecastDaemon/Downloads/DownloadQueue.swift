@@ -791,7 +791,9 @@ package actor DownloadQueue: Service {
             await perform(machine.enqueued([], reserved: paths))
             throw .notSaved(error)
         }
-        await perform(machine.enqueued(stored.filter { !$0.existing }.map(\.record), reserved: paths))
+        // Kept before the machine hears of the downloads, since it may start them at once. Completions take theirs
+        // out; what cancels and clears left is swept now and then (before these are added: the machine has none).
+        if announcedTypes.count > 1024 { announcedTypes = announcedTypes.filter { machine.records[$0.key] != nil } }
         for (slot, index) in fresh.enumerated() {
             let id = stored[slot].record.id
             if stored[slot].existing {
@@ -803,8 +805,7 @@ package actor DownloadQueue: Service {
                 announcedTypes[id] = .some(requests[index].episode == nil ? nil : type)
             }
         }
-        // Completions take theirs out; what cancels and clears left is swept now and then.
-        if announcedTypes.count > 1024 { announcedTypes = announcedTypes.filter { machine.records[$0.key] != nil } }
+        await perform(machine.enqueued(stored.filter { !$0.existing }.map(\.record), reserved: paths))
         var outcomes = done.mapValues { EnqueueOutcome(record: $0, existing: true) }
         for (slot, index) in fresh.enumerated() { outcomes[index] = stored[slot] }
         let answers = requests.indices.compactMap { outcomes[$0] }
