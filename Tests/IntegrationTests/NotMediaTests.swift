@@ -16,6 +16,25 @@ import Glibc
         return try client.result("enqueue", as: EnqueueResult.self, params: json).downloads.map(\.id)
     }
 
+    /// A feed on `site` whose items (newest first, a day apart) announce each URL with its type.
+    private func serveFeed(on site: NginxServer, _ items: [(title: String, url: String, type: String)]) throws -> String
+    {
+        let entries = items.enumerated().map { index, item in
+            """
+            <item><title>\(item.title)</title><guid>\(item.title.lowercased())</guid>\
+            <pubDate>0\(2 - index) Nov 2026 10:00:00 GMT</pubDate>
+            <enclosure url="\(item.url)" type="\(item.type)"/></item>
+            """
+        }
+        let document = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <rss version="2.0"><channel><title>Checked</title><link>https://example.com/</link>
+            \(entries.joined(separator: "\n"))
+            </channel></rss>
+            """
+        return try site.serve(Data(document.utf8), as: "feed.xml")
+    }
+
     @Test func anHTMLPageServedAsAudioFailsAsNotMediaUntilTheUserRetries() throws {
         let server = try FaultServer()
         let daemon = DaemonProcess()
@@ -59,20 +78,7 @@ import Glibc
         let page = server.url("/typed/html/page.mp3?type=text/html")
         // An MP3 where the feed announced video/mp4: plausible, kept, and noted in the log.
         let clip = server.url("/typed/mp3/clip.mp4?type=video/mp4")
-        let feed = try site.serve(
-            Data(
-                """
-                <?xml version="1.0" encoding="UTF-8"?>
-                <rss version="2.0"><channel><title>Checked</title><link>https://example.com/</link>
-                <item><title>Page</title><guid>page</guid><pubDate>02 Nov 2026 10:00:00 GMT</pubDate>
-                <enclosure url="\(page)" type="audio/mpeg"/></item>
-                <item><title>Clip</title><guid>clip</guid><pubDate>01 Nov 2026 10:00:00 GMT</pubDate>
-                <enclosure url="\(clip)" type="video/mp4"/></item>
-                </channel></rss>
-                """.utf8
-            ),
-            as: "feed.xml"
-        )
+        let feed = try serveFeed(on: site, [("Page", page, "audio/mpeg"), ("Clip", clip, "video/mp4")])
         let daemon = DaemonProcess()
         try daemon.startAndWaitUntilReady()
         let client = try LineClient(path: daemon.socketPath)
@@ -101,18 +107,7 @@ import Glibc
         let server = try FaultServer()
         let site = try NginxServer()
         let page = server.url("/typed/html/page.mp3?type=text/html")
-        let feed = try site.serve(
-            Data(
-                """
-                <?xml version="1.0" encoding="UTF-8"?>
-                <rss version="2.0"><channel><title>Later</title><link>https://example.com/</link>
-                <item><title>Page</title><guid>page</guid><pubDate>02 Nov 2026 10:00:00 GMT</pubDate>
-                <enclosure url="\(page)" type="audio/mpeg"/></item>
-                </channel></rss>
-                """.utf8
-            ),
-            as: "feed.xml"
-        )
+        let feed = try serveFeed(on: site, [("Page", page, "audio/mpeg")])
         // A window two hours away (UTC): the download waits across the restart, which opens the gate.
         let minute = Int(Date.now.timeIntervalSince1970) / 60
         func clock(_ minute: Int) -> String { String(format: "%02d:%02d", minute % 1440 / 60, minute % 60) }
