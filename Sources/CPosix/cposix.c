@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -100,6 +101,30 @@ int cposix_wall_clock_timer(void) {
         return -1;
     }
     return fd;
+}
+
+int cposix_reserve_descriptors(int count) {
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return -1;
+    if (limit.rlim_cur != RLIM_INFINITY && (rlim_t)count > limit.rlim_cur) count = (int)limit.rlim_cur;
+    if (count < 1) {
+        errno = EINVAL;
+        return -1;
+    }
+    // Any open descriptor will do as the original; "/" as O_PATH needs no permission and exists in every namespace.
+    int original = open("/", O_PATH | O_CLOEXEC);
+    if (original < 0) return -1;
+    // F_DUPFD takes the lowest free descriptor at or above its argument: when count - 1 is taken the copy lands higher,
+    // or fails with EMFILE at the limit, and either way the table already holds count.
+    int copy = fcntl(original, F_DUPFD_CLOEXEC, count - 1);
+    int saved = errno;
+    close(original);
+    if (copy < 0 && saved != EMFILE) {
+        errno = saved;
+        return -1;
+    }
+    if (copy >= 0) close(copy);
+    return count;
 }
 
 int cposix_monotonic_timer(void) {

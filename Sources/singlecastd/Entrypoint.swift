@@ -16,6 +16,7 @@ struct Entrypoint {
         // Before any other thread starts, so that every thread inherits it: the mask dispatch_main gives the main
         // thread, which keeps signals that no instruction raises pending for the dispatch sources that read them.
         blockAsynchronousSignals()
+        Daemon.prepareSingleThreadedProcess()
         Task.detached {
             exit(await Daemon.main(arguments: arguments))
         }

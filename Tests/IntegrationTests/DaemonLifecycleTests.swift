@@ -262,4 +262,23 @@ import Glibc
         )
         #expect(daemon.stop() == 0)
     }
+
+    /// The descriptor table is grown once, while the daemon has one thread: grown later, by a burst of connections,
+    /// each growth holds the accepting thread for an RCU grace period.
+    @Test func theDescriptorTableIsSizedBeforeTheFirstConnection() throws {
+        let daemon = DaemonProcess()
+        try daemon.startAndWaitUntilReady()
+        defer { _ = daemon.stop() }
+        var limit = rlimit()
+        getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+        let expected = Int(min(limit.rlim_cur, 1024))
+        let pid = daemon.process.processIdentifier
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("FDSize:") })
+        let size = try #require(Int(line.split(separator: "\t").last ?? ""))
+        #expect(size >= expected, "FDSize \(size): the table was left to grow under load")
+        // The descriptor that grew it is closed again; the daemon's own stay low.
+        let open = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").compactMap { Int($0) }
+        #expect(open.allSatisfy { $0 < 256 }, "descriptors open: \(open.sorted())")
+    }
 }

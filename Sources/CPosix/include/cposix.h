@@ -66,6 +66,15 @@ int cposix_renameat_noreplace(int from_directory, const char *from, int to_direc
 /// Returns 0 or an error number.
 int cposix_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);
 
+/// Grows the process's descriptor table to hold descriptors 0 to `count` - 1 (fewer when RLIMIT_NOFILE's soft limit
+/// is lower), by duplicating a descriptor to the highest of them and closing it: the table never shrinks. In a
+/// multi-threaded process the kernel grows the table inside whichever call allocates the descriptor that does not
+/// fit (accept4, open), and that call then waits for an RCU grace period (several milliseconds) before the old
+/// table may be freed; a single-threaded process grows it without waiting.
+///
+/// Returns the number of descriptors the table now holds at least, or -1 with errno set.
+int cposix_reserve_descriptors(int count);
+
 /// A timerfd(2) on CLOCK_REALTIME (non-blocking, close-on-exec) armed, with TFD_TIMER_ABSTIME |
 /// TFD_TIMER_CANCEL_ON_SET, for a time that never comes: reading it fails with ECANCELED once the wall clock is set
 /// or moved on by a resume from suspend. Swift's Glibc module does not carry <sys/timerfd.h>.
