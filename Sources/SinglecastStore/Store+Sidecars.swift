@@ -127,13 +127,12 @@ extension SidecarRecord {
 }
 
 extension Store {
-    /// Downloaded episodes with fewer sidecar rows than offers (``takeUpSidecarOffers()``); package-visible for the
-    /// test of its query plan.
+    /// The episodes the triggers of migration 15 noted (their offers or download changed, or their download completed)
+    /// whose download is complete now (``takeUpSidecarOffers()``); package-visible for the test of its query plan.
     package static let offersToTakeUpSQL = """
-        SELECT e.id, e.download_id, e.sidecar_offers FROM episodes e CROSS JOIN downloads d ON d.id = e.download_id
-        WHERE e.download_id IS NOT NULL AND e.sidecar_offers IS NOT NULL AND d.state = 'completed'
-        AND (SELECT COUNT(*) FROM sidecars s WHERE s.download_id = e.download_id AND s.episode_id = e.id)
-            < LENGTH(e.sidecar_offers) - LENGTH(REPLACE(e.sidecar_offers, char(10), '')) + 1
+        SELECT e.id, e.download_id, e.sidecar_offers FROM sidecar_offers_pending p
+        CROSS JOIN episodes e ON e.id = p.episode_id CROSS JOIN downloads d ON d.id = e.download_id
+        WHERE e.sidecar_offers IS NOT NULL AND d.state = 'completed'
         """
 
     /// Wanted sidecars due by `?` of completed downloads, oldest first, at most `?` (``dueSidecars(now:limit:)``);
@@ -147,15 +146,15 @@ extension Store {
     /// Adds a row for each offer of every episode whose download completed and that has no row for that offer and
     /// download yet: offers a refresh added after the episode's file came are taken up too.
     ///
+    /// Reads only the episodes noted since the last take-up, and forgets them: one whose download is not complete
+    /// yet is noted again when it completes.
+    ///
     /// - Returns: How many rows were added.
     @discardableResult
     package func takeUpSidecarOffers() throws(StoreError) -> Int {
         try withConnection("taking up chapters and transcripts") { connection throws(SQLiteError) in
             try connection.transaction { () throws(SQLiteError) -> Int in
-                // episodes_offering_sidecars holds only downloaded episodes that offer something, and the join starts
-                // there (CROSS JOIN): left to itself, SQLite went through every completed download. Only episodes with
-                // fewer rows than offers (one line each) are read: a refresh asks after every feed, and a catalogue of
-                // 10,000 downloaded episodes then costs one index lookup each instead of an insert per offer.
+                // The join starts from the noted episodes (CROSS JOIN), which are few whatever the catalogue holds.
                 let rows = try connection.queryCached(Self.offersToTakeUpSQL)
                 var added = 0
                 for row in rows {
@@ -174,6 +173,7 @@ extension Store {
                         )
                     }
                 }
+                try connection.execute("DELETE FROM sidecar_offers_pending")
                 return added
             }
         }
