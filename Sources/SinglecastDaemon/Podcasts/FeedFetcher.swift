@@ -72,12 +72,15 @@ struct FeedFetcher: Sendable {
             /// Drops the document and gives its reservation back (the reservation last, so the budget is given back
             /// only once the document's memory is).
             func release() {
-                var held = state.withLock { state in
-                    defer { state = nil }
-                    return state
-                }
-                held?.document = Data()
-                held = nil
+                guard
+                    var held = state.withLock({ state in
+                        defer { state = nil }
+                        return state
+                    })
+                else { return }
+                held.document = Data()
+                // The reservation outlives the document's bytes, however the optimizer orders the releases.
+                withExtendedLifetime(held) {}
             }
         }
 
