@@ -23,17 +23,6 @@ enum FileSync {
         await offload { fdatasync(fd) == 0 ? 0 : errno }
     }
 
-    /// Opens (creating if missing) a partial file for reading and writing: creating a file costs the kernel
-    /// an inode allocation, which can take a millisecond. A link at `path`, or a folder below `root` that is a link,
-    /// is refused (``DownloadDirectory``). Returns the descriptor, or -1 and the `errno`.
-    static func openPartial(_ path: String, root: String) async -> (fd: Int32, errno: Int32) {
-        let result = await offload {
-            let (fd, code) = DownloadDirectory.openFile(path, root: root)
-            return fd >= 0 ? Int64(fd) : -Int64(code)
-        }
-        return result >= 0 ? (Int32(result), 0) : (-1, Int32(-result))
-    }
-
     /// Makes renames into each directory durable. Failures are ignored: the rename already happened, and a
     /// directory that cannot be opened cannot be synced any other way.
     static func directories(_ paths: Set<String>) async {
