@@ -155,12 +155,13 @@ extension Store {
         try withConnection("taking up chapters and transcripts") { connection throws(SQLiteError) in
             try connection.transaction { () throws(SQLiteError) -> Int in
                 // The join starts from the noted episodes (CROSS JOIN), which are few whatever the catalogue holds.
+                // Every statement cached: a take-up follows every completed download and refreshed feed.
                 let rows = try connection.queryCached(Self.offersToTakeUpSQL)
                 var added = 0
                 for row in rows {
                     guard let episode = row.int64(0), let download = row.int64(1) else { continue }
                     for offer in SidecarOffer.decode(row.string(2)) {
-                        added += try connection.execute(
+                        added += try connection.executeCached(
                             """
                             INSERT OR IGNORE INTO sidecars (episode_id, download_id, kind, format, language, mime_type, url, rel)
                             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -173,7 +174,7 @@ extension Store {
                         )
                     }
                 }
-                try connection.execute("DELETE FROM sidecar_offers_pending")
+                try connection.executeCached("DELETE FROM sidecar_offers_pending")
                 return added
             }
         }

@@ -35,6 +35,16 @@ import Glibc
         return try site.serve(Data(document.utf8), as: "feed.xml")
     }
 
+    /// Subscribes to `feed` and queues its newest `latest` episodes.
+    private func queueLatest(_ latest: Int, of feed: String, with client: LineClient) throws -> EnqueueResult {
+        let podcast = try client.result("subscribe", as: SubscribeResult.self, params: #"{"url":"\#(feed)"}"#).podcast
+        return try client.result(
+            "download",
+            as: EnqueueResult.self,
+            params: #"{"podcast":"\#(podcast.id)","latest":\#(latest)}"#
+        )
+    }
+
     @Test func anHTMLPageServedAsAudioFailsAsNotMediaUntilTheUserRetries() throws {
         let server = try FaultServer()
         let daemon = DaemonProcess()
@@ -82,12 +92,7 @@ import Glibc
         let daemon = DaemonProcess()
         try daemon.startAndWaitUntilReady()
         let client = try LineClient(path: daemon.socketPath)
-        let podcast = try client.result("subscribe", as: SubscribeResult.self, params: #"{"url":"\#(feed)"}"#).podcast
-        let queued = try client.result(
-            "download",
-            as: EnqueueResult.self,
-            params: #"{"podcast":"\#(podcast.id)","latest":2}"#
-        )
+        let queued = try queueLatest(2, of: feed, with: client)
         let done = try client.finished(queued.downloads.map(\.id))
         let byURL = Dictionary(uniqueKeysWithValues: done.map { ($0.url, $0) })
         let failed = try #require(byURL[page])
@@ -115,12 +120,7 @@ import Glibc
         try daemon.writeConfig("download_window = \(clock(minute + 120))-\(clock(minute + 180))\n")
         try daemon.startAndWaitUntilReady()
         var client = try LineClient(path: daemon.socketPath)
-        let podcast = try client.result("subscribe", as: SubscribeResult.self, params: #"{"url":"\#(feed)"}"#).podcast
-        let queued = try client.result(
-            "download",
-            as: EnqueueResult.self,
-            params: #"{"podcast":"\#(podcast.id)","latest":1}"#
-        )
+        let queued = try queueLatest(1, of: feed, with: client)
         let id = try #require(queued.downloads.first?.id)
         #expect(try client.result("show", as: DownloadInfo.self, params: #"{"id":\#(id)}"#).state == .paused)
         #expect(daemon.stop() == 0)
