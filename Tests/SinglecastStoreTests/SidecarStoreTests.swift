@@ -274,6 +274,38 @@ import Testing
         }
     }
 
+    /// A take-up follows every completed download and refreshed feed, and most find nothing noted: those must not
+    /// write. Emptying the empty table rewrote its root page, and the commit synced the log: an fdatasync on the store's
+    /// thread for each of an OPML import's feeds.
+    @Test func aTakeUpWithNothingNotedWritesNothing() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/s.db"
+            let store = try Store(path: path)
+            let (episode, download) = try await episode(in: store, downloadState: "completed")
+            #expect(try await store.takeUpSidecarOffers() == 3)
+            // Another connection's `data_version` changes whenever a commit writes to the database.
+            let observer = try configuredConnection(path)
+            func version() throws -> Int64? { try observer.scalar("PRAGMA data_version")?.int64 }
+            let before = try version()
+            #expect(try await store.takeUpSidecarOffers() == 0)
+            #expect(try await store.takeUpSidecarOffers() == 0)
+            #expect(try version() == before, "a take-up that found nothing committed a write")
+            // A take-up with something noted still writes, and forgets the note.
+            try await store.withConnection { connection throws(SQLiteError) in
+                try connection.execute(
+                    "INSERT INTO sidecar_offers_pending (episode_id) VALUES (?)",
+                    [.integer(episode)]
+                )
+            }
+            let noted = try version()
+            #expect(try await store.takeUpSidecarOffers() == 0, "its rows exist already (download \(download))")
+            #expect(try version() != noted)
+            let forgotten = try version()
+            #expect(try await store.takeUpSidecarOffers() == 0)
+            #expect(try version() == forgotten)
+        }
+    }
+
     /// A database from before the notes (schema 14) has its downloaded episodes' offers taken up once: the migration
     /// notes every one of them.
     @Test func aDatabaseFromBeforeTheNotesHasItsOffersTakenUp() async throws {
