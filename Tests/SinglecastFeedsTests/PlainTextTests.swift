@@ -49,6 +49,56 @@ import Testing
     func collapsingWhitespace(text: String, expected: String) {
         #expect(PlainText.collapsingWhitespace(text) == expected)
     }
+
+    @Test(arguments: [
+        ("plain text", "plain text"),
+        (" leading", "leading"),
+        ("trailing\n", "trailing"),
+        ("two  spaces", "two spaces"),
+        ("a\ttab", "a tab"),
+        ("line \n break", "line\nbreak"),
+        ("kept\n\nbreaks", "kept\n\nbreaks"),
+        ("crlf\r\nline", "crlf\n\nline"),
+        ("é  ü", "é ü"),
+        (" ", ""),
+        ("", ""),
+    ])
+    func normalizingSpaces(text: String, expected: String) {
+        #expect(PlainText.normalizingSpaces(text) == expected)
+    }
+
+    /// The shortcut for text that needs nothing agrees with the rule on every short string of the bytes that matter.
+    @Test func normalizingSpacesAgreesWithItsRuleOnEveryShortString() {
+        func rule(_ text: String) -> String {
+            var out: [UInt8] = []
+            var pendingSpace = false
+            for byte in text.utf8 {
+                if byte == 0x20 || byte == 0x09 {
+                    pendingSpace = !out.isEmpty
+                } else if byte == 0x0A || byte == 0x0D {
+                    while out.last == 0x20 { out.removeLast() }
+                    out.append(0x0A)
+                    pendingSpace = false
+                } else {
+                    if pendingSpace && out.last != 0x0A { out.append(0x20) }
+                    pendingSpace = false
+                    out.append(byte)
+                }
+            }
+            return String(decoding: out, as: UTF8.self).trimmed
+        }
+        let alphabet: [Character] = ["a", " ", "\t", "\n", "\r", "é"]
+        var strings = [""]
+        var checked = 0
+        for _ in 1...5 {
+            strings = strings.flatMap { prefix in alphabet.map { prefix + String($0) } }
+            for text in strings {
+                #expect(PlainText.normalizingSpaces(text) == rule(text), "\(Array(text.utf8))")
+                checked += 1
+            }
+        }
+        #expect(checked == 6 + 36 + 216 + 1296 + 7776)
+    }
 }
 
 @Suite struct URLResolverTests {
