@@ -66,6 +66,12 @@ package actor Store {
     private var connection: Connection?
     /// The run ``recordStart(pid:version:bootID:at:)`` created, excluded from the unclean count.
     private var currentRunID: Int64?
+    /// What each use of the connection was for, in order, while ``recordUses()`` has them kept: each is a trip to the
+    /// store's thread, which tests of a command's trips count.
+    package private(set) var uses: [String]?
+
+    /// Keeps the activity of every use of the connection from now on, in ``uses``.
+    package func recordUses() { uses = [] }
 
     /// The linked SQLite library's version, such as "3.40.1".
     package static var sqliteVersion: String { String(cString: sqlite3_libversion()) }
@@ -155,6 +161,7 @@ package actor Store {
         _ body: (Connection) throws(SQLiteError) -> T
     ) throws(StoreError) -> T {
         guard let connection else { throw StoreError.closed(path: path) }
+        uses?.append(activity)
         do throws(SQLiteError) {
             return try body(connection)
         } catch {

@@ -43,5 +43,26 @@ import Testing
         try parsed.episodes(of: 9, markNew: true, now: 5) { batches.append($0) }
         #expect(batches.joined().map { $0 } == expected)
         #expect(batches.allSatisfy { $0.count <= Store.refreshBatchSize })
+        #expect(!parsed.offeredSidecars)
+    }
+
+    /// Only a feed whose stored episodes offer chapters or a transcript asks for a sidecar take-up, however many
+    /// batches it came in, and wherever the offering episode stands.
+    @Test(arguments: [(1, 0), (Store.refreshBatchSize + 1, Store.refreshBatchSize)])
+    func aParsedFeedSaysWhetherAnEpisodeOfferedSidecars(items: Int, offering: Int) throws {
+        let body = (0..<items).map { index in
+            let transcript =
+                index == offering
+                ? "<podcast:transcript url=\"https://feeds.example.com/t\(index).vtt\" type=\"text/vtt\"/>" : ""
+            return "<item><title>E \(index)</title><guid>g\(index)</guid>\(transcript)</item>"
+        }.joined()
+        let document = Data(
+            ("<rss xmlns:podcast=\"https://podcastindex.org/namespace/1.0\"><channel><title>T</title>\(body)"
+                + "</channel></rss>").utf8
+        )
+        let parsed = try FeedFetcher.ParsedFeed(document, url: "https://feeds.example.com/f")
+        #expect(!parsed.offeredSidecars, "nothing is stored yet")
+        try parsed.episodes(of: 9, markNew: false, now: 5) { _ in }
+        #expect(parsed.offeredSidecars)
     }
 }

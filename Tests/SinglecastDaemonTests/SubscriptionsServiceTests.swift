@@ -275,6 +275,25 @@ struct PodcastHarness {
         #expect(next.first?.newEpisodes == 1 && next.first?.queued.count == 1)
     }
 
+    /// A new subscription's feed is fetched before its podcast is stored, so the store has no size to give or keep
+    /// for it: asking anyway was two trips to the store's thread for each feed of an OPML import. The size it learnt
+    /// reaches the store with the first refresh.
+    @Test func aNewSubscriptionAsksTheStoreNothingOfItsFeedsSize() async throws {
+        let enclosures = ["http://cdn.example/e2.mp3", "http://cdn.example/e1.mp3"]
+        let harness = try await PodcastHarness(enclosures: enclosures)
+        await harness.store.recordUses()
+        _ = try await harness.subscriptions.subscribe(SubscribeCommand(feed: .url(PodcastHarness.feedURL)))
+        let uses = await harness.store.uses ?? []
+        #expect(uses.contains("subscribing"))
+        #expect(!uses.contains("reading a feed's size"))
+        #expect(!uses.contains("recording a feed's size"))
+        #expect(try await harness.store.feedDocumentSize(of: PodcastHarness.feedURL) == nil)
+
+        _ = try await harness.subscriptions.refresh(nil)
+        let size = PodcastHarness.feed(enclosures).utf8.count
+        #expect(try await harness.store.feedDocumentSize(of: PodcastHarness.feedURL) == Int64(size))
+    }
+
     /// The README's first flow: rules given with `subscribe` are in force before its first download, and
     /// subscribing again with a policy queues what the policy asks for, as `set` does.
     @Test func subscribeTakesRulesAtOnceAndSubscribingAgainQueuesTheNewPolicy() async throws {

@@ -54,6 +54,8 @@ struct FeedFetcher: Sendable {
         private final class Held: Sendable {
             private let state:
                 Mutex<(document: Data, reservation: FeedMemoryLimiter.Reservation?, episodes: [Episode]?)?>
+            /// Whether an episode handed to the store offered chapters or a transcript.
+            let offeredSidecars = Atomic(false)
 
             /// - Parameter episodes: Every episode of the document, when the first parse kept them.
             init(_ document: Data, _ reservation: FeedMemoryLimiter.Reservation?, episodes: [Episode]?) {
@@ -119,6 +121,9 @@ struct FeedFetcher: Sendable {
                     feedOrder += 1
                     return record
                 }
+                if records.contains(where: { !$0.sidecarOffers.isEmpty }) {
+                    held.offeredSidecars.store(true, ordering: .relaxed)
+                }
                 do throws(SQLiteError) { try store(records) } catch { failure = error }
             }
             // The document is only read inside this statement, not held by a local past the release.
@@ -134,6 +139,10 @@ struct FeedFetcher: Sendable {
             }
             if let failure { throw failure }
         }
+
+        /// Whether an episode ``episodes(of:markNew:now:into:)`` stored offered chapters or a transcript: only then can
+        /// the store have noted offers to take up.
+        var offeredSidecars: Bool { held.offeredSidecars.load(ordering: .relaxed) }
     }
 
     /// What a fetch of a feed came to.
@@ -182,7 +191,9 @@ struct FeedFetcher: Sendable {
         // a new one reserves once its size is known, holding its document while it waits, and a grown one grows its
         // reservation.
         var reservation: FeedMemoryLimiter.Reservation?
-        let known = await lastDocumentSize(of: podcast.feedURL)
+        // A subscription's feed is fetched before its podcast is stored: the store has no size to give or keep yet.
+        let stored = podcast.id != 0
+        let known = await lastDocumentSize(of: podcast.feedURL, inStore: stored)
         if let size = known {
             reservation = await memory.limiter.reserve(
                 ParsedFeed.estimatedCost(ofDocument: size),
@@ -209,7 +220,7 @@ struct FeedFetcher: Sendable {
         case 200...299:
             // Within the memory budget from here until the stored refresh lets go of the document.
             if result.body.count != known {
-                await remember(result.body.count, of: podcast.feedURL)
+                await remember(result.body.count, of: podcast.feedURL, inStore: stored)
             }
             let cost = ParsedFeed.estimatedCost(ofDocument: result.body.count)
             if let held = reservation {
@@ -249,22 +260,25 @@ struct FeedFetcher: Sendable {
     /// The size of the last document fetched from `url`: known since the last start, or kept in the store from
     /// before it (then known from now on). Without it, the first refresh after a restart of every big feed would
     /// fetch at once and hold all their documents while they waited their turn.
-    private func lastDocumentSize(of url: String) async -> Int? {
+    ///
+    /// - Parameter inStore: Whether the podcast is stored; without, the store is not asked (a new subscription).
+    private func lastDocumentSize(of url: String, inStore: Bool) async -> Int? {
         if let known = memory.limiter.lastDocumentSize(of: url) {
             // A subscription's size could not be stored before its podcast was: it is now.
-            if !known.stored { await remember(known.bytes, of: url) }
+            if !known.stored && inStore { await remember(known.bytes, of: url, inStore: true) }
             return known.bytes
         }
-        guard let stored = try? await store.feedDocumentSize(of: url), let size = Int(exactly: stored) else {
+        guard inStore, let stored = try? await store.feedDocumentSize(of: url), let size = Int(exactly: stored) else {
             return nil
         }
         memory.limiter.remember(documentSize: size, of: url, stored: true)
         return size
     }
 
-    /// Records the size of a document fetched from `url`, in memory and in the store when a podcast has that feed.
-    private func remember(_ size: Int, of url: String) async {
-        let stored = (try? await store.setFeedDocumentSize(Int64(size), of: url)) ?? false
+    /// Records the size of a document fetched from `url`, in memory and in the store when a podcast has that feed
+    /// (`inStore`: stored already; a new subscription's size is stored by its first refresh).
+    private func remember(_ size: Int, of url: String, inStore: Bool) async {
+        let stored = inStore ? ((try? await store.setFeedDocumentSize(Int64(size), of: url)) ?? false) : false
         memory.limiter.remember(documentSize: size, of: url, stored: stored)
     }
 

@@ -237,8 +237,9 @@ extension Subscriptions {
         let inserted = try await store.applyRefresh(podcast, durability: durability) { store in
             try parsed.episodes(of: id, markNew: markNew, now: now, into: store)
         }
-        // A feed may add a transcript to an episode whose file is here already.
-        sidecars.wanted()
+        // A feed may add a transcript to an episode whose file is here already; one that offers none has nothing
+        // to take up, and asking made an OPML import's store thread take up nothing after every feed.
+        if parsed.offeredSidecars { sidecars.wanted() }
         return inserted
     }
 
