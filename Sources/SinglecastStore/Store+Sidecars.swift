@@ -146,21 +146,22 @@ extension Store {
     /// Adds a row for each offer of every episode whose download completed and that has no row for that offer and
     /// download yet: offers a refresh added after the episode's file came are taken up too.
     ///
-    /// Reads only the episodes noted since the last take-up. When any of them has its download completed, their rows
-    /// are added and every note is forgotten (one whose download is still running is noted again when it completes);
-    /// otherwise nothing is written.
+    /// Reads only the episodes noted since the last take-up, and forgets them: one whose download is not complete
+    /// yet is noted again when it completes. With nothing noted it writes nothing.
     ///
     /// - Returns: How many rows were added.
     @discardableResult
     package func takeUpSidecarOffers() throws(StoreError) -> Int {
         try withConnection("taking up chapters and transcripts") { connection throws(SQLiteError) in
             try connection.transaction { () throws(SQLiteError) -> Int in
+                // Most take-ups find nothing noted, and must not write: emptying an empty table still rewrites its
+                // root page, and the commit then syncs the log (an fdatasync for each feed of an OPML import).
+                guard try !connection.queryCached("SELECT 1 FROM sidecar_offers_pending LIMIT 1").isEmpty else {
+                    return 0
+                }
                 // The join starts from the noted episodes (CROSS JOIN), which are few whatever the catalogue holds.
                 // Every statement cached: a take-up follows every completed download and refreshed feed.
                 let rows = try connection.queryCached(Self.offersToTakeUpSQL)
-                // Most take-ups find nothing noted, and must not write: emptying an empty table still rewrites its
-                // root page, and the commit then syncs the log (an fdatasync for each feed of an OPML import).
-                guard !rows.isEmpty else { return 0 }
                 var added = 0
                 for row in rows {
                     guard let episode = row.int64(0), let download = row.int64(1) else { continue }

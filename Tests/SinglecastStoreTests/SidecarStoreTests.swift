@@ -303,6 +303,19 @@ import Testing
             let forgotten = try version()
             #expect(try await store.takeUpSidecarOffers() == 0)
             #expect(try version() == forgotten)
+            // A note of a download still running is forgotten too; its completion notes the episode again.
+            try await store.withConnection { connection throws(SQLiteError) in
+                try connection.execute("UPDATE downloads SET state = 'active' WHERE id = ?", [.integer(download)])
+                try connection.execute(
+                    "INSERT INTO sidecar_offers_pending (episode_id) VALUES (?)",
+                    [.integer(episode)]
+                )
+            }
+            #expect(try await store.takeUpSidecarOffers() == 0)
+            let pending = try await store.withConnection { connection throws(SQLiteError) in
+                try connection.query("SELECT episode_id FROM sidecar_offers_pending").count
+            }
+            #expect(pending == 0)
         }
     }
 
