@@ -186,7 +186,11 @@ package enum PlainText {
                 }
                 return true
             } ?? false
-        if clean { return text }
+        return clean ? text : spacesNormalizedByteByByte(text)
+    }
+
+    /// ``normalizingSpaces(_:)``'s rule itself, applied to every byte: what its shortcut must agree with.
+    static func spacesNormalizedByteByByte(_ text: String) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count)
         var pendingSpace = false
