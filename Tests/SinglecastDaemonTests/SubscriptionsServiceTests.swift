@@ -323,6 +323,53 @@ struct PodcastHarness {
         #expect(harness.feeds.fetches.withLock { $0["https://feeds.example/other.xml"] } == nil, "fetched anyway")
     }
 
+    /// An import answers with each feed's name and outcome, so a new podcast's episodes are counted only for a
+    /// watcher of the `subscribed` event, whose podcast carries its counts as `subscribe`'s answer does.
+    @Test func anImportCountsANewPodcastsEpisodesOnlyForAWatcher() async throws {
+        let enclosures = ["http://cdn.example/e2.mp3", "http://cdn.example/e1.mp3"]
+        let opml = """
+            <?xml version="1.0"?><opml version="2.0"><head><title>t</title></head><body>
+            <outline type="rss" text="Show" xmlUrl="\(PodcastHarness.feedURL)"/>
+            </body></opml>
+            """
+        let unwatched = try await PodcastHarness(enclosures: enclosures)
+        await unwatched.store.recordUses()
+        #expect(ImportResult(try await unwatched.subscriptions.importOPML(opml)).feeds.map(\.outcome) == ["subscribed"])
+        let uses = await unwatched.store.uses ?? []
+        #expect(uses.contains("subscribing"))
+        #expect(!uses.contains("counting episodes"), "counted for no one: \(uses)")
+
+        struct Line: Decodable {
+            struct Params: Decodable {
+                struct Podcast: Decodable {
+                    let episodes: Int
+                    let newEpisodes: Int
+                    enum CodingKeys: String, CodingKey {
+                        case episodes
+                        case newEpisodes = "new_episodes"
+                    }
+                }
+                let podcast: Podcast
+            }
+            let method: String
+            let params: Params
+        }
+        let watched = try await PodcastHarness(enclosures: enclosures)
+        let (id, subscription) = watched.events.subscribe()
+        watched.events.setTopics([.podcasts], for: id)
+        defer { watched.events.remove(id) }
+        _ = try await watched.subscriptions.importOPML(opml)
+        var iterator = subscription.makeAsyncIterator()
+        let line = try JSONDecoder().decode(Line.self, from: try #require(await iterator.next()))
+        #expect(line.method == "podcast.subscribed")
+        #expect(line.params.podcast.episodes == 2)
+        #expect(line.params.podcast.newEpisodes == 0)
+
+        let answered = try await PodcastHarness(enclosures: enclosures)
+        let result = try await answered.subscriptions.subscribe(SubscribeCommand(feed: .url(PodcastHarness.feedURL)))
+        #expect(result.podcast.counts == EpisodeCounts(total: 2, new: 0), "subscribe answers with the counts")
+    }
+
     @Test func aFailedEntrySaysWhyWithoutTheWiresDecoration() async throws {
         let harness = try await PodcastHarness(enclosures: [])
         let opml = """

@@ -40,7 +40,11 @@ extension Subscriptions {
         // subscription keeps them apart from the URL, as subscribe does.
         let shown = (try? HTTPURL(outline.feedURL).string) ?? HTTPURL.shown(outline.feedURL)
         do {
-            let result = try await subscribe(SubscribeCommand(feed: .url(outline.feedURL)), durability: .processCrash)
+            let result = try await subscribe(
+                SubscribeCommand(feed: .url(outline.feedURL)),
+                durability: .processCrash,
+                counted: false
+            )
             let id = result.podcast.record.id
             return ImportedFeed(
                 url: shown,

@@ -166,14 +166,19 @@ package actor Subscriptions {
     // MARK: - Commands
 
     package func subscribe(_ command: SubscribeCommand) async throws -> SubscribeOutcome {
-        try await subscribe(command, durability: .powerLoss)
+        try await subscribe(command, durability: .powerLoss, counted: true)
     }
 
-    /// - Parameter durability: How the new subscription is committed: ``Durability/processCrash`` only for a caller
-    ///   that syncs before it answers (``importOPML(_:)``).
-    func subscribe(_ command: SubscribeCommand, durability: Durability) async throws -> SubscribeOutcome {
+    /// - Parameters:
+    ///   - durability: How the new subscription is committed: ``Durability/processCrash`` only for a caller that
+    ///     syncs before it answers (``importOPML(_:)``).
+    ///   - counted: Whether the answer carries a new podcast's episode counts. An import answers with names only, and
+    ///     counting each new podcast was one more trip to the store's thread per feed; a watcher of the `subscribed`
+    ///     event gets them either way.
+    func subscribe(_ command: SubscribeCommand, durability: Durability, counted: Bool) async throws -> SubscribeOutcome
+    {
         do {
-            let result = try await subscribeAndStore(command, durability: durability)
+            let result = try await subscribeAndStore(command, durability: durability, counted: counted)
             await refresher.trimHeapAfterBigFeeds()
             return result
         } catch {
@@ -182,7 +187,11 @@ package actor Subscriptions {
         }
     }
 
-    func subscribeAndStore(_ params: SubscribeCommand, durability: Durability) async throws -> SubscribeOutcome {
+    private func subscribeAndStore(
+        _ params: SubscribeCommand,
+        durability: Durability,
+        counted: Bool
+    ) async throws -> SubscribeOutcome {
         // The options as `set` checks them, on a podcast of no settings yet: refused before anything is fetched.
         let options = PodcastChange(
             podcast: "",
@@ -276,7 +285,8 @@ package actor Subscriptions {
         let queued = try await applyPolicy(podcast.id, inserted: episodes, initial: true)
         let current = podcasts[podcast.id] ?? podcast
         logger.notice("subscribed to \(current.title) (\(redactedURL(current.feedURL)))")
-        let result = try await summary(current)
+        let result =
+            counted || events.isWatched(.podcasts) ? try await summary(current) : summary(current, counts: nil)
         events.podcastSubscribed(result)
         await refresher.subscribed(podcast.id, bigFeed: feed.documentSize >= 1 << 20)
         return SubscribeOutcome(podcast: result, existing: false, queued: queued, discovery: discovery)
