@@ -154,6 +154,40 @@ struct DownloadTableTests {
         #expect(!table.isClaimed("/d/a (2).mp3", byOtherThan: nil))
     }
 
+    /// Whatever changes a download goes through (another name, directory, state, progress, leaving), the claimed paths
+    /// are those a count over every download gives: changes that keep a claim as it was skip its bookkeeping.
+    @Test(arguments: [UInt64(1), 2, 3, 4]) func claimedPathsMatchARecountAfterAnyChanges(seed: UInt64) {
+        var random = SeededRandom(seed: seed)
+        var table = DownloadTable()
+        var shadow: [Int64: DownloadRecord] = [:]
+        let names = ["a.mp3", "b.mp3", "a (2).mp3"]
+        let directories = ["/d", "/e"]
+        let states: [DownloadRecord.State] = [.queued, .active, .paused, .failed, .completed, .cancelled]
+        for _ in 0..<2_000 {
+            let id = Int64.random(in: 1...6, using: &random)
+            var changed = shadow[id] ?? record(id, names.randomElement(using: &random)!)
+            switch Int.random(in: 0..<6, using: &random) {
+            case 0: changed.fileName = names.randomElement(using: &random)!
+            case 1: changed.directory = directories.randomElement(using: &random)!
+            case 2, 3: changed.state = states.randomElement(using: &random)!
+            case 4: changed.bytesDone += 1
+            default:
+                table[id] = nil
+                shadow[id] = nil
+                continue
+            }
+            table[id] = changed
+            shadow[id] = changed
+            for path in directories.flatMap({ directory in names.map { "\(directory)/\($0)" } }) {
+                let claimants = shadow.values.filter { $0.state != .completed && $0.path == path }.map(\.id)
+                #expect(table.isClaimed(path, byOtherThan: nil) == !claimants.isEmpty)
+                for other in Int64(1)...6 {
+                    #expect(table.isClaimed(path, byOtherThan: other) == claimants.contains { $0 != other })
+                }
+            }
+        }
+    }
+
     @Test func aCancelledDownloadClaimsItsPathUntilItLeavesTheTable() {
         var table = DownloadTable()
         table[1] = record(1, "a.mp3")
@@ -302,5 +336,18 @@ struct EpisodeNamingTests {
         #expect(EpisodeNaming.problem(in: "{podcast}/") != nil)
         #expect(EpisodeNaming.problem(in: "{nope}.mp3")?.contains("unknown placeholder {nope}") == true)
         #expect(EpisodeNaming.problem(in: "{title") != nil)
+    }
+}
+
+/// A reproducible generator for random walks over the download table (a linear congruential step, Knuth's MMIX
+/// constants, with the high bits folded in).
+private struct SeededRandom: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return state ^ (state >> 29)
     }
 }

@@ -39,12 +39,16 @@ package struct DownloadTable {
         get { byID[id] }
         set {
             let old = byID[id]
-            if let old, Self.claimsPath(old) {
-                let path = old.path
-                let remaining = (claimedPaths[path] ?? 1) - 1
-                claimedPaths[path] = remaining > 0 ? remaining : nil
+            // Most changes (progress, state, attempts) keep the claim as it was: building and hashing the path twice
+            // for each was a few per cent of the queue's CPU on small files.
+            if !Self.sameClaim(old, newValue) {
+                if let old, Self.claimsPath(old) {
+                    let path = old.path
+                    let remaining = (claimedPaths[path] ?? 1) - 1
+                    claimedPaths[path] = remaining > 0 ? remaining : nil
+                }
+                if let newValue, Self.claimsPath(newValue) { claimedPaths[newValue.path, default: 0] += 1 }
             }
-            if let newValue, Self.claimsPath(newValue) { claimedPaths[newValue.path, default: 0] += 1 }
             if let newValue {
                 if old?.url != newValue.url { hosts[id] = Self.host(of: newValue.url) }
             } else {
@@ -143,6 +147,14 @@ package struct DownloadTable {
     /// queued at that moment could take it and have its own partial file written into or deleted.
     private static func claimsPath(_ record: DownloadRecord) -> Bool {
         record.state != .completed
+    }
+
+    /// Whether `old` and `new` claim the same path, or both none.
+    private static func sameClaim(_ old: DownloadRecord?, _ new: DownloadRecord?) -> Bool {
+        let oldClaims = old.map(claimsPath) ?? false
+        let newClaims = new.map(claimsPath) ?? false
+        guard oldClaims, newClaims, let old, let new else { return oldClaims == newClaims }
+        return old.directory == new.directory && old.fileName == new.fileName
     }
 
     private static func host(of url: String) -> String { HTTPURL.host(of: url) ?? "" }
