@@ -154,23 +154,26 @@ struct DownloadTableTests {
         #expect(!table.isClaimed("/d/a (2).mp3", byOtherThan: nil))
     }
 
-    /// Whatever changes a download goes through (another name, directory, state, progress, leaving), the claimed paths
-    /// are those a count over every download gives: changes that keep a claim as it was skip its bookkeeping.
-    @Test(arguments: [UInt64(1), 2, 3, 4]) func claimedPathsMatchARecountAfterAnyChanges(seed: UInt64) {
+    /// Whatever changes a download goes through (another name, directory, URL, state, progress, leaving), the claimed
+    /// paths and the downloads of each URL are those a count over every download gives: changes that keep a claim or
+    /// a URL as it was skip its bookkeeping.
+    @Test(arguments: [UInt64(1), 2, 3, 4]) func indexesMatchARecountAfterAnyChanges(seed: UInt64) {
         var random = SeededRandom(seed: seed)
         var table = DownloadTable()
         var shadow: [Int64: DownloadRecord] = [:]
         let names = ["a.mp3", "b.mp3", "a (2).mp3"]
         let directories = ["/d", "/e"]
+        let urls = ["https://a.example/1.mp3", "https://a.example/2.mp3", "https://b.example/1.mp3"]
         let states: [DownloadRecord.State] = [.queued, .active, .paused, .failed, .completed, .cancelled]
         for _ in 0..<2_000 {
             let id = Int64.random(in: 1...6, using: &random)
             var changed = shadow[id] ?? record(id, names.randomElement(using: &random)!)
-            switch Int.random(in: 0..<6, using: &random) {
+            switch Int.random(in: 0..<7, using: &random) {
             case 0: changed.fileName = names.randomElement(using: &random)!
             case 1: changed.directory = directories.randomElement(using: &random)!
             case 2, 3: changed.state = states.randomElement(using: &random)!
             case 4: changed.bytesDone += 1
+            case 5: changed.url = urls.randomElement(using: &random)!
             default:
                 table[id] = nil
                 shadow[id] = nil
@@ -184,6 +187,12 @@ struct DownloadTableTests {
                 for other in Int64(1)...6 {
                     #expect(table.isClaimed(path, byOtherThan: other) == claimants.contains { $0 != other })
                 }
+            }
+            for url in urls + ["https://a.example/\(id).mp3"] {
+                #expect(
+                    Set(table.downloads(of: url).map(\.id)) == Set(shadow.values.filter { $0.url == url }.map(\.id))
+                )
+                #expect(table.downloads(of: url).allSatisfy { shadow[$0.id] == $0 })
             }
         }
     }

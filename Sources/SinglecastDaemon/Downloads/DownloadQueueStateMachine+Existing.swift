@@ -31,7 +31,7 @@ extension DownloadQueueStateMachine {
         for wanted: Repeat,
         fileExists: (DownloadRecord) -> Bool
     ) throws(DownloadQueueError) -> DownloadRecord? {
-        let same = records.values.filter { $0.url == wanted.url && $0.listed && $0.state != .cancelled }
+        let same = records.downloads(of: wanted.url).filter { $0.listed && $0.state != .cancelled }
         let elsewhere = { (record: DownloadRecord) in
             (wanted.directory.map { $0 != record.directory } ?? false)
                 || (wanted.name.map { $0 != record.fileName } ?? false)

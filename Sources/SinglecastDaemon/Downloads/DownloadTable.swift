@@ -27,6 +27,9 @@ package struct DownloadTable {
     private var claimedPaths: [String: Int] = [:]
     /// Each download's host, parsed once.
     private var hosts: [Int64: String] = [:]
+    /// The downloads of each URL: an enqueue looks up every URL it is given, and a scan of every record for each
+    /// made an enqueue of 1,000 URLs cost 1,000 passes over the whole history.
+    private var idsByURL: [String: Set<Int64>] = [:]
     /// Queued downloads by retry time, host and start order (``DownloadQueueIndex``).
     private var queue = DownloadQueueIndex()
     private var queuedCount = 0
@@ -49,10 +52,13 @@ package struct DownloadTable {
                 }
                 if let newValue, Self.claimsPath(newValue) { claimedPaths[newValue.path, default: 0] += 1 }
             }
-            if let newValue {
-                if old?.url != newValue.url { hosts[id] = Self.host(of: newValue.url) }
-            } else {
-                hosts[id] = nil
+            if old?.url != newValue?.url {
+                if let url = old?.url {
+                    idsByURL[url]?.remove(id)
+                    if idsByURL[url]?.isEmpty == true { idsByURL[url] = nil }
+                }
+                if let url = newValue?.url { idsByURL[url, default: []].insert(id) }
+                hosts[id] = newValue.map { Self.host(of: $0.url) }
             }
             byID[id] = newValue
             let wasQueued = old?.state == .queued
@@ -69,6 +75,11 @@ package struct DownloadTable {
                 }
             }
         }
+    }
+
+    /// Every download of `url` (as stored), in no particular order.
+    package func downloads(of url: String) -> [DownloadRecord] {
+        idsByURL[url].map { ids in ids.compactMap { byID[$0] } } ?? []
     }
 
     /// The lower-cased host of a download's URL (`""` when it has none).
