@@ -28,6 +28,10 @@ package struct HTTPHeaderFields: Sendable, Hashable {
         fields.append((name.lowercased(), value))
     }
 
+    mutating func append(lowercasedName: String, value: String) {
+        fields.append((lowercasedName, value))
+    }
+
     /// Appends an obsolete line folding continuation (RFC 9112 §5.2) to the last value.
     mutating func continueLastValue(_ text: String) {
         guard !fields.isEmpty else { return }
@@ -269,8 +273,10 @@ package struct ResponseBodyPolicy: Sendable, Hashable {
         }
     }
 
-    /// Feeds one header line as libcurl delivers it: a status line, a field, or the blank line that ends a block.
-    package mutating func receiveHeaderLine(_ rawLine: String) -> HeaderAction {
+    /// Feeds one header line as libcurl delivers it, terminator included: a status line, a field, or the blank line
+    /// that ends a block. Read as bytes: the engine's thread parses every line of every response, and reading them as
+    /// `Character`s was a quarter of its time on small files.
+    package mutating func receiveHeaderLine(_ rawLine: UnsafeRawBufferPointer) -> HeaderAction {
         switch phase {
         case .body:
             return .proceed  // a chunked trailer: the decision is made
@@ -279,15 +285,20 @@ package struct ResponseBodyPolicy: Sendable, Hashable {
         case .headers, .hop:
             break
         }
-        // "\r\n" is one Character in Swift; isNewline covers it, "\n" and "\r".
-        let line = Substring(rawLine).trimmingSuffix(while: { $0.isNewline })
-        if line.hasPrefix("HTTP/") {
+        var end = rawLine.endIndex
+        while end > rawLine.startIndex, rawLine[end - 1] == ASCII.lineFeed || rawLine[end - 1] == ASCII.carriageReturn {
+            end -= 1
+        }
+        let line = rawLine[..<end]
+        if line.starts(with: "HTTP/".utf8) {
             // A new response: a redirect hop or 1xx came before it. Its headers must not leak into this one.
             headers.removeAll()
             phase = .headers
-            let fields = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
+            let fields = line.split(separator: ASCII.space, maxSplits: 2, omittingEmptySubsequences: true)
             guard fields.count >= 2, let code = OutsideNumber.decimal(fields[1]), (100..<600).contains(code) else {
-                return stop(.malformed("unreadable status line \"\(line.prefix(80))\""))
+                return stop(
+                    .malformed("unreadable status line \"\(String(decoding: line.prefix(80), as: UTF8.self))\"")
+                )
             }
             status = Int(code)
             return .proceed
@@ -297,12 +308,33 @@ package struct ResponseBodyPolicy: Sendable, Hashable {
             return endOfHeaders()
         }
         guard status != nil else { return stop(.malformed("a header field before the status line")) }
-        if line.first == " " || line.first == "\t" {
-            headers.continueLastValue(line.trimmed)
-        } else if let colon = line.firstIndex(of: ":") {
-            headers.append(name: line[..<colon].trimmed, value: line[line.index(after: colon)...].trimmed)
+        if line.first == ASCII.space || line.first == ASCII.tab {
+            headers.continueLastValue(String(decoding: Self.trimmed(line), as: UTF8.self))
+        } else if let colon = line.firstIndex(of: ASCII.colon) {
+            let name = Self.trimmed(line[..<colon])
+            headers.append(
+                lowercasedName: String(unsafeUninitializedCapacity: name.count) { buffer in
+                    for (offset, byte) in name.enumerated() { buffer[offset] = ASCII.lowercased(byte) }
+                    return name.count
+                },
+                value: String(decoding: Self.trimmed(line[(colon + 1)...]), as: UTF8.self)
+            )
         }
         return .proceed
+    }
+
+    /// ``receiveHeaderLine(_:)-(UnsafeRawBufferPointer)`` of a line as text.
+    package mutating func receiveHeaderLine(_ line: String) -> HeaderAction {
+        var line = line
+        return line.withUTF8 { receiveHeaderLine(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// `bytes` without leading and trailing spaces and tabs (HTTP's optional whitespace).
+    private static func trimmed(_ bytes: Slice<UnsafeRawBufferPointer>) -> Slice<UnsafeRawBufferPointer> {
+        var (start, end) = (bytes.startIndex, bytes.endIndex)
+        while start < end, bytes[start] == ASCII.space || bytes[start] == ASCII.tab { start += 1 }
+        while end > start, bytes[end - 1] == ASCII.space || bytes[end - 1] == ASCII.tab { end -= 1 }
+        return bytes[start..<end]
     }
 
     /// Feeds the size of one body chunk; the engine performs the returned action.
@@ -491,4 +523,17 @@ extension Substring {
 
 extension String {
     fileprivate var trimmed: String { Substring(self).trimmed }
+}
+
+/// The bytes a header line is read by.
+private enum ASCII {
+    static let lineFeed = UInt8(ascii: "\n")
+    static let carriageReturn = UInt8(ascii: "\r")
+    static let space = UInt8(ascii: " ")
+    static let tab = UInt8(ascii: "\t")
+    static let colon = UInt8(ascii: ":")
+
+    static func lowercased(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
+    }
 }

@@ -294,8 +294,7 @@ final class TransferContext {
 
     private func receiveHeader(_ data: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
         guard let data, count > 0 else { return count }
-        let line = String(decoding: UnsafeRawBufferPointer(start: data, count: count), as: UTF8.self)
-        switch policy.receiveHeaderLine(line) {
+        switch policy.receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: count)) {
         case .proceed:
             return count
         case .stop:

@@ -33,6 +33,9 @@ package enum OutsideNumber {
 
     /// A run of ASCII decimal digits (nothing else: no sign, no spaces) as an `Int64`; `nil` when it is empty,
     /// holds another byte, or does not fit.
+    /// Inlinable, so that each caller gets it specialized for its bytes: a header's status code through the
+    /// protocol's witnesses cost more than the rest of its line.
+    @inlinable
     package static func decimal<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Int64? {
         guard !bytes.isEmpty else { return nil }
         var value: Int64 = 0
