@@ -38,6 +38,7 @@ import Testing
     @Test(arguments: [
         ("http://cdn.example/e.mp3?x=1.html", "e.mp3"), ("http://cdn.example/e.M4A#t", "x"),
         ("http://cdn.example/e", "Episode 1.opus"), ("http://cdn.example/a.b/feed.ogg", "x"),
+        ("http://cdn.example/e.mp3/", "x"), ("http://cdn.example/e.mp3//", "e"),
     ])
     func aMediaExtensionAnnouncesMediaWhateverTheType(url: String, fileName: String) {
         let plain = announced(contentType: "application/octet-stream", url: url, fileName: fileName)
