@@ -18,4 +18,18 @@ import Testing
         #expect(!HTTPURL.isHTTPS("http://host/a"))
         #expect(!HTTPURL.isHTTPS("https\u{1A}//host/a"))
     }
+
+    /// A completion stores the request's URL as its final URL, unparsed, when libcurl reports it unchanged: that is
+    /// right only because the form `HTTPURL` stores is one it leaves as it is.
+    @Test(arguments: [
+        "http://example.com", "HTTPS://Example.COM:8443/a/b?c=d#e", " https://user:pa%40ss@host/x.mp3 ",
+        "http://h/a%20b.mp3", "https://h/ä ö.mp3", "http://[::1]:8080/x", "http://h/a?b=c&d=e;f",
+        "https://xn--bcher-kva.example/", "http://h:80/", "https://h/path/../x/./y", "http://user@h/", "http://h/?",
+        "http://h/#", "http://h/a#b#c", "http://h/%zz", "https://h/a?q=ä&r=%C3%A4", "http://H/A.MP3",
+    ])
+    func theStoredFormIsItsOwnParse(text: String) throws {
+        let stored = try HTTPURL(text).string
+        #expect(try HTTPURL(stored).string == stored)
+        #expect(try HTTPURL(stored).user == nil)
+    }
 }

@@ -61,6 +61,7 @@ final class InProcessRouter: Sendable {
         let events = EventBus(logger: logger)
         var queueSettings = QueueSettings()
         queueSettings.transfer.connectTimeout = .seconds(2)
+        queueSettings.transfer.requireHTTPS = configuration.requireHTTPS
         let queue = DownloadQueue(
             store: store,
             engine: engine,

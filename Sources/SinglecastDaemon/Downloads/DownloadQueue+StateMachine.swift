@@ -452,8 +452,11 @@ package struct DownloadQueueStateMachine {
         guard var record = records[id] else { preconditionFailure("download \(id) finished without a record") }
         func absorb(_ response: TransferResponse?) {
             guard let response else { return }
-            // Without credentials a redirect wrote into it (HTTPURL's rule), since `show` prints it.
-            record.finalURL = (try? HTTPURL(response.finalURL))?.string ?? HTTPURL.shown(response.finalURL)
+            // Without credentials a redirect wrote into it (HTTPURL's rule), since `show` prints it. The request's own
+            // URL, which libcurl reports when nothing redirected, is in that form already (HTTPURL is idempotent).
+            record.finalURL =
+                response.finalURL == record.url
+                ? record.url : (try? HTTPURL(response.finalURL))?.string ?? HTTPURL.shown(response.finalURL)
             if let etag = response.etag { record.etag = etag }
             if let modified = response.lastModified { record.lastModified = modified }
             if let total = response.totalLength { record.bytesTotal = total }

@@ -710,7 +710,7 @@ package actor DownloadQueue: Service {
                 throw .invalid("header '\(header)' is not of the form 'Name: value': \(problem)", parameter: "headers")
             }
         }
-        for request in requests { _ = try validatedURL(request.url) }
+        for request in requests { try checkURL(request.url) }
     }
 
     /// Queues files that may go to different directories (a podcast's episodes to its folders) in one transaction;
@@ -848,10 +848,28 @@ package actor DownloadQueue: Service {
                 throw .invalid("'\(shown)' names no host", parameter: "urls")
             }
         }
-        if settings.transfer.requireHTTPS && !HTTPURL.isHTTPS(url.string) {
-            throw .invalid("'\(shown)' is plain http, and require_https is on; use an https URL", parameter: "urls")
-        }
+        try checkScheme(url.string)
         return url
+    }
+
+    /// ``validatedURL(_:)`` without its result: a URL of the plain shape nearly every one has (``HTTPURL/isPlain(_:)``)
+    /// needs no full parse, which an enqueue would make twice per URL.
+    private func checkURL(_ text: String) throws(DownloadQueueError) {
+        guard HTTPURL.isPlain(text) else {
+            _ = try validatedURL(text)
+            return
+        }
+        try checkScheme(text)
+    }
+
+    /// `require_https`, for a valid URL.
+    private func checkScheme(_ url: String) throws(DownloadQueueError) {
+        if settings.transfer.requireHTTPS && !HTTPURL.isHTTPS(url) {
+            throw .invalid(
+                "'\(HTTPURL.shown(url))' is plain http, and require_https is on; use an https URL",
+                parameter: "urls"
+            )
+        }
     }
 
     /// The listed downloads in ``DownloadQueueStateMachine/orderedRecords()``'s order.
