@@ -59,6 +59,28 @@ import Testing
         #expect(try parse(#"{"jsonrpc":"2.0","id":-0.25e3,"method":"ping"}"#).get().id != nil)
     }
 
+    /// Each token keeps its kind, whichever kind `JSONValue` tries first: a string that spells a number or a boolean
+    /// stays a string, and a number or boolean never becomes one.
+    @Test func everyTokenKeepsItsKind() throws {
+        let params = try parse(
+            #"{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":["1","true","null","1.5",1,true,null,1.5,-2e3,[],{}]}}"#
+        ).get().params
+        let expected: [JSONValue] = [
+            .string("1"), .string("true"), .string("null"), .string("1.5"), .integer(1), .bool(true), .null,
+            .double(1.5), .integer(-2000), .array([]), .object([:]),
+        ]
+        guard case .object(let fields)? = params, case .array(let values)? = fields["a"] else {
+            Issue.record("params: \(String(describing: params))")
+            return
+        }
+        #expect(values.count == expected.count)
+        for (value, wanted) in zip(values, expected) where value != wanted {
+            // -2e3 may be read as a whole number or as a Double; either is the same number.
+            if case .double(let number) = value, case .integer(let whole) = wanted, number == Double(whole) { continue }
+            Issue.record("\(value) instead of \(wanted)")
+        }
+    }
+
     /// Decoding 500 nested arrays inside a 1 KB request took 4 s of CPU; deep nesting is refused before decoding.
     @Test func deepNestingIsRefusedWithoutDecoding() throws {
         for depth in [65, 500, 100_000] {
