@@ -13,6 +13,15 @@ import Glibc
 /// A shared download directory where someone planted links: a download never writes through a link, whether it
 /// stands for the partial file or for a folder below `download_dir`.
 @Suite struct DownloadDirectoryTests {
+    /// Trailing slashes do not change what is inside a root; a sibling that shares its prefix is not inside it.
+    @Test(arguments: [
+        ("/a/b", "/a", true), ("/a/b//", "/a/", true), ("/a", "/a///", true), ("/", "/", true), ("/x", "/", true),
+        ("/ab", "/a", false), ("/a", "/a/b", false), ("//", "/", true), ("/é/b/", "/é", true), ("/é", "/e", false),
+    ])
+    func insideARootWhateverItsTrailingSlashes(path: String, root: String, inside: Bool) {
+        #expect(DownloadDirectory.isInside(path, root: root) == inside)
+    }
+
     private func makeQueue(
         _ home: TemporaryDirectory,
         engine: HTTPEngine,

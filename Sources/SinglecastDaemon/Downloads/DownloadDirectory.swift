@@ -131,10 +131,16 @@ package enum DownloadDirectory {
         return (root, rest.split(separator: "/").map(String.init).filter { $0 != "." })
     }
 
+    /// `path` without trailing slashes, `/` itself aside. Looked at as bytes: counting `Character`s for each of the
+    /// few calls per file operation was 2 % of a small download's instructions.
     private static func trimmed(_ path: String) -> String {
-        var path = Substring(path)
-        while path.count > 1, path.hasSuffix("/") { path = path.dropLast() }
-        return String(path)
+        var end = path.utf8.endIndex
+        while path.utf8.distance(from: path.utf8.startIndex, to: end) > 1,
+            path.utf8[path.utf8.index(before: end)] == UInt8(ascii: "/")
+        {
+            end = path.utf8.index(before: end)
+        }
+        return end == path.utf8.endIndex ? path : String(Substring(path.utf8[..<end]))
     }
 
     /// Makes `directory` and its missing parents; the directory the user configured or named, so links are followed.
