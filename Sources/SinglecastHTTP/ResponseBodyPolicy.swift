@@ -25,7 +25,7 @@ package struct HTTPHeaderFields: Sendable, Hashable {
     package var count: Int { fields.count }
 
     mutating func append(name: String, value: String) {
-        fields.append((name.lowercased(), value))
+        append(lowercasedName: name.lowercased(), value: value)
     }
 
     mutating func append(lowercasedName: String, value: String) {
