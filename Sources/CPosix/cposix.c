@@ -30,6 +30,10 @@ int cposix_accept(int listener) {
     return accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }
 
+const void *cposix_memmem(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length) {
+    return memmem(haystack, haystack_length, needle, needle_length);
+}
+
 int cposix_memfd(const char *name) {
     return memfd_create(name, MFD_CLOEXEC);
 }

@@ -1,4 +1,5 @@
 import CCurl
+import CPosix
 import FoundationEssentials
 import SinglecastProtocol
 import SinglecastStore
@@ -234,11 +235,22 @@ package struct Router: Sendable {
     /// Whether `line` is a request that replaces one of the same method still running on its connection: a newer
     /// `search` cancels the previous one (search-as-you-type clients send one per keystroke).
     package static func supersedes(_ line: [UInt8]) -> Bool {
-        // Parsing only lines that can be one keeps the common case at a byte scan.
-        guard line.count < 1 << 16, line.firstRange(of: Array(#""search""#.utf8)) != nil,
+        // Parsing only lines that can be one keeps the common case at a byte scan: memmem, because the generic
+        // `firstRange(of:)` cost 70 instructions a byte, and the control server asks this of each line several times.
+        guard line.count < 1 << 16, contains(line, Self.searchToken),
             case .success(let request) = RPCRequest.parse(line: line)
         else { return false }
         return request.method == Method.search.rawValue
+    }
+
+    private static let searchToken = Array(#""search""#.utf8)
+
+    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        haystack.withUnsafeBytes { haystack in
+            needle.withUnsafeBytes { needle in
+                cposix_memmem(haystack.baseAddress, haystack.count, needle.baseAddress, needle.count) != nil
+            }
+        }
     }
 
     /// Decodes `params` as `T`, turning a decoding failure into an `invalid_params` error that names the field.

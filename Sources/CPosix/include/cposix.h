@@ -17,6 +17,9 @@ int cposix_accept(int listener);
 /// with _GNU_SOURCE.
 int cposix_memfd(const char *name);
 
+/// memmem(3) (declared only with _GNU_SOURCE): where `needle` first occurs in `haystack`, or NULL.
+const void *cposix_memmem(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length);
+
 /// malloc_trim(0): gives the free memory in every malloc arena back to the system, as far as it can. glibc keeps
 /// freed memory for reuse, and its arenas never shrink on their own below their highest used chunk.
 ///
