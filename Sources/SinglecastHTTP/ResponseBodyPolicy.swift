@@ -22,6 +22,17 @@ package struct HTTPHeaderFields: Sendable, Hashable {
         return fields.compactMap { $0.lowercasedName == name ? $0.value : nil }
     }
 
+    /// The value of the last field called `name`, which is lower-case already: the policy's own lookups, made for
+    /// every response, copy nothing.
+    func last(lowercasedName name: String) -> String? {
+        fields.last(where: { $0.lowercasedName == name })?.value
+    }
+
+    /// Whether a field called `name` (lower-case already) has a value that satisfies `predicate`.
+    func contains(lowercasedName name: String, where predicate: (String) -> Bool) -> Bool {
+        fields.contains(where: { $0.lowercasedName == name && predicate($0.value) })
+    }
+
     package var count: Int { fields.count }
 
     mutating func append(name: String, value: String) {
@@ -243,9 +254,18 @@ package struct ResponseBodyPolicy: Sendable, Hashable {
     /// The length of the latest response's body as libcurl reads it: none when the body is chunked (chunked
     /// coding overrides `Content-Length`, RFC 9112 §6.3), else the *last* `Content-Length` field (libcurl takes each
     /// in turn); `nil` when that is not plain decimal digits, which libcurl then checks itself.
+    /// Asked several times a response, so it reads the fields in place: through `values` and `String` trimming it
+    /// cost the engine's thread more than the rest of a small download's headers.
     package var contentLength: Int64? {
-        if headers.values("transfer-encoding").contains(where: { $0.lowercased().contains("chunked") }) { return nil }
-        return headers.values("content-length").last.flatMap { OutsideNumber.decimal($0.trimmed) }
+        if headers.contains(lowercasedName: "transfer-encoding", where: { $0.lowercased().contains("chunked") }) {
+            return nil
+        }
+        guard let value = headers.last(lowercasedName: "content-length") else { return nil }
+        // A folded value (`continueLastValue`) may start with the space that joined it.
+        var digits = Substring(value).utf8
+        while let first = digits.first, first == ASCII.space || first == ASCII.tab { digits.removeFirst() }
+        while let last = digits.last, last == ASCII.space || last == ASCII.tab { digits.removeLast() }
+        return OutsideNumber.decimal(digits)
     }
 
     /// The `ETag` of the latest response, when it is a usable validator (``usableValidator(_:)``).
@@ -514,15 +534,6 @@ extension Substring {
         while end > startIndex, predicate(self[index(before: end)]) { end = index(before: end) }
         return self[startIndex..<end]
     }
-
-    /// Without leading and trailing spaces and tabs (HTTP's optional whitespace).
-    fileprivate var trimmed: String {
-        String(drop(while: { $0 == " " || $0 == "\t" }).trimmingSuffix(while: { $0 == " " || $0 == "\t" }))
-    }
-}
-
-extension String {
-    fileprivate var trimmed: String { Substring(self).trimmed }
 }
 
 /// The bytes a header line is read by.

@@ -50,6 +50,7 @@ package enum OutsideNumber {
     }
 
     /// `decimal` of a string's UTF-8.
+    @inlinable
     package static func decimal(_ text: some StringProtocol) -> Int64? {
         decimal(text.utf8)
     }

@@ -317,6 +317,22 @@ private func feed(_ policy: inout ResponseBodyPolicy, _ lines: [String]) -> Resp
         #expect(chunked.totalLength == nil)
     }
 
+    /// Blanks around the value and a value folded onto the next line (RFC 9112 §5.2) leave the length readable,
+    /// whatever the field name's case.
+    @Test func aPaddedOrFoldedContentLengthIsRead() {
+        var padded = ResponseBodyPolicy(.init())
+        #expect(feed(&padded, ["HTTP/1.1 200 OK", "content-LENGTH: \t 77 \t"]) == .proceed)
+        #expect(padded.contentLength == 77)
+
+        var folded = ResponseBodyPolicy(.init())
+        #expect(feed(&folded, ["HTTP/1.1 200 OK", "CONTENT-LENGTH:", " \t 1234"]) == .proceed)
+        #expect(folded.contentLength == 1234)
+
+        var foldedTwice = ResponseBodyPolicy(.init())
+        #expect(feed(&foldedTwice, ["HTTP/1.1 200 OK", "Content-Length: 12", "  34"]) == .proceed)
+        #expect(foldedTwice.contentLength == nil)
+    }
+
     // MARK: Two versions of one file
 
     /// A server that inserts ads per request answers a resume with another version, `If-Range` or not.
