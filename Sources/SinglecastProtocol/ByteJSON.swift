@@ -422,7 +422,16 @@ package struct JSONByteWriter {
     /// Whether the object being written has a member yet, so the next one needs a comma.
     private var hasMember: [Bool] = []
 
-    package init() {}
+    /// `capacity`: the bytes to reserve, so that a small document (an event, a download) is not copied each time
+    /// its buffer doubles.
+    package init(capacity: Int = 0) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// Ends a line of the line-delimited protocol.
+    package mutating func newline() {
+        bytes.append(UInt8(ascii: "\n"))
+    }
 
     package mutating func beginObject() {
         bytes.append(UInt8(ascii: "{"))
@@ -441,7 +450,8 @@ package struct JSONByteWriter {
         // The protocol's keys are snake_case ASCII, with nothing to escape.
         bytes.append(UInt8(ascii: "\""))
         bytes.append(contentsOf: key.stringValue.utf8)
-        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
     }
 
     /// Members whose value is `nil` are left out, as `encodeIfPresent` leaves them out.

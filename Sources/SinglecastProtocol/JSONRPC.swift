@@ -402,16 +402,16 @@ package enum WireCoding {
             return try line(for: NotificationEnvelope(method: method, params: params))
         }
         // The keys in the order `.sortedKeys` writes them: jsonrpc, method, params.
-        var writer = JSONByteWriter()
+        // A `download.*` event is 350–500 bytes: one buffer, copied once into its `Data`.
+        var writer = JSONByteWriter(capacity: 1024)
         writer.beginObject()
         writer.member(NotificationKey.jsonrpc, "2.0")
         writer.member(NotificationKey.method, method)
         writer.key(NotificationKey.params)
         try writable.write(to: &writer)
         writer.endObject()
-        var line = Data(writer.bytes)
-        line.append(UInt8(ascii: "\n"))
-        return line
+        writer.newline()
+        return Data(writer.bytes)
     }
 
     private enum NotificationKey: String, CodingKey { case jsonrpc, method, params }

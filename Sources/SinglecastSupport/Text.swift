@@ -29,14 +29,21 @@ extension StringProtocol {
 
     /// The text with every line feed replaced by `replacement`, the one in a CRLF pair included (the CR stays).
     /// `replacing("\n", with:)` compares `Character`s and leaves `"\r\n"` alone.
+    /// Every log line goes through it: inlinable, so that it is specialized for `String`.
+    @inlinable
     package func replacingLineFeeds(with replacement: String) -> String {
         replacingEvery("\n", with: replacement)
     }
 
     /// The text with every `scalar` replaced by `replacement`, wherever it stands: unlike `replacing(_:with:)`,
     /// which compares `Character`s, this also finds a quote that a combining mark follows.
+    @inlinable
     package func replacingEvery(_ scalar: Unicode.Scalar, with replacement: String) -> String {
-        guard unicodeScalars.contains(scalar) else { return String(self) }
+        // An ASCII scalar is one byte in UTF-8 and no byte of another scalar's encoding equals it: the bytes tell
+        // whether it is there without decoding the text (most text has nothing to replace).
+        let present =
+            scalar.isASCII ? utf8.contains(UInt8(truncatingIfNeeded: scalar.value)) : unicodeScalars.contains(scalar)
+        guard present else { return String(self) }
         var result = String.UnicodeScalarView()
         for each in unicodeScalars {
             if each == scalar {

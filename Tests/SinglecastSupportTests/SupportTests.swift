@@ -64,6 +64,19 @@ import Testing
         #expect(!"a\r\nb".replacingLineFeeds(with: " ").utf8.contains(UInt8(ascii: "\n")))
     }
 
+    /// An ASCII scalar is found by its byte, another by decoding: both wherever they stand, a quote before a
+    /// combining mark and a substring's bounds included.
+    @Test func replacesEveryScalar() {
+        #expect("it's \"q\u{301}\"".replacingEvery("\"", with: "'") == "it's 'q\u{301}'")
+        #expect("a\"\u{301}b".replacingEvery("\"", with: "") == "a\u{301}b")
+        #expect("naïve café".replacingEvery("é", with: "e").replacingEvery("ï", with: "i") == "naive cafe")
+        #expect("e\u{301}".replacingEvery("é", with: "x") == "e\u{301}")
+        #expect("plain".replacingEvery("\u{0}", with: "x") == "plain")
+        let text = "x:y:z"
+        #expect(text.dropFirst(2).replacingEvery(":", with: "-") == "y-z")
+        #expect(text.dropLast(2).replacingEvery("z", with: "-") == "x:y")
+    }
+
     @Test(arguments: [
         ("/a/b", "/a"), ("/a/b/", "/a"), ("/a", "/"), ("/", "/"), ("a", "."), ("a/b", "a"), ("//a//b", "//a"),
     ])
