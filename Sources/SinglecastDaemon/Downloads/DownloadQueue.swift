@@ -142,10 +142,8 @@ package actor DownloadQueue: Service {
     private var commitWaiters: [Int64: CheckedContinuation<CommitTurn, Never>] = [:]
     /// libmagic's database could not be loaded (logged once): completed downloads are not checked.
     private var mediaCheckUnavailable = false
-    /// The enclosure type the media check holds a download's body against (`nil` inside: no episode, or no type),
-    /// for downloads this run queued: the check then asks the store only after a restart, or once another episode
-    /// was linked to the download. A completion cost one more trip to the store's thread without it.
-    private var announcedTypes: [Int64: String?] = [:]
+    /// What the media check holds each download's body against (``AnnouncedTypes``).
+    private var announcedTypes = AnnouncedTypes()
 
     /// The live side of an active download, shared with the engine's progress callback.
     final class RunningTransfer: Sendable {
@@ -794,9 +792,9 @@ package actor DownloadQueue: Service {
             await perform(machine.enqueued([], reserved: paths))
             throw .notSaved(error)
         }
-        // Kept before the machine hears of the downloads, since it may start them at once. Completions take theirs
-        // out; what cancels and clears left is swept now and then (before these are added: the machine has none).
-        if announcedTypes.count > 1024 { announcedTypes = announcedTypes.filter { machine.records[$0.key] != nil } }
+        // Kept before the machine hears of the downloads, since it may start them at once. What cancels and clears
+        // left is swept before these are added (the machine has none of them yet).
+        announcedTypes.sweep(keeping: machine.records.contains)
         for (slot, index) in fresh.enumerated() {
             let id = stored[slot].record.id
             if stored[slot].existing {

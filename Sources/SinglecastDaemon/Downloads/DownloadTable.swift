@@ -38,6 +38,9 @@ package struct DownloadTable {
 
     package var values: Dictionary<Int64, DownloadRecord>.Values { byID.values }
 
+    /// Whether download `id` is in the table, without copying its record as `self[id] != nil` does.
+    package func contains(_ id: Int64) -> Bool { byID.index(forKey: id) != nil }
+
     package subscript(id: Int64) -> DownloadRecord? {
         get { byID[id] }
         set {
