@@ -181,9 +181,15 @@ extension Store {
         linking episodes: [Int64?] = []
     ) throws(StoreError) -> [EnqueueOutcome] {
         precondition(episodes.isEmpty || episodes.count == records.count, "one episode (or nil) per record")
-        return try withConnection("queueing downloads") { connection throws(SQLiteError) in
-            try connection.transaction { () throws(SQLiteError) -> [EnqueueOutcome] in
-                var position = try connection.scalar("SELECT COALESCE(MAX(position), 0) FROM downloads")?.int64 ?? 0
+        let known = highestDownloadPosition
+        let (outcomes, highest) = try withConnection("queueing downloads") { connection throws(SQLiteError) in
+            try connection.transaction { () throws(SQLiteError) -> ([EnqueueOutcome], Int64) in
+                var position: Int64
+                if let known {
+                    position = known
+                } else {
+                    position = try connection.scalar("SELECT COALESCE(MAX(position), 0) FROM downloads")?.int64 ?? 0
+                }
                 // Two statements prepared once for the daemon's life, not twice per download.
                 let live =
                     "SELECT \(downloadColumns) FROM downloads WHERE url = ? AND state NOT IN ('completed', 'cancelled')"
@@ -210,11 +216,13 @@ extension Store {
                             episode.map { (episode: $0, download: Optional(outcome.record.id)) }
                         }
                         try Self.link(links, on: connection)
-                        return outcomes
+                        return (outcomes, position)
                     }
                 }
             }
         }
+        highestDownloadPosition = highest
+        return outcomes
     }
 
     /// Every download, optionally only those in `state`, in id order.
@@ -263,6 +271,10 @@ extension Store {
                     }
                 }
             }
+        }
+        // A `move` renumbers positions; none may pass the one the next enqueue counts on from.
+        if let known = highestDownloadPosition, let saved = records.lazy.map(\.position).max(), saved > known {
+            highestDownloadPosition = saved
         }
     }
 

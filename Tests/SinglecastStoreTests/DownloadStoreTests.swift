@@ -31,6 +31,35 @@ struct DownloadStoreTests {
         }
     }
 
+    /// The store keeps the highest position instead of reading `MAX(position)` for each enqueue; a new download must
+    /// still come after every row, whatever a `move` saved, and after a reopen.
+    @Test("a new download's position is above every row's, after a save moved one and after a reopen")
+    func positionsStayAboveEveryRow() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/db.sqlite3"
+            let store = try Store(path: path)
+            let first = try await store.enqueue([record("https://a/1"), record("https://a/2")])
+            var moved = first[0].record
+            moved.position = 100
+            try await store.save([moved])
+            let second = try await store.enqueue([record("https://a/3")])
+            #expect(second[0].record.position == 101)
+            // Only existing downloads: nothing is given a position, and the next one still counts from the top.
+            #expect(try await store.enqueue([record("https://a/3")])[0].existing)
+            try await store.deleteDownloads([second[0].record.id])
+            let third = try await store.enqueue([record("https://a/4")])
+            #expect(third[0].record.position > 100)
+            try await store.close()
+
+            let reopened = try Store(path: path)
+            let fourth = try await reopened.enqueue([record("https://a/5")])
+            #expect(fourth[0].record.position == third[0].record.position + 1)
+            let positions = try await reopened.downloads().map(\.position)
+            #expect(Set(positions).count == positions.count)
+            try await reopened.close()
+        }
+    }
+
     @Test("the id of a removed download is never given to another, not even after a reopen")
     func idsAreNotReused() async throws {
         try await withTemporaryDirectory { directory in
