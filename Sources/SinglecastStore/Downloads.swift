@@ -391,14 +391,4 @@ extension Store {
             )
         }
     }
-
-    /// The smallest and largest queue positions, for moving a download to the top or bottom.
-    package func positionBounds() throws(StoreError) -> (min: Int64, max: Int64) {
-        try withConnection("reading queue positions") { connection throws(SQLiteError) in
-            let row = try connection.query(
-                "SELECT COALESCE(MIN(position), 0), COALESCE(MAX(position), 0) FROM downloads"
-            )
-            return (row.first?[0].int64 ?? 0, row.first?[1].int64 ?? 0)
-        }
-    }
 }
