@@ -119,9 +119,9 @@ extension HTTPEngine {
                 }
                 return FetchResult(response: response, body: Data(), permanentRedirect: plan.permanentRedirect)
             case .failed(let error, _, _):
-                // libcurl's total timeout starts after the deadline's remainder was taken, so it ends at or after the
+                // libcurl's total timeout starts after the deadline's remainder was taken, so it ends at (about) the
                 // deadline: a timeout then is the deadline's, not a connect timeout's or the low-speed limit's.
-                if error.code == .timeout, let deadline = request.deadline, deadline.hasPassed(at: .now) {
+                if error.code == .timeout, let deadline = request.deadline, deadline.accountsForTimeout(at: .now) {
                     throw deadline.failure(request.url)
                 }
                 throw error

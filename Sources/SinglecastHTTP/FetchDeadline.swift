@@ -30,6 +30,17 @@ package struct FetchDeadline: Sendable, Hashable {
     /// Whether the deadline has passed at `now`.
     package func hasPassed(at now: ContinuousClock.Instant) -> Bool { now >= instant }
 
+    /// Whether a libcurl timeout that ended a hop at `now` is this deadline's. libcurl's total timeout, set to what
+    /// was left, should end at or after the deadline, but CI once saw it reported before the deadline by our clock
+    /// (libcurl counts from its own start of the transfer, in whole milliseconds), and the fetch then failed as a
+    /// connect timeout. A timeout within ``timeoutSlack`` of the deadline is the deadline's: the fetch would have run
+    /// out of time that much later anyway, while libcurl's own timeouts (connect, low speed) are seconds long.
+    package func accountsForTimeout(at now: ContinuousClock.Instant) -> Bool {
+        hasPassed(at: now.advanced(by: Self.timeoutSlack))
+    }
+
+    package static let timeoutSlack = Duration.milliseconds(50)
+
     /// The failure of a fetch of `url` that ran out of time.
     package func failure(_ url: String) -> TransferError {
         TransferError(

@@ -21,6 +21,19 @@ import Testing
         #expect(deadline.hasPassed(at: start.advanced(by: .seconds(2))))
     }
 
+    /// A libcurl timeout reported a little before the deadline by our clock is still the deadline's; one well before
+    /// it (a connect timeout, the low-speed limit) is not.
+    @Test func aTimeoutAtTheDeadlineIsItsWithinTheSlack() {
+        let start = ContinuousClock.now
+        let deadline = FetchDeadline(.seconds(2), from: start)
+        #expect(deadline.accountsForTimeout(at: start.advanced(by: .seconds(3))))
+        #expect(deadline.accountsForTimeout(at: start.advanced(by: .seconds(2))))
+        #expect(deadline.accountsForTimeout(at: start.advanced(by: .milliseconds(1999))))
+        #expect(deadline.accountsForTimeout(at: start.advanced(by: .seconds(2) - FetchDeadline.timeoutSlack)))
+        #expect(!deadline.accountsForTimeout(at: start.advanced(by: .milliseconds(1900))))
+        #expect(!deadline.accountsForTimeout(at: start))
+    }
+
     @Test func itsFailureNamesTheURLWithoutCredentialsAndTheLimit() {
         let error = FetchDeadline(.seconds(120)).failure("https://ada:secret@feeds.example/show.xml")
         #expect(error.code == .timeout)
