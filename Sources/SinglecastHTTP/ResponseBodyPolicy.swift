@@ -16,12 +16,6 @@ package struct HTTPHeaderFields: Sendable, Hashable {
         return fields.first(where: { $0.lowercasedName == name })?.value
     }
 
-    /// The values of every field called `name` (any case), in the order they came.
-    package func values(_ name: String) -> [String] {
-        let name = name.lowercased()
-        return fields.compactMap { $0.lowercasedName == name ? $0.value : nil }
-    }
-
     /// The value of the last field called `name`, which is lower-case already: the policy's own lookups, made for
     /// every response, copy nothing.
     func last(lowercasedName name: String) -> String? {
@@ -254,8 +248,8 @@ package struct ResponseBodyPolicy: Sendable, Hashable {
     /// The length of the latest response's body as libcurl reads it: none when the body is chunked (chunked
     /// coding overrides `Content-Length`, RFC 9112 §6.3), else the *last* `Content-Length` field (libcurl takes each
     /// in turn); `nil` when that is not plain decimal digits, which libcurl then checks itself.
-    /// Asked several times a response, so it reads the fields in place: through `values` and `String` trimming it
-    /// cost the engine's thread more than the rest of a small download's headers.
+    /// Asked several times a response, so it reads the fields in place: built as arrays of values and trimmed as
+    /// `String`s, it cost the engine's thread more than the rest of a small download's headers.
     package var contentLength: Int64? {
         if headers.contains(lowercasedName: "transfer-encoding", where: { $0.lowercased().contains("chunked") }) {
             return nil
