@@ -186,8 +186,9 @@ import Testing
         for _ in 0..<5 {
             sender.send(DesktopNotification(summary: "s", body: "b", icon: "i"))
         }
-        // send never waits for the bus.
-        #expect(ContinuousClock.now - start < .milliseconds(100))
+        // send never waits for the bus. The bound is loose, since the suite shares two cores; a send that
+        // connected first would wait for the bus thread's whole attempt and its report.
+        #expect(ContinuousClock.now - start < .seconds(1))
         while reports.all.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
         try await Task.sleep(for: .milliseconds(300))
         #expect(reports.all.count == 1, "\(reports.all)")

@@ -7,8 +7,14 @@ import Testing
 /// A speed limit set on transfers that are already running: smooth, accurate, and never a cause of stalls.
 @Suite struct SpeedLimitTests {
     private enum Result: Sendable {
-        case samples([Int64])
+        case samples([Sample])
         case ending(Ending)
+    }
+
+    /// Bytes on disk, and when they were counted: a sleep on a loaded machine may overshoot its second.
+    private struct Sample: Sendable {
+        var bytes: Int64
+        var at: ContinuousClock.Instant
     }
 
     /// Two transfers start unlimited from a server that sends faster than the limit, so the sockets fill up; then a
@@ -33,14 +39,14 @@ import Testing
                     engine.setSpeedLimit(limit)
                     // Three seconds for what was in flight before the limit (the sockets' buffers) to drain.
                     try await Task.sleep(for: .seconds(3))
-                    var samples: [Int64] = []
+                    var samples: [Sample] = []
                     for _ in 0...20 {
-                        samples.append(files.reduce(0) { $0 + $1.size })
+                        samples.append(Sample(bytes: files.reduce(0) { $0 + $1.size }, at: .now))
                         try await Task.sleep(for: .seconds(1))
                     }
                     return .samples(samples)
                 }
-                var samples: [Int64] = []
+                var samples: [Sample] = []
                 var endings: [Ending] = []
                 while let result = try await group.next() {
                     switch result {
@@ -57,14 +63,16 @@ import Testing
 
         #expect(endings.count == 2)
         #expect(endings.allSatisfy { if case .failed(.cancelled, _) = $0 { true } else { false } }, "\(endings)")
-        let perSecond = zip(samples, samples.dropFirst()).map { $1 - $0 }
-        print("bytes per second under a \(limit) B/s limit: \(perSecond)")
-        let expected = Double(limit) * 10
+        let perSample = zip(samples, samples.dropFirst()).map { $1.bytes - $0.bytes }
+        print("bytes per sample (about a second) under a \(limit) B/s limit: \(perSample)")
         for start in 0...(samples.count - 11) {
-            let received = Double(samples[start + 10] - samples[start])
+            let window = samples[start + 10].at - samples[start].at
+            let seconds = Double(window.components.seconds) + Double(window.components.attoseconds) / 1e18
+            let expected = Double(limit) * seconds
+            let received = Double(samples[start + 10].bytes - samples[start].bytes)
             #expect(
                 abs(received - expected) <= expected * 0.1,
-                "seconds \(start)-\(start + 10): \(Int(received)) bytes instead of \(Int(expected))"
+                "samples \(start)-\(start + 10) (\(window)): \(Int(received)) bytes instead of \(Int(expected))"
             )
         }
     }
