@@ -8,40 +8,168 @@ package struct DownloadRecord: Sendable, Hashable {
         case cancelled
     }
 
-    package var id: Int64
-    package var url: String
-    package var finalURL: String?
-    package var directory: String
-    package var fileName: String
-    package var state: State
-    package var pauseReason: String?
-    package var priority: Int
-    package var position: Int64
+    /// The fields, in one box that copies share until one of them changes: the queue's table, its state machine's
+    /// actions and the events each copy a record, and a copy retains one box instead of each of its 26 fields.
+    private final class Box: @unchecked Sendable {  // mutated only while uniquely referenced (copy on write)
+        var fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    private struct Fields: Hashable {
+        var id: Int64
+        var url: String
+        var finalURL: String?
+        var directory: String
+        var fileName: String
+        var state: State
+        var pauseReason: String?
+        var priority: Int
+        var position: Int64
+        var bytesDone: Int64
+        var bytesTotal: Int64?
+        var etag: String?
+        var lastModified: String?
+        var attempts: Int
+        var errorCode: String?
+        var errorMessage: String?
+        var errorHTTPStatus: Int?
+        var nextAttemptAt: Int64?
+        var addedAt: Int64
+        var completedAt: Int64?
+        var headers: [String]
+        var authUser: String?
+        var authPassword: String?
+        var deletePartial: Bool
+        var partialName: String?
+        var listed: Bool
+        var bypassesGate: Bool
+    }
+
+    private var box: Box
+
+    private var uniqueFields: Fields {
+        get { box.fields }
+        _modify {
+            if !isKnownUniquelyReferenced(&box) { box = Box(box.fields) }
+            yield &box.fields
+        }
+    }
+
+    package var id: Int64 {
+        get { box.fields.id }
+        _modify { yield &uniqueFields.id }
+    }
+    package var url: String {
+        get { box.fields.url }
+        _modify { yield &uniqueFields.url }
+    }
+    package var finalURL: String? {
+        get { box.fields.finalURL }
+        _modify { yield &uniqueFields.finalURL }
+    }
+    package var directory: String {
+        get { box.fields.directory }
+        _modify { yield &uniqueFields.directory }
+    }
+    package var fileName: String {
+        get { box.fields.fileName }
+        _modify { yield &uniqueFields.fileName }
+    }
+    package var state: State {
+        get { box.fields.state }
+        _modify { yield &uniqueFields.state }
+    }
+    package var pauseReason: String? {
+        get { box.fields.pauseReason }
+        _modify { yield &uniqueFields.pauseReason }
+    }
+    package var priority: Int {
+        get { box.fields.priority }
+        _modify { yield &uniqueFields.priority }
+    }
+    package var position: Int64 {
+        get { box.fields.position }
+        _modify { yield &uniqueFields.position }
+    }
     /// Bytes of the partial file known to be durable (the last checkpoint).
-    package var bytesDone: Int64
-    package var bytesTotal: Int64?
-    package var etag: String?
-    package var lastModified: String?
-    package var attempts: Int
-    package var errorCode: String?
-    package var errorMessage: String?
-    package var errorHTTPStatus: Int?
+    package var bytesDone: Int64 {
+        get { box.fields.bytesDone }
+        _modify { yield &uniqueFields.bytesDone }
+    }
+    package var bytesTotal: Int64? {
+        get { box.fields.bytesTotal }
+        _modify { yield &uniqueFields.bytesTotal }
+    }
+    package var etag: String? {
+        get { box.fields.etag }
+        _modify { yield &uniqueFields.etag }
+    }
+    package var lastModified: String? {
+        get { box.fields.lastModified }
+        _modify { yield &uniqueFields.lastModified }
+    }
+    package var attempts: Int {
+        get { box.fields.attempts }
+        _modify { yield &uniqueFields.attempts }
+    }
+    package var errorCode: String? {
+        get { box.fields.errorCode }
+        _modify { yield &uniqueFields.errorCode }
+    }
+    package var errorMessage: String? {
+        get { box.fields.errorMessage }
+        _modify { yield &uniqueFields.errorMessage }
+    }
+    package var errorHTTPStatus: Int? {
+        get { box.fields.errorHTTPStatus }
+        _modify { yield &uniqueFields.errorHTTPStatus }
+    }
     /// Unix milliseconds.
-    package var nextAttemptAt: Int64?
-    package var addedAt: Int64
-    package var completedAt: Int64?
-    package var headers: [String]
-    package var authUser: String?
-    package var authPassword: String?
-    package var deletePartial: Bool
+    package var nextAttemptAt: Int64? {
+        get { box.fields.nextAttemptAt }
+        _modify { yield &uniqueFields.nextAttemptAt }
+    }
+    package var addedAt: Int64 {
+        get { box.fields.addedAt }
+        _modify { yield &uniqueFields.addedAt }
+    }
+    package var completedAt: Int64? {
+        get { box.fields.completedAt }
+        _modify { yield &uniqueFields.completedAt }
+    }
+    package var headers: [String] {
+        get { box.fields.headers }
+        _modify { yield &uniqueFields.headers }
+    }
+    package var authUser: String? {
+        get { box.fields.authUser }
+        _modify { yield &uniqueFields.authUser }
+    }
+    package var authPassword: String? {
+        get { box.fields.authPassword }
+        _modify { yield &uniqueFields.authPassword }
+    }
+    package var deletePartial: Bool {
+        get { box.fields.deletePartial }
+        _modify { yield &uniqueFields.deletePartial }
+    }
     /// The partial file's name when it differs from `fileName + ".part"`: the final name changed at completion and
     /// the rename has not happened yet.
-    package var partialName: String?
+    package var partialName: String? {
+        get { box.fields.partialName }
+        _modify { yield &uniqueFields.partialName }
+    }
     /// `false` once `clear --completed` took a completed download off the list; the row stays while an episode
     /// still points at it.
-    package var listed: Bool
+    package var listed: Bool {
+        get { box.fields.listed }
+        _modify { yield &uniqueFields.listed }
+    }
     /// Queued with `--now`: starts outside the download windows and on a metered network.
-    package var bypassesGate: Bool
+    package var bypassesGate: Bool {
+        get { box.fields.bypassesGate }
+        _modify { yield &uniqueFields.bypassesGate }
+    }
 
     package init(
         id: Int64 = 0,
@@ -55,39 +183,56 @@ package struct DownloadRecord: Sendable, Hashable {
         authUser: String? = nil,
         authPassword: String? = nil
     ) {
-        self.id = id
-        self.url = url
-        self.finalURL = nil
-        self.directory = directory
-        self.fileName = fileName
-        self.state = .queued
-        self.pauseReason = nil
-        self.priority = priority
-        self.position = position
-        self.bytesDone = 0
-        self.bytesTotal = nil
-        self.etag = nil
-        self.lastModified = nil
-        self.attempts = 0
-        self.errorCode = nil
-        self.errorMessage = nil
-        self.errorHTTPStatus = nil
-        self.nextAttemptAt = nil
-        self.addedAt = addedAt
-        self.completedAt = nil
-        self.headers = headers
-        self.authUser = authUser
-        self.authPassword = authPassword
-        self.deletePartial = false
-        self.partialName = nil
-        self.listed = true
-        self.bypassesGate = false
+        box = Box(
+            Fields(
+                id: id,
+                url: url,
+                finalURL: nil,
+                directory: directory,
+                fileName: fileName,
+                state: .queued,
+                pauseReason: nil,
+                priority: priority,
+                position: position,
+                bytesDone: 0,
+                bytesTotal: nil,
+                etag: nil,
+                lastModified: nil,
+                attempts: 0,
+                errorCode: nil,
+                errorMessage: nil,
+                errorHTTPStatus: nil,
+                nextAttemptAt: nil,
+                addedAt: addedAt,
+                completedAt: nil,
+                headers: headers,
+                authUser: authUser,
+                authPassword: authPassword,
+                deletePartial: false,
+                partialName: nil,
+                listed: true,
+                bypassesGate: false
+            )
+        )
     }
+
+    package static func == (left: DownloadRecord, right: DownloadRecord) -> Bool {
+        left.box === right.box || left.box.fields == right.box.fields
+    }
+
+    package func hash(into hasher: inout Hasher) { box.fields.hash(into: &hasher) }
 
     /// The final path of the file.
     package var path: String { directory + "/" + fileName }
     /// Where the bytes are while the download runs.
     package var partialPath: String { directory + "/" + (partialName ?? fileName + ".part") }
+}
+
+extension DownloadRecord: CustomReflectable {
+    /// Its fields, as a plain struct's would show in test failures and `dump`, not its box.
+    package var customMirror: Mirror {
+        Mirror(self, children: Mirror(reflecting: box.fields).children, displayStyle: .struct)
+    }
 }
 
 /// The result of inserting one download.

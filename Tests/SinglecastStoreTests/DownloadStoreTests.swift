@@ -8,6 +8,25 @@ struct DownloadStoreTests {
         DownloadRecord(url: url, directory: "/srv/d", fileName: name, addedAt: 1000, headers: ["X-A: 1", "X-B: 2"])
     }
 
+    @Test("a record is a value: a changed copy leaves the original as it was, and equal fields are equal records")
+    func recordsAreValues() {
+        let original = record("https://a/1")
+        var copy = original
+        copy.state = .completed
+        copy.headers.append("X-C: 3")
+        copy.bytesDone = 65_536
+        #expect(original.state == .queued && original.headers == ["X-A: 1", "X-B: 2"] && original.bytesDone == 0)
+        #expect(copy.state == .completed && copy.headers.count == 3 && copy.bytesDone == 65_536)
+        #expect(copy != original)
+
+        var same = record("https://a/1")
+        #expect(same == original && same.hashValue == original.hashValue)
+        same.etag = "\"v1\""
+        #expect(same != original)
+        same.etag = nil
+        #expect(Set([same, original]).count == 1)
+    }
+
     @Test("enqueue assigns ids and positions, and returns the live download for a repeated URL")
     func enqueueDeduplicates() async throws {
         try await withTemporaryDirectory { directory in
