@@ -297,10 +297,9 @@ package struct Router: Sendable {
     /// A misspelt parameter must not be silently ignored: every non-null field the client sent has to appear in
     /// what was understood.
     private func rejectUnknownParameters(_ request: RPCRequest, understood: some Encodable) throws {
-        guard case .object(let sent)? = request.params, case .object(let read) = try WireCoding.value(of: understood)
-        else { return }
-        if let unknown = sent.filter({ $0.value != .null && read[$0.key] == nil }).keys.sorted().first {
-            let known = read.keys.sorted().map { "'\($0)'" }.joined(separator: ", ")
+        guard case .object(let sent)? = request.params, let read = try EncodedKeys.of(understood) else { return }
+        if let unknown = sent.filter({ $0.value != .null && !read.contains($0.key) }).keys.sorted().first {
+            let known = read.sorted().map { "'\($0)'" }.joined(separator: ", ")
             throw RPCError.invalidParams(
                 "unknown parameter '\(unknown)' for '\(request.method)'"
                     + (known.isEmpty ? "" : "; understood: \(known)"),
