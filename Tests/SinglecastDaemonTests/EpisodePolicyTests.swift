@@ -97,6 +97,30 @@ import Testing
 
     /// An age near `Int64.max` milliseconds (one written before ages had a maximum, or a date far in the future)
     /// overflowed `date + age` at every start: the sum saturates, so the episode is simply not too old.
+    /// The younger of max_age and delete_older_than decides, whichever of them is set.
+    @Test(arguments: [
+        (Int64?.some(10), Int64?.none, EpisodePolicy.Skip?.some(.olderThan(10))),
+        (nil, 20, .olderThan(20)),
+        (30, 20, .olderThan(20)),
+        (20, 30, .olderThan(20)),
+        (nil, nil, nil),
+        (100, nil, nil),
+    ])
+    func theYoungerAgeDecides(maxAge: Int64?, deleteOlderThan: Int64?, expected: EpisodePolicy.Skip?) {
+        var rules = EpisodeRules()
+        rules.maxAge = maxAge
+        rules.deleteOlderThan = deleteOlderThan
+        let policy = EpisodePolicy(fetch: .allNew, keep: nil, rules: rules)
+        let fiftyAgo = EpisodePolicy.Candidate(
+            id: 1,
+            title: "t",
+            enclosureURL: "https://cdn.example/e.mp3",
+            hasDownload: false,
+            date: 1_000
+        )
+        #expect(policy.skip(fiftyAgo, now: 1_050) == expected)
+    }
+
     @Test func agesAndDatesAtTheEdgesDoNotOverflow() {
         var rules = EpisodeRules()
         rules.maxAge = .max

@@ -207,11 +207,17 @@ package struct EpisodePolicy: Sendable {
             if let minimum = rules.minDuration, duration < minimum { return .shorterThan(minimum) }
             if let maximum = rules.maxDuration, duration > maximum { return .longerThan(maximum) }
         }
-        // What delete_older_than would delete at once is not downloaded either.
-        let ages = [rules.maxAge, rules.deleteOlderThan].compactMap { $0 }
+        // What delete_older_than would delete at once is not downloaded either. No array of the two: this runs for
+        // every episode, and an array is an allocation each time.
+        let age =
+            switch (rules.maxAge, rules.deleteOlderThan) {
+            case (let maximum?, let older?): min(maximum, older)
+            case (let maximum?, nil): maximum
+            case (nil, let older): older
+            }
         // Saturating: a date or an age near the end of Int64 (one stored before ages had a maximum) overflowed here
         // at every start.
-        if let age = ages.min(), episode.date.saturatingAdd(age) < now { return .olderThan(age) }
+        if let age, episode.date.saturatingAdd(age) < now { return .olderThan(age) }
         if let types = rules.episodeTypes {
             let type = episode.episodeType ?? "full"
             if !types.contains(where: { $0.rawValue == type }) { return .episodeType(type) }

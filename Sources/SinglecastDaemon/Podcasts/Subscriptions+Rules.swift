@@ -36,6 +36,9 @@ extension Subscriptions {
         let wanted = Set(policy.wanted(newest: candidates, inserted: [], initial: true, now: now))
         var skipped: [RulesReport.Entry] = []
         if policy.fetch != .off {
+            // Room for every episode at once: grown by doubling, the list of entries (each a whole episode) was
+            // copied a dozen times, each time into fresh pages.
+            skipped.reserveCapacity(candidates.count)
             var texts = EpisodePolicy.SkipTexts()
             // By index: zipping the episodes with their candidates copied every record, skipped or not.
             for index in candidates.indices where !candidates[index].hasDownload {
