@@ -22,6 +22,13 @@ package enum JSONValue: Hashable, Sendable, Codable {
             self = .integer(value)
         } else if let value = try? container.decode(Double.self) {
             self = .double(value)
+        } else if let value = try? container.decode([String].self) {
+            // Arrays of one kind whole, as the lists of URLs and ids most requests carry are: element by element,
+            // each id threw twice (not a string, not a boolean), and those throws were most of reading an
+            // `enqueue` of 10,000 episodes. An array of anything else fails here at its first element.
+            self = .array(value.map(JSONValue.string))
+        } else if let value = try? container.decode([Int64].self) {
+            self = .array(value.map(JSONValue.integer))
         } else if let value = try? container.decode([JSONValue].self) {
             self = .array(value)
         } else if let value = try? container.decode([String: JSONValue].self) {

@@ -81,6 +81,25 @@ import Testing
         }
     }
 
+    /// Arrays of one kind are read whole; an array that only starts like one, or mixes kinds, keeps each element's.
+    @Test(arguments: [
+        (#"["a","b"]"#, [JSONValue.string("a"), .string("b")]),
+        ("[1,2,3]", [.integer(1), .integer(2), .integer(3)]),
+        (#"["a",1]"#, [.string("a"), .integer(1)]),
+        ("[1,2.5]", [.integer(1), .double(2.5)]),
+        ("[1,9223372036854775808]", [.integer(1), .double(9_223_372_036_854_775_808)]),
+        ("[true,false]", [.bool(true), .bool(false)]),
+        (
+            #"[1,"1",null,[2],{"k":3}]"#,
+            [.integer(1), .string("1"), .null, .array([.integer(2)]), .object(["k": .integer(3)])]
+        ),
+        ("[]", []),
+    ])
+    func arraysKeepEachElementsKind(json: String, expected: [JSONValue]) throws {
+        let params = try parse(#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":"# + json + "}}").get().params
+        #expect(params == .object(["a": .array(expected)]))
+    }
+
     /// Decoding 500 nested arrays inside a 1 KB request took 4 s of CPU; deep nesting is refused before decoding.
     @Test func deepNestingIsRefusedWithoutDecoding() throws {
         for depth in [65, 500, 100_000] {
