@@ -147,6 +147,27 @@ import Glibc
         #expect(FileManager.default.fileExists(atPath: b))
     }
 
+    /// A directory whose last character combines with the separator's neighbour must not shift the name: the name
+    /// is what follows the directory's bytes and its slash.
+    @Test func namesInDirectoriesOfCombiningCharactersStayWhole() async throws {
+        let home = try TemporaryDirectory(prefix: "singlecast-queue-test")
+        let engine = try HTTPEngine()
+        let (queue, store) = try makeQueue(home, engine: engine)
+        let directory = home.file("Cafe\u{301} \u{1F1EB}\u{1F1F7}")
+        let names = ["\u{301}e\u{301}.mp3", "Épisode 1.mp3", "e\u{301}.mp3"]
+        let result = try await queue.enqueue(
+            names.enumerated().map { index, name in
+                DownloadRequest(url: "http://127.0.0.1:9/\(index).mp3", directory: directory, name: name)
+            }
+        )
+        let stored = try await store.downloads()
+        try await store.close()
+
+        #expect(result.map(\.file) == names.map { directory + "/" + $0 })
+        #expect(stored.map(\.fileName) == names)
+        #expect(stored.allSatisfy { $0.directory == directory })
+    }
+
     @Test func concurrentEnqueuesNeverChooseTheSameName() async throws {
         let home = try TemporaryDirectory(prefix: "singlecast-queue-test")
         let engine = try HTTPEngine()

@@ -139,7 +139,7 @@ extension NumberMentionTests {
     @Test func enqueueingAnEpisodeSaysWhichEpisodeItTookTheNumberFor() async throws {
         let harness = try await PodcastHarness(enclosures: enclosures)
         try await harness.whileRunning {
-            let (episodes, _) = try await subscribed(harness)
+            let (episodes, download) = try await subscribed(harness)
             let older = episodes[1]
             let queued = try await harness.subscriptions.enqueue(
                 EpisodeEnqueueCommand(episodes: [older.id], priority: nil)
@@ -147,6 +147,13 @@ extension NumberMentionTests {
             #expect(queued.map(\.episode?.id) == [older.id])
             #expect(queued.first?.episode?.podcast == "Show")
             #expect(queued.first?.episode?.title == older.title)
+            // Asked again beside the newest one, whose download is done: each answer names its own episode.
+            let again = try await harness.subscriptions.enqueue(
+                EpisodeEnqueueCommand(episodes: [episodes[0].id, older.id], priority: nil)
+            )
+            #expect(again.map(\.existing) == [true, true])
+            #expect(again.map(\.id) == [download, queued[0].id])
+            #expect(again.map(\.episode?.id) == [episodes[0].id, older.id])
         }
     }
 }

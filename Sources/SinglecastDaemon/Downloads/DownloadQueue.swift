@@ -773,7 +773,8 @@ package actor DownloadQueue: Service {
             var record = DownloadRecord(
                 url: url.string,
                 directory: directory,
-                fileName: String(paths[slot].dropFirst(directory.count + 1)),
+                // By UTF-8 offset: dropping Characters walked the path's grapheme clusters, 4 k instructions each.
+                fileName: String(Substring(paths[slot].utf8.dropFirst(directory.utf8.count + 1))),
                 priority: request.priority,
                 addedAt: added,
                 headers: request.headers,

@@ -76,8 +76,10 @@ struct EpisodeEnqueuePlan: Sendable {
                     id: episode.id
                 )
             )
-            // The feed's credentials go only to the feed's host, never to a CDN the feed names.
-            let sameHost = HTTPURL.sameHost(text, podcast.feedURL)
+            // The feed's credentials go only to the feed's host, never to a CDN the feed names. Without credentials
+            // there is nothing to compare (parsing both hosts was a quarter of the plan).
+            let hasCredentials = podcast.authUser != nil || podcast.authPassword != nil
+            let sameHost = hasCredentials && HTTPURL.sameHost(text, podcast.feedURL)
             steps.append(
                 .new(
                     DownloadRequest(

@@ -282,19 +282,36 @@ extension Subscriptions {
                 result[index].pauseReason = info.pauseReason
             }
         }
-        return await namingEpisodes(result, of: found)
+        // The links as the queue's transaction wrote them: each episode queued to its download (new, or a live one
+        // of the same URL), the others as they were found; a stray download has no episode any more.
+        var links: [Int64: Int64] = [:]
+        for episode in found {
+            if let download = episode.downloadID { links[episode.id] = download }
+        }
+        for (request, entry) in zip(requests, enqueued) {
+            if let episode = request.episode { links[episode] = entry.id }
+        }
+        if !stray.isEmpty {
+            let discarded = Set(stray)
+            links = links.filter { !discarded.contains($0.value) }
+        }
+        return namingEpisodes(result, of: found, links: links)
     }
 
     /// `entries` with the episode each was queued for: an episode id and a download id are both small integers, so
     /// the answer says which episode a number was taken for (`enqueue 29` meant for download 29 shows at once).
-    private func namingEpisodes(_ entries: [EnqueuedDownload], of episodes: [EpisodeRecord]) async -> [EnqueuedDownload]
-    {
+    ///
+    /// - Parameter links: Each episode's download. (Reading them back from the store cost as much as reading the
+    ///   episodes in the first place.)
+    private func namingEpisodes(
+        _ entries: [EnqueuedDownload],
+        of episodes: [EpisodeRecord],
+        links: [Int64: Int64]
+    ) -> [EnqueuedDownload] {
         guard !episodes.isEmpty else { return entries }
-        // Re-read: the links were written with the downloads.
-        let linked = (try? await store.episodes(ids: episodes.map(\.id), fields: .withoutDescription)) ?? []
         var episodeOf: [Int64: EpisodeRecord] = [:]
-        for episode in linked {
-            if let download = episode.downloadID, episodeOf[download] == nil { episodeOf[download] = episode }
+        for episode in episodes {
+            if let download = links[episode.id], episodeOf[download] == nil { episodeOf[download] = episode }
         }
         return entries.map { entry in
             var entry = entry
