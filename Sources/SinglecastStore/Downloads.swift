@@ -1,3 +1,4 @@
+internal import CSQLite
 import SinglecastSupport
 
 /// One row of the `downloads` table: everything needed to resume a download after any restart.
@@ -260,6 +261,11 @@ private let insertDownloadSQL = """
     INSERT INTO downloads (\(writableColumns.joined(separator: ", "))) \
     VALUES (\(Array(repeating: "?", count: writableColumns.count).joined(separator: ", ")))
     """
+/// An enqueue's insert: a URL with a live download (the `downloads_live_url` index) inserts nothing, and only
+/// then is that download looked up, instead of a lookup before every insert.
+private let enqueueDownloadSQL = """
+    \(insertDownloadSQL) ON CONFLICT (url) WHERE state NOT IN ('completed', 'cancelled') DO NOTHING
+    """
 private let updateDownloadSQL = """
     UPDATE downloads SET \(writableColumns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?
     """
@@ -339,23 +345,30 @@ extension Store {
                 let live =
                     "SELECT \(downloadColumns) FROM downloads WHERE url = ? AND state NOT IN ('completed', 'cancelled')"
                 return try connection.withCachedStatement(live) { (find) throws(SQLiteError) in
-                    try connection.withCachedStatement(insertDownloadSQL) { (insert) throws(SQLiteError) in
+                    try connection.withCachedStatement(enqueueDownloadSQL) { (insert) throws(SQLiteError) in
                         var outcomes: [EnqueueOutcome] = []
                         for var record in records {
-                            try find.bind([.text(record.url)])
-                            let existing = try find.step() ? find.row() : nil
-                            find.reset()
-                            if let existing {
-                                outcomes.append(EnqueueOutcome(record: DownloadRecord(row: existing), existing: true))
-                                continue
-                            }
-                            position += 1
-                            record.position = position
+                            record.position = position + 1
                             try insert.bind(record.columnValues)
                             while try insert.step() {}
                             insert.reset()
-                            record.id = connection.lastInsertRowID
-                            outcomes.append(EnqueueOutcome(record: record, existing: false))
+                            if connection.changes == 1 {
+                                position += 1
+                                record.id = connection.lastInsertRowID
+                                outcomes.append(EnqueueOutcome(record: record, existing: false))
+                                continue
+                            }
+                            try find.bind([.text(record.url)])
+                            let existing = try find.step() ? find.row() : nil
+                            find.reset()
+                            guard let existing else {
+                                // Nothing inserted and no live download: only the live URL can conflict.
+                                throw SQLiteError(
+                                    code: SQLITE_CONSTRAINT,
+                                    message: "download \(record.url) was not inserted"
+                                )
+                            }
+                            outcomes.append(EnqueueOutcome(record: DownloadRecord(row: existing), existing: true))
                         }
                         let links = zip(episodes, outcomes).compactMap { episode, outcome in
                             episode.map { (episode: $0, download: Optional(outcome.record.id)) }

@@ -38,6 +38,11 @@ struct DownloadStoreTests {
             #expect(again[0].existing)
             #expect(again[0].record.id == first[1].record.id)
             #expect(!again[1].existing)
+            #expect(again[1].record.position == first[1].record.position + 1, "an existing one takes no position")
+            // A URL twice in one batch: the second finds the first, inserted in the same transaction.
+            let twice = try await store.enqueue([record("https://a/4"), record("https://a/4")])
+            #expect(twice.map(\.existing) == [false, true])
+            #expect(twice[0].record == twice[1].record)
 
             // A completed download no longer blocks queueing its URL again.
             var done = first[0].record
@@ -45,7 +50,7 @@ struct DownloadStoreTests {
             try await store.save([done])
             let redo = try await store.enqueue([record("https://a/1")])
             #expect(!redo[0].existing)
-            #expect(try await store.downloads().count == 4)
+            #expect(try await store.downloads().count == 5)
             try await store.close()
         }
     }
