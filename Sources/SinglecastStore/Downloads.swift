@@ -12,7 +12,9 @@ package struct DownloadRecord: Sendable, Hashable {
     /// The fields, in one box that copies share until one of them changes: the queue's table, its state machine's
     /// actions and the events each copy a record, and a copy retains one box instead of each of its 26 fields.
     private final class Box: @unchecked Sendable {  // mutated only while uniquely referenced (copy on write)
-        var fields: Fields
+        // No runtime exclusivity check on each access: the record's own accessors are the only ones, and a change
+        // goes through `uniqueFields`, whose caller holds the record exclusively already.
+        @exclusivity(unchecked) var fields: Fields
         init(_ fields: Fields) { self.fields = fields }
     }
 
