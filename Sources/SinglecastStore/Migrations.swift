@@ -378,6 +378,7 @@ package enum Migrations {
             END;
             """
         ),
+        checksWithoutTemporaryTables(16),
     ]
 
     /// The schema version a fully migrated database has.

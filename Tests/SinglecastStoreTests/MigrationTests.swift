@@ -114,6 +114,115 @@ struct MigrationTests {
         }
     }
 
+    @Test("no insert, update or delete of any table builds a temporary table, its triggers' included")
+    func writesOpenNoTemporaryTable() async throws {
+        try await withTemporaryDirectory { directory in
+            let connection = try configuredConnection(directory + "/singlecast.db")
+            try Migrations.apply(to: connection)
+            let tables = try connection.query(
+                "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+            ).compactMap { $0[0].string }
+            #expect(tables.contains("downloads") && tables.contains("sidecars") && tables.contains("sync_outbox"))
+            for table in tables {
+                let columns = try connection.query("SELECT name FROM pragma_table_info(?)", [.text(table)])
+                    .compactMap { $0[0].string }
+                let writes = [
+                    (
+                        "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES "
+                            + "(\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))",
+                        columns.count
+                    ),
+                    (
+                        "UPDATE \(table) SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE rowid = ?",
+                        columns.count + 1
+                    ),
+                    ("DELETE FROM \(table) WHERE rowid = ?", 1),
+                ]
+                for (write, parameters) in writes {
+                    // EXPLAIN lists the statement's program and each trigger program it may run.
+                    let bindings = [SQLiteValue](repeating: .null, count: parameters)
+                    let opcodes = try connection.query("EXPLAIN \(write)", bindings).compactMap { $0[1].string }
+                    let buildsTemporaryTable = opcodes.contains("OpenEphemeral")
+                    #expect(!buildsTemporaryTable, "\(write)")
+                }
+            }
+        }
+    }
+
+    @Test("migration 16 keeps every row, index and trigger, and hands out no id twice")
+    func rebuiltTablesKeepRowsAndIDs() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/singlecast.db"
+            let connection = try configuredConnection(path)
+            try Migrations.apply(to: connection, upTo: 15)
+            try connection.execute("INSERT INTO podcasts (id, feed_url, subscribed_at) VALUES (1, 'https://a/feed', 0)")
+            try connection.execute(
+                """
+                INSERT INTO episodes (id, podcast_id, identity, title, first_seen_at, download_id, sidecar_offers)
+                VALUES (1, 1, 'e', 'E', 0, 2, 'chapters')
+                """
+            )
+            for id in 1...3 {
+                try connection.execute(
+                    """
+                    INSERT INTO downloads (id, url, directory, file_name, state, position, added_at, partial_name,
+                        bypass_gate)
+                    VALUES (?, ?, '/srv/d', ?, 'queued', ?, 0, 'p.part', 1)
+                    """,
+                    [.integer(Int64(id)), .text("https://a/\(id)"), .text("\(id).mp3"), .integer(Int64(id))]
+                )
+            }
+            try connection.execute("DELETE FROM downloads WHERE id = 3")
+            try connection.execute("INSERT INTO sync_state (name, value) VALUES ('recording', 1)")
+            try connection.execute("INSERT INTO podcasts (id, feed_url, subscribed_at) VALUES (2, 'https://b/feed', 0)")
+            try connection.execute("DELETE FROM sync_outbox")
+            try connection.execute(
+                """
+                INSERT INTO sidecars (id, episode_id, download_id, kind, format, mime_type, url, state)
+                VALUES (5, 1, 2, 'chapters', 'json', 'application/json+chapters', 'https://a/c.json', 'saved')
+                """
+            )
+            let before = try snapshot(connection)
+            #expect(try Migrations.apply(to: connection) == [16])
+            #expect(try snapshot(connection) == before)
+            #expect(try connection.query("PRAGMA foreign_key_check").isEmpty)
+
+            // Past every id given, whether or not its row is left; the triggers still record.
+            try connection.execute(
+                """
+                INSERT INTO downloads (url, directory, file_name, state, position, added_at)
+                VALUES ('https://a/4', '/srv/d', '4.mp3', 'queued', 4, 0)
+                """
+            )
+            #expect(try connection.scalar("SELECT MAX(id) FROM downloads")?.int64 == 4)
+            try connection.execute("INSERT INTO podcasts (id, feed_url, subscribed_at) VALUES (3, 'https://c/feed', 0)")
+            let outbox = try connection.query("SELECT id, kind FROM sync_outbox")
+            #expect(outbox.map { "\($0[0].int64 ?? 0) \($0[1].string ?? "")" } == ["2 add"])
+            try connection.execute("UPDATE downloads SET state = 'completed' WHERE id = 2")
+            #expect(try connection.scalar("SELECT episode_id FROM sidecar_offers_pending")?.int64 == 1)
+            // Noted once, however often it changes.
+            try connection.execute("UPDATE downloads SET state = 'queued' WHERE id = 2")
+            try connection.execute("UPDATE downloads SET state = 'completed' WHERE id = 2")
+            #expect(try connection.scalar("SELECT COUNT(*) FROM sidecar_offers_pending")?.int64 == 1)
+            #expect(throws: SQLiteError.self) {
+                try connection.execute("UPDATE downloads SET state = 'lost' WHERE id = 2")
+            }
+        }
+    }
+
+    /// Every row of the rebuilt tables, the names of every index and trigger, and the ids handed out so far.
+    private func snapshot(_ connection: Connection) throws -> [String] {
+        var lines: [String] = []
+        for table in ["downloads", "sync_outbox", "sidecars", "sqlite_sequence"] {
+            for row in try connection.query("SELECT * FROM \(table) ORDER BY 1") {
+                lines.append(table + ": " + row.values.map { "\($0)" }.joined(separator: "|"))
+            }
+        }
+        let schema = "SELECT type, name, tbl_name FROM sqlite_schema WHERE type IN ('index', 'trigger') ORDER BY 2"
+        lines += try connection.query(schema).map { row in row.values.map { "\($0)" }.joined(separator: " ") }
+        return lines
+    }
+
     @Test("migration 1 creates the runs table with the documented columns")
     func runsTable() async throws {
         try await withTemporaryDirectory { directory in
