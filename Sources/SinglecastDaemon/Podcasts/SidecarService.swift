@@ -44,6 +44,9 @@ actor SidecarService {
         (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
+    /// How long a turn asked for by a completed download waits for the completions that follow it.
+    static let completionsSettle = Duration.milliseconds(200)
+
     /// Asks for a turn: a download completed, or a refresh may have offered new files.
     nonisolated func wanted() { wakeup.yield() }
 
@@ -55,7 +58,14 @@ actor SidecarService {
         await disposeLeftBehind()
         wakeup.yield()
         await withDiscardingTaskGroup { group in
-            group.addTask { [queue] in for await _ in queue.sidecarCompletions { self.wanted() } }
+            group.addTask { [queue] in
+                for await _ in queue.sidecarCompletions {
+                    // A burst of completions (a thousand small files end within a second) asks for one turn, not
+                    // one per committed batch: each turn is two trips to the store's thread.
+                    try? await Task.sleep(for: Self.completionsSettle)
+                    self.wanted()
+                }
+            }
             for await _ in wakeups {
                 if Task.isCancelled { break }
                 let nextAt = await turn()
