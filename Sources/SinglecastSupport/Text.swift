@@ -109,12 +109,14 @@ private func hexValue(_ byte: UInt8) -> UInt8? {
 }
 
 /// The directory a path is in: `"/a/b"` → `"/a"`, `"/a"` → `"/"`, `"a"` → `"."`; trailing slashes are ignored.
+/// Cut at the byte, as the kernel reads a path: a slash followed by a combining mark is one `Character`.
 package func parentDirectory(of path: String) -> String {
-    var trimmed = Substring(path)
-    while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
-    guard let slash = trimmed.lastIndex(of: "/") else { return "." }
-    if slash == trimmed.startIndex { return "/" }
-    var parent = trimmed[..<slash]
-    while parent.count > 1 && parent.hasSuffix("/") { parent = parent.dropLast() }
-    return String(parent)
+    let slash = UInt8(ascii: "/")
+    var trimmed = Substring(path).utf8
+    while trimmed.count > 1 && trimmed.last == slash { trimmed = trimmed.dropLast() }
+    guard let last = trimmed.lastIndex(of: slash) else { return "." }
+    if last == trimmed.startIndex { return "/" }
+    var parent = trimmed[..<last]
+    while parent.count > 1 && parent.last == slash { parent = parent.dropLast() }
+    return String(Substring(parent))
 }

@@ -89,6 +89,35 @@ import Glibc
         #expect(try FileManager.default.contentsOfDirectory(atPath: outside) == [])
     }
 
+    /// A slash followed by a combining mark is one `Character`: a name that begins with one is still cut at its
+    /// slash, so its file is created, renamed and removed in its own folder.
+    @Test func aNameBeginningWithACombiningMarkIsCutAtItsSlash() throws {
+        let home = try TemporaryDirectory(prefix: "singlecast-dir-test")
+        let root = home.file("episodes")
+        let folder = root + "/pod"
+        let partial = folder + "/\u{301}x.mp3.part"
+        let final = folder + "/\u{301}x.mp3"
+        let (created, _) = DownloadDirectory.open(folder, root: root, create: true)
+        #expect(created >= 0)
+        if created >= 0 { close(created) }
+        let (fd, code) = DownloadDirectory.openFile(partial, root: root)
+        #expect(fd >= 0, "errno \(code)")
+        if fd >= 0 { close(fd) }
+        #expect(DownloadDirectory.renameNoReplace(partial, to: final, root: root) == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["\u{301}x.mp3"])
+        #expect(DownloadDirectory.remove(final, root: root) == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == [])
+
+        // Its folder is checked for a link like any other: cut at the wrong slash, the folder was handed to the
+        // kernel inside the name, where a link is followed.
+        try FileManager.default.createDirectory(atPath: home.file("outside"), withIntermediateDirectories: true)
+        #expect(symlink(home.file("outside"), root + "/linked") == 0)
+        let (linked, linkCode) = DownloadDirectory.openFile(root + "/linked/\u{301}y.part", root: root)
+        #expect(linked < 0 && (linkCode == ELOOP || linkCode == ENOTDIR))
+        if linked >= 0 { close(linked) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: home.file("outside")) == [])
+    }
+
     @Test func aLinkAtTheLastNameIsRefusedAndRemovingItLeavesItsTarget() throws {
         let home = try TemporaryDirectory(prefix: "singlecast-dir-test")
         let root = home.file("episodes")

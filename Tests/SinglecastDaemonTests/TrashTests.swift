@@ -64,6 +64,19 @@ import Glibc
         #expect(trash.ownFiles(from: root + "/episodes").isEmpty)
     }
 
+    /// A slash followed by a combining mark is one `Character`, so a `..` before it went unseen by a check that
+    /// split the path into `Character`s; the kernel reads the bytes and goes up a folder.
+    @Test func anInfoFileCannotHideADotDotBeforeACombiningMark() {
+        func info(_ path: String) -> String {
+            "[Trash Info]\nPath=\(path)\nDeletionDate=2026-01-01T00:00:00\n\(Trash.marker)\n"
+        }
+        #expect(Trash.ownOriginal(info: info("/srv/episodes/pod/../%CC%81x.mp3"), top: "/") == nil)
+        #expect(Trash.ownOriginal(info: info("/srv/episodes/pod/./%CC%81x.mp3"), top: "/") == nil)
+        #expect(
+            Trash.ownOriginal(info: info("/srv/episodes/pod/%CC%81x.mp3"), top: "/") == "/srv/episodes/pod/\u{301}x.mp3"
+        )
+    }
+
     @Test func aSecondFileOfTheSameNameGetsANumberBeforeItsExtension() throws {
         let root = try scratch()
         defer { try? FileManager.default.removeItem(atPath: root) }

@@ -79,6 +79,7 @@ import Testing
 
     @Test(arguments: [
         ("/a/b", "/a"), ("/a/b/", "/a"), ("/a", "/"), ("/", "/"), ("a", "."), ("a/b", "a"), ("//a//b", "//a"),
+        ("/a/\u{301}b", "/a"), ("/a\u{301}/b", "/a\u{301}"),
     ])
     func findsTheParentDirectory(path: String, expected: String) {
         #expect(parentDirectory(of: path) == expected)

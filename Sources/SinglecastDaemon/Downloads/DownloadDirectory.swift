@@ -116,10 +116,12 @@ package enum DownloadDirectory {
         return body(fd, name)
     }
 
-    /// Whether `path` is `root` or below it, by its text (links are the business of ``open(_:root:create:)``).
+    /// Whether `path` is `root` or below it, by its bytes as the kernel reads them (links are the business of
+    /// ``open(_:root:create:)``). Not by `Character`: a slash followed by a combining mark is one, and a folder whose
+    /// name begins with such a mark would not be below its own parent.
     package static func isInside(_ path: String, root: String) -> Bool {
-        let root = trimmed(root)
-        return trimmed(path) == root || trimmed(path).hasPrefix(root == "/" ? "/" : root + "/")
+        let (path, root) = (trimmed(path), trimmed(root))
+        return path.utf8.elementsEqual(root.utf8) || path.utf8.starts(with: (root == "/" ? "/" : root + "/").utf8)
     }
 
     /// `root` and the folders below it that make `directory`; `directory` and none when it is not below `root`.
@@ -127,8 +129,8 @@ package enum DownloadDirectory {
         let directory = trimmed(directory)
         let root = trimmed(root)
         guard isInside(directory, root: root) else { return (directory, []) }
-        let rest = directory.dropFirst(root == "/" ? 1 : root.count)
-        return (root, rest.split(separator: "/").map(String.init).filter { $0 != "." })
+        let rest = String(Substring(directory.utf8.dropFirst(root == "/" ? 1 : root.utf8.count)))
+        return (root, components(rest).map(String.init).filter { $0 != "." })
     }
 
     /// `path` without trailing slashes, `/` itself aside. Looked at as bytes: counting `Character`s for each of the
@@ -146,18 +148,28 @@ package enum DownloadDirectory {
     /// Makes `directory` and its missing parents; the directory the user configured or named, so links are followed.
     private static func makeParents(_ directory: String) {
         var partial = ""
-        for part in directory.split(separator: "/") {
+        for part in components(directory) {
             partial += "/" + part
             mkdir(partial, 0o777)
         }
     }
 
+    /// What precedes the last slash of `path` (`/` for a name at the top). Cut at the byte, as for
+    /// ``isInside(_:root:)``.
     static func parent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
-        return String(path[..<slash])
+        guard let last = path.utf8.lastIndex(of: slash), last != path.utf8.startIndex else { return "/" }
+        return String(Substring(path.utf8[..<last]))
     }
 
+    /// What follows the last slash of `path`, or all of it.
     static func baseName(_ path: String) -> String {
-        path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
+        path.utf8.lastIndex(of: slash).map { String(Substring(path.utf8[path.utf8.index(after: $0)...])) } ?? path
     }
+
+    /// The names between the slashes of `path`, empty ones left out: the kernel's components, cut at the byte.
+    static func components(_ path: String) -> [Substring] {
+        path.utf8.split(separator: slash).map { Substring($0) }
+    }
+
+    private static let slash = UInt8(ascii: "/")
 }

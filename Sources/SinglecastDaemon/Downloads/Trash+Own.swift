@@ -53,9 +53,9 @@ extension Trash {
     ///
     /// - Returns: `nil` when it is gone, else why it stays.
     package func purge(_ file: OwnFile) -> String? {
-        let files = Self.parent(of: file.path)
+        let files = DownloadDirectory.parent(of: file.path)
         let name = String(file.path.dropFirst(files.count + 1))
-        let trash = Self.parent(of: files)
+        let trash = DownloadDirectory.parent(of: files)
         let filesDescriptor = open(files, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard filesDescriptor >= 0 else { return "cannot open \(files): \(String(cString: strerror(errno)))" }
         defer { close(filesDescriptor) }
@@ -103,7 +103,7 @@ extension Trash {
             }
             guard infoName.hasSuffix(".trashinfo"), let text = readInfo(infoName, in: infos),
                 let original = ownOriginal(info: text, top: top),
-                DownloadDirectory.isInside(parent(of: original), root: directory)
+                DownloadDirectory.isInside(DownloadDirectory.parent(of: original), root: directory)
             else { continue }
             let name = String(infoName.dropLast(".trashinfo".count))
             var file = stat()
@@ -136,7 +136,7 @@ extension Trash {
         else { return nil }
         let original = decoded.hasPrefix("/") ? decoded : (top == "/" ? "" : top) + "/" + decoded
         // `..` would let an info file name a file outside the directory it claims to be inside.
-        guard !original.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }) else { return nil }
+        guard !DownloadDirectory.components(original).contains(where: { $0 == ".." || $0 == "." }) else { return nil }
         return original
     }
 

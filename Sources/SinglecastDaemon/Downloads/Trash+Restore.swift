@@ -25,7 +25,7 @@ extension Trash {
         guard file.original.hasPrefix("/"), DownloadDirectory.isInside(folder, root: root) else {
             return refuse("\(file.original) is outside the download directory \(root); restore it by hand")
         }
-        let files = Self.parent(of: file.path)
+        let files = DownloadDirectory.parent(of: file.path)
         let name = String(file.path.dropFirst(files.count + 1))
         let source = open(files, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard source >= 0 else { return refuse("cannot open \(files): \(String(cString: strerror(errno)))") }
@@ -39,7 +39,7 @@ extension Trash {
             return refuse("cannot open \(folder): \(String(cString: strerror(code)))")
         }
         defer { close(target) }
-        guard cposix_renameat_noreplace(source, name, target, Self.baseName(file.original)) == 0 else {
+        guard cposix_renameat_noreplace(source, name, target, DownloadDirectory.baseName(file.original)) == 0 else {
             let code = errno
             if code == EEXIST {
                 return refuse("something is at \(file.original) now; move it away first")
@@ -47,7 +47,7 @@ extension Trash {
             return refuse("cannot move it back to \(file.original): \(String(cString: strerror(code)))")
         }
         _ = fsync(target)
-        let infos = open(Self.parent(of: files) + "/info", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        let infos = open(DownloadDirectory.parent(of: files) + "/info", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         if infos >= 0 {
             unlinkat(infos, name + ".trashinfo", 0)
             close(infos)

@@ -42,12 +42,12 @@ package struct Trash: Sendable, Hashable {
     /// - Returns: Where the file now is.
     @discardableResult
     package func trash(_ path: String, now: Int64, episode: Int64? = nil) throws(Failure) -> String {
-        let source = open(Self.parent(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let source = open(DownloadDirectory.parent(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard source >= 0 else {
             throw Failure(path: path, message: "cannot open its directory: \(String(cString: strerror(errno)))")
         }
         defer { close(source) }
-        return try trash(Self.baseName(path), in: source, path: path, now: now, episode: episode)
+        return try trash(DownloadDirectory.baseName(path), in: source, path: path, now: now, episode: episode)
     }
 
     /// Moves `name` in the directory `source` (a descriptor), whose absolute path is `path`, into the trash; a link
@@ -74,7 +74,7 @@ package struct Trash: Sendable, Hashable {
         guard infos >= 0 else { throw fail("cannot open \(directory)/info") }
         defer { close(infos) }
         Self.sweepOrphans(directory, files: files, infos: infos)
-        let base = Self.baseName(path)
+        let base = DownloadDirectory.baseName(path)
         // The info file is created first and exclusively: it claims the name, as the specification asks, so two
         // trashers never pick the same one. The move never replaces a file: one in `files` without an info file
         // (another program's, or left by a crash) keeps the name taken.
@@ -212,13 +212,13 @@ package struct Trash: Sendable, Hashable {
     /// `path` itself when it exists, else its nearest existing parent.
     private static func existingAncestor(of path: String) -> String {
         var path = path
-        while path != "/", device(of: path) == nil { path = parent(of: path) }
+        while path != "/", device(of: path) == nil { path = DownloadDirectory.parent(of: path) }
         return path
     }
 
     private static func makeParents(of directory: String) {
         var partial = ""
-        for part in parent(of: directory).split(separator: "/") {
+        for part in DownloadDirectory.components(DownloadDirectory.parent(of: directory)) {
             partial += "/" + part
             mkdir(partial, 0o700)
         }
@@ -231,22 +231,13 @@ package struct Trash: Sendable, Hashable {
 
     /// The highest directory above `path` still on `device`: where its file system is mounted.
     static func topDirectory(of path: String, device: dev_t) -> String {
-        var top = parent(of: path)
+        var top = DownloadDirectory.parent(of: path)
         while top != "/" {
-            let above = parent(of: top)
+            let above = DownloadDirectory.parent(of: top)
             guard self.device(of: above) == device else { break }
             top = above
         }
         return top
-    }
-
-    static func parent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
-        return String(path[..<slash])
-    }
-
-    static func baseName(_ path: String) -> String {
-        path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
     }
 
     /// `talk.mp3` → `talk.2.mp3`; the extension stays last, so the restored name still opens with its player.
