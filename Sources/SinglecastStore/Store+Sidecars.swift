@@ -127,8 +127,9 @@ extension SidecarRecord {
 }
 
 extension Store {
-    /// The episodes the triggers of migration 15 noted (their offers or download changed, or their download completed)
-    /// whose download is complete now (``takeUpSidecarOffers()``); package-visible for the test of its query plan.
+    /// The episodes the triggers of migrations 15 and 16 noted (their offers or download changed, or their download
+    /// completed) whose download is complete now (``takeUpSidecarOffers()``); package-visible for the test of its
+    /// query plan.
     package static let offersToTakeUpSQL = """
         SELECT e.id, e.download_id, e.sidecar_offers FROM sidecar_offers_pending p
         CROSS JOIN episodes e ON e.id = p.episode_id CROSS JOIN downloads d ON d.id = e.download_id
