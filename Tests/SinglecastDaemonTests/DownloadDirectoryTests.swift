@@ -1,10 +1,11 @@
 import Foundation
-import SinglecastDaemon
 import SinglecastHTTP
 import SinglecastProtocol
 import SinglecastStore
 import SinglecastTestServers
 import Testing
+
+@testable import SinglecastDaemon
 
 #if canImport(Glibc)
 import Glibc
@@ -116,6 +117,19 @@ import Glibc
         #expect(linked < 0 && (linkCode == ELOOP || linkCode == ENOTDIR))
         if linked >= 0 { close(linked) }
         #expect(try FileManager.default.contentsOfDirectory(atPath: home.file("outside")) == [])
+    }
+
+    /// The listener serves a file whose name begins with a combining mark: it is below its root by its bytes.
+    @Test func aFileNamedWithALeadingCombiningMarkIsServed() throws {
+        let home = try TemporaryDirectory(prefix: "singlecast-dir-test")
+        let root = home.file("episodes")
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let path = root + "/\u{301}x.mp3"
+        try Data("audio".utf8).write(to: URL(fileURLWithPath: path))
+        let opened = ServedFile.open(ServableFile(path: path, root: root, announcedType: nil))
+        #expect(opened?.facts.size == 5)
+        if let opened { close(opened.descriptor) }
+        #expect(ServedFile.open(ServableFile(path: home.file("elsewhere.mp3"), root: root, announcedType: nil)) == nil)
     }
 
     @Test func aLinkAtTheLastNameIsRefusedAndRemovingItLeavesItsTarget() throws {

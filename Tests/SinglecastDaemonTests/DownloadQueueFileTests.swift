@@ -168,6 +168,33 @@ import Glibc
         #expect(stored.allSatisfy { $0.directory == directory })
     }
 
+    /// A name that begins with a combining mark keeps it through the download: its partial file's name is cut from
+    /// the path by bytes when the final name is chosen, not by `Character`s, which join the slash and the mark.
+    @Test func aNameBeginningWithACombiningMarkKeepsItWhenCompleted() async throws {
+        let nginx = try NginxServer()
+        let data = Data((0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let url = try nginx.serve(data, as: "m.bin")
+        let home = try TemporaryDirectory(prefix: "singlecast-queue-test")
+        let engine = try HTTPEngine()
+        engine.start()
+        let (queue, store) = try makeQueue(home, engine: engine)
+        let target = home.file("out")
+        let name = "\u{301}x.mp3"
+        let queued = try await queue.enqueue([DownloadRequest(url: url, directory: target, name: name)])
+        #expect(queued[0].file == target + "/" + name)
+
+        let done = try await runUntilDone(queue, queued[0].id)
+        await engine.stop()
+        let stored = try await store.downloads()
+        try await store.close()
+
+        #expect(done.state == .completed, "\(done)")
+        #expect(done.file == target + "/" + name)
+        #expect(stored.map(\.fileName) == [name])
+        #expect(sameBytes(FileManager.default.contents(atPath: target + "/" + name), data))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: target) == [name])
+    }
+
     @Test func concurrentEnqueuesNeverChooseTheSameName() async throws {
         let home = try TemporaryDirectory(prefix: "singlecast-queue-test")
         let engine = try HTTPEngine()

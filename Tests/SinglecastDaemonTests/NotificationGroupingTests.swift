@@ -109,5 +109,10 @@ import Testing
                 == Name(podcast: "Harbour", episode: "a.mp3")
         )
         #expect(Name(file: "/srv/a.mp3", downloadDirectory: nil) == Name(podcast: nil, episode: "a.mp3"))
+        // A folder and a name that begin with a combining mark: cut at the slashes' bytes.
+        #expect(
+            Name(file: "/home/me/Podcasts/\u{301}Harbour/\u{301}a.mp3", downloadDirectory: directory)
+                == Name(podcast: "\u{301}Harbour", episode: "\u{301}a.mp3")
+        )
     }
 }

@@ -166,6 +166,14 @@ package enum DownloadDirectory {
         path.utf8.lastIndex(of: slash).map { String(Substring(path.utf8[path.utf8.index(after: $0)...])) } ?? path
     }
 
+    /// What follows `directory` and a slash in `path`, cut at the byte; `nil` when `path` is not below `directory`.
+    /// Not by dropping `Character`s: a slash followed by a combining mark is one, and the name would lose its mark.
+    package static func relative(_ path: String, below directory: String) -> String? {
+        let prefix = trimmed(directory) == "/" ? "/" : trimmed(directory) + "/"
+        guard path.utf8.count > prefix.utf8.count, path.utf8.starts(with: prefix.utf8) else { return nil }
+        return String(Substring(path.utf8.dropFirst(prefix.utf8.count)))
+    }
+
     /// The names between the slashes of `path`, empty ones left out: the kernel's components, cut at the byte.
     static func components(_ path: String) -> [Substring] {
         path.utf8.split(separator: slash).map { Substring($0) }

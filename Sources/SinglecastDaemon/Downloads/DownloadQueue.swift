@@ -1118,7 +1118,7 @@ package actor DownloadQueue: Service {
         var record = DownloadRecord(
             url: url,
             directory: directory,
-            fileName: String(path.dropFirst(directory.count + 1)),
+            fileName: DownloadDirectory.baseName(path),
             addedAt: at
         )
         record.state = .completed

@@ -22,7 +22,8 @@ extension DownloadQueueStateMachine {
         exists: (String) -> Bool
     ) -> DownloadRecord {
         guard var record = records[id] else { preconditionFailure("download \(id) named without a record") }
-        let partialName = String(partialPath.dropFirst(record.directory.count + 1))
+        let partialName =
+            DownloadDirectory.relative(partialPath, below: record.directory) ?? DownloadDirectory.baseName(partialPath)
         // Counted from the name the download had (its partial file's), so that a second try after a file appeared
         // at the last moment gives "a (3).bin", not "a (2) (2).bin".
         let wanted = partialName.hasSuffix(".part") ? String(partialName.dropLast(".part".count)) : record.fileName

@@ -54,7 +54,7 @@ extension Trash {
     /// - Returns: `nil` when it is gone, else why it stays.
     package func purge(_ file: OwnFile) -> String? {
         let files = DownloadDirectory.parent(of: file.path)
-        let name = String(file.path.dropFirst(files.count + 1))
+        let name = DownloadDirectory.baseName(file.path)
         let trash = DownloadDirectory.parent(of: files)
         let filesDescriptor = open(files, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard filesDescriptor >= 0 else { return "cannot open \(files): \(String(cString: strerror(errno)))" }

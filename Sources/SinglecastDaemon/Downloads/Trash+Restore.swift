@@ -26,7 +26,7 @@ extension Trash {
             return refuse("\(file.original) is outside the download directory \(root); restore it by hand")
         }
         let files = DownloadDirectory.parent(of: file.path)
-        let name = String(file.path.dropFirst(files.count + 1))
+        let name = DownloadDirectory.baseName(file.path)
         let source = open(files, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard source >= 0 else { return refuse("cannot open \(files): \(String(cString: strerror(errno)))") }
         defer { close(source) }

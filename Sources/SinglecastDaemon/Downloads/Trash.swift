@@ -170,7 +170,7 @@ package struct Trash: Sendable, Hashable {
         }
         let top = Self.topDirectory(of: path, device: device)
         let uid = getuid()
-        let relative = String(path.dropFirst(top == "/" ? 1 : top.count + 1))
+        let relative = DownloadDirectory.relative(path, below: top) ?? path
         let shared = (top == "/" ? "" : top) + "/.Trash"
         var sharedInfo = stat()
         // The specification's checks for an administrator's `.Trash`: a directory, not a link, sticky.

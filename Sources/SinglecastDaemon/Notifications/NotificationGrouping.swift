@@ -28,11 +28,10 @@ package struct NotificationGrouping: Sendable {
         /// - Parameter downloadDirectory: the configured download directory; a file directly in it, or outside
         ///   it, has no podcast.
         package init(file: String, downloadDirectory: String?) {
-            episode = file.split(separator: "/").last.map(String.init) ?? file
+            episode = DownloadDirectory.components(file).last.map(String.init) ?? file
             podcast = nil
-            if let downloadDirectory, file.hasPrefix(downloadDirectory + "/") {
-                let folders = file.dropFirst(downloadDirectory.count + 1).split(separator: "/").dropLast()
-                podcast = folders.first.map(String.init)
+            if let downloadDirectory, let relative = DownloadDirectory.relative(file, below: downloadDirectory) {
+                podcast = DownloadDirectory.components(relative).dropLast().first.map(String.init)
             }
         }
 

@@ -13,10 +13,10 @@ package enum ServedFile {
 
     /// The open file, or `nil` (nothing is left open) when it may not be served.
     package static func open(_ file: ServableFile) -> Opened? {
-        var root = file.root
-        while root.count > 1, root.hasSuffix("/") { root.removeLast() }
-        guard file.path.hasPrefix(root + "/"), let realRoot = realPath(root) else { return nil }
-        let relative = file.path.dropFirst(root.count + 1)
+        // Bytes, as the kernel compares names: by `Character`s a slash followed by a combining mark is no slash, and
+        // by `==` a composed and a decomposed name, two files to the kernel, are equal.
+        guard let relative = DownloadDirectory.relative(file.path, below: file.root), let realRoot = realPath(file.root)
+        else { return nil }
         let descriptor = openWithoutFollowing(file.path)
         guard descriptor >= 0 else { return nil }
         var opened = stat()
@@ -24,7 +24,7 @@ package enum ServedFile {
         // The name resolves to exactly root/relative, so no link sits on the way; and the descriptor is the file that
         // name is now, so none was swapped in between.
         guard fstat(descriptor, &opened) == 0, opened.st_mode & S_IFMT == S_IFREG,
-            realPath(file.path) == (realRoot == "/" ? "" : realRoot) + "/" + relative,
+            realPath(file.path)?.utf8.elementsEqual(((realRoot == "/" ? "" : realRoot) + "/" + relative).utf8) == true,
             lstat(file.path, &named) == 0, named.st_dev == opened.st_dev, named.st_ino == opened.st_ino
         else {
             close(descriptor)
