@@ -169,7 +169,8 @@ package enum DownloadDirectory {
     /// What follows `directory` and a slash in `path`, cut at the byte; `nil` when `path` is not below `directory`.
     /// Not by dropping `Character`s: a slash followed by a combining mark is one, and the name would lose its mark.
     package static func relative(_ path: String, below directory: String) -> String? {
-        let prefix = trimmed(directory) == "/" ? "/" : trimmed(directory) + "/"
+        let directory = trimmed(directory)
+        let prefix = directory == "/" ? "/" : directory + "/"
         guard path.utf8.count > prefix.utf8.count, path.utf8.starts(with: prefix.utf8) else { return nil }
         return String(Substring(path.utf8.dropFirst(prefix.utf8.count)))
     }

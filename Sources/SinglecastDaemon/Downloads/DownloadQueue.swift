@@ -773,8 +773,8 @@ package actor DownloadQueue: Service {
             var record = DownloadRecord(
                 url: url.string,
                 directory: directory,
-                // By UTF-8 offset: dropping Characters walked the path's grapheme clusters, 4 k instructions each.
-                fileName: String(Substring(paths[slot].utf8.dropFirst(directory.utf8.count + 1))),
+                fileName: DownloadDirectory.relative(paths[slot], below: directory)
+                    ?? DownloadDirectory.baseName(paths[slot]),
                 priority: request.priority,
                 addedAt: added,
                 headers: request.headers,
