@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 int cposix_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
@@ -145,4 +146,12 @@ int cposix_arm_monotonic_timer(int fd, uint64_t microseconds) {
         if (when.it_value.tv_sec == 0 && when.it_value.tv_nsec == 0) when.it_value.tv_nsec = 1;
     }
     return timerfd_settime(fd, TFD_TIMER_ABSTIME, &when, NULL);
+}
+
+int cposix_set_file_attribute(int fd, const char *name, const void *value, size_t size) {
+    return fsetxattr(fd, name, value, size, 0);
+}
+
+ssize_t cposix_read_link_attribute(const char *path, const char *name, void *value, size_t size) {
+    return lgetxattr(path, name, value, size);
 }

@@ -418,12 +418,23 @@ import Testing
         )
     }
 
+    private func recovered(
+        _ stored: DownloadRecord,
+        partialExists: Bool,
+        finalSize: Int64?,
+        marked: Bool
+    ) -> Machine.Recovery {
+        Machine.recover(stored, partialExists: partialExists, finalSize: finalSize, finalMarked: marked, now: 9)
+    }
+
     @Test func startUpFinishesWhatACrashInterrupted() {
         var renamed = record(1, state: .active)
         renamed.bytesTotal = 5
         renamed.bytesDone = 5
         // The file is in place and its partial file gone: the rename happened, the commit did not.
-        guard case .keep(let done, true) = Machine.recover(renamed, partialExists: false, finalSize: 5, now: 9) else {
+        guard
+            case .keep(let done, true) = recovered(renamed, partialExists: false, finalSize: 5, marked: false)
+        else {
             Issue.record("a renamed download is kept")
             return
         }
@@ -432,7 +443,9 @@ import Testing
         // A new name was recorded, then the daemon died before the rename: the bytes are under the old name.
         var named = record(2, "b (2).bin", state: .active)
         named.partialName = "b.bin.part"
-        guard case .keep(let back, true) = Machine.recover(named, partialExists: false, finalSize: nil, now: 9) else {
+        guard
+            case .keep(let back, true) = recovered(named, partialExists: false, finalSize: nil, marked: false)
+        else {
             Issue.record("a named download is kept")
             return
         }
@@ -440,9 +453,39 @@ import Testing
         #expect(back.state == .queued)
         #expect(back.partialPath == "/srv/episodes/b.bin.part")
         #expect(
-            Machine.recover(record(3, state: .cancelled), partialExists: true, finalSize: nil, now: 9)
+            recovered(record(3, state: .cancelled), partialExists: true, finalSize: nil, marked: false)
                 == .discard(record(3, state: .cancelled))
         )
+    }
+
+    /// A marked file under the row's name is the download's, whatever size the row last saved; without the mark,
+    /// a file of another size there is someone else's.
+    @Test func startUpCompletesADownloadByTheMarkOnItsFile() {
+        var renamed = record(1, state: .active)
+        renamed.bytesDone = 100
+        guard
+            case .keep(let done, true) = recovered(renamed, partialExists: false, finalSize: 5, marked: true)
+        else {
+            Issue.record("a marked download is kept")
+            return
+        }
+        #expect(done.state == .completed)
+        #expect(done.bytesDone == 5 && done.bytesTotal == 5)
+        guard
+            case .keep(let other, _) = recovered(renamed, partialExists: false, finalSize: 5, marked: false)
+        else {
+            Issue.record("an unmarked download is kept")
+            return
+        }
+        #expect(other.state == .queued)
+        // With its partial file still there, the rename did not happen: the mark is on someone's copy.
+        guard
+            case .keep(let resumed, _) = recovered(renamed, partialExists: true, finalSize: 5, marked: true)
+        else {
+            Issue.record("a partly downloaded one is kept")
+            return
+        }
+        #expect(resumed.state == .queued)
     }
 
     @Test func commandsRefuseUnknownAndFinishedDownloads() throws {
@@ -634,6 +677,35 @@ import Testing
         #expect(saved(actions).allSatisfy { $0.bytesDone == 5 && $0.bytesTotal == 5 })
         #expect(machine.records[3]?.fileName == "c.bin")
         #expect(machine.nameBatch([], exists: { _ in false }).actions.isEmpty)
+    }
+
+    /// A marked file that keeps its row's name saves nothing before its rename: its size goes with the completion.
+    /// One whose name changes is saved as before.
+    @Test func aBatchSavesOnlyTheNamesThatAMarkCannotStandFor() throws {
+        let names = ["a.bin", "b.bin", "c.bin"]
+        var machine = machine(
+            [record(1), record(2, names[1], host: "b.example"), record(3, names[2], host: "c.example")],
+            transferring: [1, 2, 3]
+        )
+        let batch = (1...3).map { id in
+            _ = machine.transferEnded(Int64(id))
+            return Machine.SyncedFile(
+                id: Int64(id),
+                bytes: 5,
+                partialPath: "/srv/episodes/\(names[id - 1]).part",
+                marked: id != 3
+            )
+        }
+        let (named, _, actions) = machine.nameBatch(batch) { $0 == "/srv/episodes/b.bin" }
+        #expect(named.map(\.id) == [1, 2, 3])
+        #expect(saved(actions).map(\.id) == [2, 3], "b takes another name; c has no mark")
+        #expect(saved(actions).map(\.fileName) == ["b (2).bin", "c.bin"])
+        #expect(machine.records[1]?.bytesTotal == 5, "a's size waits in the table for the completion")
+        #expect(machine.completedRecord(1, now: 9).bytesDone == 5)
+        var allMarked = self.machine([record(4, "d.bin")], transferring: [4])
+        _ = allMarked.transferEnded(4)
+        let marked = Machine.SyncedFile(id: 4, bytes: 7, partialPath: "/srv/episodes/d.bin.part", marked: true)
+        #expect(allMarked.nameBatch([marked]) { _ in false }.actions.isEmpty)
     }
 
     @Test func progressSetsTheSpeedCheckpointsAndPublishesAtMostWhenBytesArriveOrAStallGoesOn() throws {

@@ -101,3 +101,15 @@ int cposix_monotonic_timer(void);
 ///
 /// Returns 0, or -1 with errno set.
 int cposix_arm_monotonic_timer(int fd, uint64_t microseconds);
+
+/// fsetxattr(2): sets the extended attribute `name` of the open file `fd` to `size` bytes of `value`, creating or
+/// replacing it. <sys/xattr.h> is not in Swift's Glibc module.
+///
+/// Returns 0, or -1 with errno set (ENOTSUP where the file system keeps no such attributes).
+int cposix_set_file_attribute(int fd, const char *name, const void *value, size_t size);
+
+/// lgetxattr(2): reads the extended attribute `name` of the file at `path` into `value`, without following a
+/// symbolic link at the end of the path (a link has no user attributes of its own).
+///
+/// Returns the attribute's size, or -1 with errno set (ENODATA when there is none, ERANGE when `size` is too small).
+ssize_t cposix_read_link_attribute(const char *path, const char *name, void *value, size_t size);

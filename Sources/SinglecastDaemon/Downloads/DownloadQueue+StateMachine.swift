@@ -129,10 +129,12 @@ package struct DownloadQueueStateMachine {
     /// - Parameters:
     ///   - partialExists: Whether `<file>.part` exists.
     ///   - finalSize: The size of the file under the download's final name, if one exists.
+    ///   - finalMarked: Whether that file carries this download's ``CompletionMark``.
     package static func recover(
         _ stored: DownloadRecord,
         partialExists: Bool,
         finalSize: Int64?,
+        finalMarked: Bool,
         now: Int64
     ) -> Recovery {
         var record = stored
@@ -145,8 +147,13 @@ package struct DownloadQueueStateMachine {
         case .queued, .paused, .failed, .completed: break
         }
         guard record.state != .completed else { return .keep(record, changed: changed) }
-        if !partialExists, let total = record.bytesTotal, finalSize == total, record.bytesDone == total {
-            // Renamed into place, then the daemon died before the row said so.
+        if !partialExists, let size = finalSize,
+            finalMarked || (record.bytesTotal == size && record.bytesDone == size)
+        {
+            // Renamed into place, then the daemon died before the row said so. A marked file's size was not saved
+            // before the rename (``nameBatch(_:exists:)``): the file has it.
+            record.bytesDone = size
+            record.bytesTotal = size
             record.state = .completed
             record.completedAt = record.completedAt ?? now
             record.partialName = nil

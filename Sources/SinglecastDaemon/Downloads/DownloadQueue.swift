@@ -266,10 +266,14 @@ package actor DownloadQueue: Service {
         for stored in try await store.downloads() {
             // Only an unfinished download's files tell anything: thousands of completed ones cost no stat at start-up.
             let unfinished = stored.state != .completed && stored.state != .cancelled
+            let partialExists = unfinished && Self.fileSize(stored.partialPath) != nil
+            let finalSize = unfinished ? Self.fileSize(stored.path) : nil
             let recovery = DownloadQueueStateMachine.recover(
                 stored,
-                partialExists: unfinished && Self.fileSize(stored.partialPath) != nil,
-                finalSize: unfinished ? Self.fileSize(stored.path) : nil,
+                partialExists: partialExists,
+                finalSize: finalSize,
+                finalMarked: !partialExists && finalSize != nil
+                    && CompletionMark.isOn(stored.path, value: CompletionMark.value(of: stored)),
                 now: now()
             )
             switch recovery {
@@ -518,6 +522,11 @@ package actor DownloadQueue: Service {
 
     private func complete(_ id: Int64, fd: Int32, bytes: Int64, partialPath: String, contentType: String?) async {
         let rejection = await checkMedia(id, fd: fd, contentType: contentType)
+        var marked = false
+        if rejection == nil, let record = machine.records[id] {
+            // Before the sync, which makes the mark durable with the bytes.
+            marked = CompletionMark.write(CompletionMark.value(of: record), to: fd)
+        }
         let syncError = rejection == nil ? await FileSync.file(fd) : 0
         // A pause or cancel may have come during the check or the sync.
         guard machine.stillActive(id) else { return await perform(machine.stopped(id)) }
@@ -531,7 +540,7 @@ package actor DownloadQueue: Service {
             return await fail(id, rejection)
         }
         guard syncError == 0 else { return await fail(id, .file(.sync, errno: syncError, path: partialPath)) }
-        let file = DownloadQueueStateMachine.SyncedFile(id: id, bytes: bytes, partialPath: partialPath)
+        let file = DownloadQueueStateMachine.SyncedFile(id: id, bytes: bytes, partialPath: partialPath, marked: marked)
         switch await commitCompletion(file) {
         case .committed(let completed, let error):
             announcedTypes[id] = nil

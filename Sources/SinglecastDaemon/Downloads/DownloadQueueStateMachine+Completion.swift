@@ -8,7 +8,7 @@ extension DownloadQueueStateMachine {
 
     /// Chooses the final name of a complete download and records it, with the size and the partial file's own name,
     /// before the rename: a crash right after the rename then finds the file under the row's name, one right before
-    /// it finds the bytes under the partial name (``recover(_:partialExists:finalSize:now:)``).
+    /// it finds the bytes under the partial name (``recover(_:partialExists:finalSize:finalMarked:now:)``).
     ///
     /// - Parameters:
     ///   - partialPath: Where the bytes are now.
@@ -158,11 +158,14 @@ extension DownloadQueueStateMachine {
         package var bytes: Int64
         /// Where the bytes are now.
         package var partialPath: String
+        /// Whether the file carries its download's ``CompletionMark``, synced with it.
+        package var marked: Bool
 
-        package init(id: Int64, bytes: Int64, partialPath: String) {
+        package init(id: Int64, bytes: Int64, partialPath: String, marked: Bool = false) {
             self.id = id
             self.bytes = bytes
             self.partialPath = partialPath
+            self.marked = marked
         }
     }
 
@@ -197,27 +200,35 @@ extension DownloadQueueStateMachine {
     /// Chooses the final names of a batch's files (``chooseName(_:bytes:partialPath:exists:)``), each seeing the
     /// names chosen before it, and saves them in one transaction before any rename.
     ///
+    /// A marked file (``SyncedFile/marked``) that keeps the name its row has is not saved: after a crash start-up
+    /// knows it by its mark under that name, and its size is saved with the completion. Most batches then save
+    /// nothing before their renames.
+    ///
     /// A download paused or cancelled while it waited for the batch is left out (`stopped`): its bytes stay in the
     /// partial file, as when the command comes during the file's sync. Asked with no await since the check.
     ///
     /// - Returns: The files to rename to their records' paths, those stopped, and the actions to perform before the
-    ///   renames (one save of every chosen name).
+    ///   renames (one save of the chosen names that need it).
     package mutating func nameBatch(
         _ batch: [SyncedFile],
         exists: (String) -> Bool
     ) -> (named: [SyncedFile], stopped: [Int64], actions: [Action]) {
         var named: [SyncedFile] = []
         var stopped: [Int64] = []
-        var records: [DownloadRecord] = []
+        var toSave: [DownloadRecord] = []
         for file in batch {
             guard stillActive(file.id) else {
                 stopped.append(file.id)
                 continue
             }
-            records.append(chooseName(file.id, bytes: file.bytes, partialPath: file.partialPath, exists: exists))
+            let stored = records[file.id]
+            let record = chooseName(file.id, bytes: file.bytes, partialPath: file.partialPath, exists: exists)
+            if !file.marked || record.fileName != stored?.fileName || record.partialName != stored?.partialName {
+                toSave.append(record)
+            }
             named.append(file)
         }
-        return (named, stopped, records.isEmpty ? [] : [.persist(records, .processCrash)])
+        return (named, stopped, toSave.isEmpty ? [] : [.persist(toSave, .processCrash)])
     }
 
     /// The rows a batch writes once its directories are synced, and the downloads whose hook is due with them.
