@@ -254,12 +254,9 @@ package struct ResponseBodyPolicy: Sendable, Hashable {
         if headers.contains(lowercasedName: "transfer-encoding", where: { $0.lowercased().contains("chunked") }) {
             return nil
         }
-        guard let value = headers.last(lowercasedName: "content-length") else { return nil }
+        guard var value = headers.last(lowercasedName: "content-length") else { return nil }
         // A folded value (`continueLastValue`) may start with the space that joined it.
-        var digits = Substring(value).utf8
-        while let first = digits.first, first == ASCII.space || first == ASCII.tab { digits.removeFirst() }
-        while let last = digits.last, last == ASCII.space || last == ASCII.tab { digits.removeLast() }
-        return OutsideNumber.decimal(digits)
+        return value.withUTF8 { OutsideNumber.decimal(bytes: Self.trimmed(UnsafeRawBufferPointer($0)[...])) }
     }
 
     /// The `ETag` of the latest response, when it is a usable validator (``usableValidator(_:)``).
@@ -309,7 +306,8 @@ package struct ResponseBodyPolicy: Sendable, Hashable {
             headers.removeAll()
             phase = .headers
             let fields = line.split(separator: ASCII.space, maxSplits: 2, omittingEmptySubsequences: true)
-            guard fields.count >= 2, let code = OutsideNumber.decimal(fields[1]), (100..<600).contains(code) else {
+            guard fields.count >= 2, let code = OutsideNumber.decimal(bytes: fields[1]), (100..<600).contains(code)
+            else {
                 return stop(
                     .malformed("unreadable status line \"\(String(decoding: line.prefix(80), as: UTF8.self))\"")
                 )
