@@ -26,6 +26,14 @@ import Glibc
         )
     }
 
+    /// A started engine, a store and a queue over them in `home`.
+    private func startQueue(_ home: TemporaryDirectory) throws -> (HTTPEngine, Store, DownloadQueue) {
+        let engine = try HTTPEngine()
+        engine.start()
+        let store = try Store(path: home.file("singlecast.sqlite3"))
+        return (engine, store, makeQueue(home, engine: engine, store: store))
+    }
+
     /// Runs the queue until `id` is completed or failed (at most 120 s: a busy two-core machine is slow).
     private func runUntilDone(_ queue: DownloadQueue, _ id: Int64) async throws -> DownloadSnapshot {
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -59,10 +67,7 @@ import Glibc
         let data = Data((0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 13) })
         let url = try nginx.serve(data, as: "a.bin")
         let home = try TemporaryDirectory(prefix: "singlecast-queue-test")
-        let engine = try HTTPEngine()
-        engine.start()
-        let store = try Store(path: home.file("singlecast.sqlite3"))
-        let queue = makeQueue(home, engine: engine, store: store)
+        let (engine, store, queue) = try startQueue(home)
         let target = home.file("out")
         let queued = try await queue.enqueue([DownloadRequest(url: url, directory: target)])
         #expect(queued[0].file == target + "/a.bin")
@@ -151,10 +156,7 @@ import Glibc
         let data = Data((0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         let url = try nginx.serve(data, as: "a.bin")
         let home = try TemporaryDirectory(prefix: "singlecast-queue-test")
-        let engine = try HTTPEngine()
-        engine.start()
-        let store = try Store(path: home.file("singlecast.sqlite3"))
-        let queue = makeQueue(home, engine: engine, store: store)
+        let (engine, store, queue) = try startQueue(home)
         let queued = try await queue.enqueue([DownloadRequest(url: url, directory: home.file("out"))])
         let done = try await runUntilDone(queue, queued[0].id)
         await engine.stop()

@@ -197,8 +197,9 @@ package enum DownloadDirectory {
         }
     }
 
-    /// Whether `a` and `b` are the same bytes (`==` also equates different encodings of the same characters).
-    private static func sameBytes(_ a: String, _ b: String) -> Bool {
+    /// Whether `a` and `b` are the same bytes, as the kernel compares names (`==` also equates a composed and a
+    /// decomposed name, two files to the kernel).
+    package static func sameBytes(_ a: String, _ b: String) -> Bool {
         a.utf8.count == b.utf8.count && hasBytePrefix(a, b)
     }
 

@@ -24,7 +24,8 @@ package enum ServedFile {
         // The name resolves to exactly root/relative, so no link sits on the way; and the descriptor is the file that
         // name is now, so none was swapped in between.
         guard fstat(descriptor, &opened) == 0, opened.st_mode & S_IFMT == S_IFREG,
-            realPath(file.path)?.utf8.elementsEqual(((realRoot == "/" ? "" : realRoot) + "/" + relative).utf8) == true,
+            let real = realPath(file.path),
+            DownloadDirectory.sameBytes(real, (realRoot == "/" ? "" : realRoot) + "/" + relative),
             lstat(file.path, &named) == 0, named.st_dev == opened.st_dev, named.st_ino == opened.st_ino
         else {
             close(descriptor)
