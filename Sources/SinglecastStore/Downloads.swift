@@ -13,7 +13,7 @@ package struct DownloadRecord: Sendable, Hashable {
     /// actions and the events each copy a record, and a copy retains one box instead of each of its 26 fields.
     private final class Box: @unchecked Sendable {  // mutated only while uniquely referenced (copy on write)
         // No runtime exclusivity check on each access: the record's own accessors are the only ones, and a change
-        // goes through `uniqueFields`, whose caller holds the record exclusively already.
+        // goes through a setter after `makeUnique()`, whose caller holds the record exclusively already.
         @exclusivity(unchecked) var fields: Fields
         init(_ fields: Fields) { self.fields = fields }
     }
@@ -50,128 +50,210 @@ package struct DownloadRecord: Sendable, Hashable {
 
     private var box: Box
 
-    private var uniqueFields: Fields {
-        get { box.fields }
-        _modify {
-            if !isKnownUniquelyReferenced(&box) { box = Box(box.fields) }
-            yield &box.fields
-        }
+    /// Gives this record a box of its own before one of its fields changes.
+    ///
+    /// Fields change through setters, not `_modify` accessors: a `_modify` that yields through another needs more
+    /// room than the caller lends a coroutine, so each change to a field allocated one from the heap (about 80 per
+    /// small download).
+    private mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&box) { box = Box(box.fields) }
     }
 
     package var id: Int64 {
         get { box.fields.id }
-        _modify { yield &uniqueFields.id }
+        set {
+            makeUnique()
+            box.fields.id = newValue
+        }
     }
     package var url: String {
         get { box.fields.url }
-        _modify { yield &uniqueFields.url }
+        set {
+            makeUnique()
+            box.fields.url = newValue
+        }
     }
     package var finalURL: String? {
         get { box.fields.finalURL }
-        _modify { yield &uniqueFields.finalURL }
+        set {
+            makeUnique()
+            box.fields.finalURL = newValue
+        }
     }
     package var directory: String {
         get { box.fields.directory }
-        _modify { yield &uniqueFields.directory }
+        set {
+            makeUnique()
+            box.fields.directory = newValue
+        }
     }
     package var fileName: String {
         get { box.fields.fileName }
-        _modify { yield &uniqueFields.fileName }
+        set {
+            makeUnique()
+            box.fields.fileName = newValue
+        }
     }
     package var state: State {
         get { box.fields.state }
-        _modify { yield &uniqueFields.state }
+        set {
+            makeUnique()
+            box.fields.state = newValue
+        }
     }
     package var pauseReason: String? {
         get { box.fields.pauseReason }
-        _modify { yield &uniqueFields.pauseReason }
+        set {
+            makeUnique()
+            box.fields.pauseReason = newValue
+        }
     }
     package var priority: Int {
         get { box.fields.priority }
-        _modify { yield &uniqueFields.priority }
+        set {
+            makeUnique()
+            box.fields.priority = newValue
+        }
     }
     package var position: Int64 {
         get { box.fields.position }
-        _modify { yield &uniqueFields.position }
+        set {
+            makeUnique()
+            box.fields.position = newValue
+        }
     }
     /// Bytes of the partial file known to be durable (the last checkpoint).
     package var bytesDone: Int64 {
         get { box.fields.bytesDone }
-        _modify { yield &uniqueFields.bytesDone }
+        set {
+            makeUnique()
+            box.fields.bytesDone = newValue
+        }
     }
     package var bytesTotal: Int64? {
         get { box.fields.bytesTotal }
-        _modify { yield &uniqueFields.bytesTotal }
+        set {
+            makeUnique()
+            box.fields.bytesTotal = newValue
+        }
     }
     package var etag: String? {
         get { box.fields.etag }
-        _modify { yield &uniqueFields.etag }
+        set {
+            makeUnique()
+            box.fields.etag = newValue
+        }
     }
     package var lastModified: String? {
         get { box.fields.lastModified }
-        _modify { yield &uniqueFields.lastModified }
+        set {
+            makeUnique()
+            box.fields.lastModified = newValue
+        }
     }
     package var attempts: Int {
         get { box.fields.attempts }
-        _modify { yield &uniqueFields.attempts }
+        set {
+            makeUnique()
+            box.fields.attempts = newValue
+        }
     }
     package var errorCode: String? {
         get { box.fields.errorCode }
-        _modify { yield &uniqueFields.errorCode }
+        set {
+            makeUnique()
+            box.fields.errorCode = newValue
+        }
     }
     package var errorMessage: String? {
         get { box.fields.errorMessage }
-        _modify { yield &uniqueFields.errorMessage }
+        set {
+            makeUnique()
+            box.fields.errorMessage = newValue
+        }
     }
     package var errorHTTPStatus: Int? {
         get { box.fields.errorHTTPStatus }
-        _modify { yield &uniqueFields.errorHTTPStatus }
+        set {
+            makeUnique()
+            box.fields.errorHTTPStatus = newValue
+        }
     }
     /// Unix milliseconds.
     package var nextAttemptAt: Int64? {
         get { box.fields.nextAttemptAt }
-        _modify { yield &uniqueFields.nextAttemptAt }
+        set {
+            makeUnique()
+            box.fields.nextAttemptAt = newValue
+        }
     }
     package var addedAt: Int64 {
         get { box.fields.addedAt }
-        _modify { yield &uniqueFields.addedAt }
+        set {
+            makeUnique()
+            box.fields.addedAt = newValue
+        }
     }
     package var completedAt: Int64? {
         get { box.fields.completedAt }
-        _modify { yield &uniqueFields.completedAt }
+        set {
+            makeUnique()
+            box.fields.completedAt = newValue
+        }
     }
     package var headers: [String] {
         get { box.fields.headers }
-        _modify { yield &uniqueFields.headers }
+        set {
+            makeUnique()
+            box.fields.headers = newValue
+        }
     }
     package var authUser: String? {
         get { box.fields.authUser }
-        _modify { yield &uniqueFields.authUser }
+        set {
+            makeUnique()
+            box.fields.authUser = newValue
+        }
     }
     package var authPassword: String? {
         get { box.fields.authPassword }
-        _modify { yield &uniqueFields.authPassword }
+        set {
+            makeUnique()
+            box.fields.authPassword = newValue
+        }
     }
     package var deletePartial: Bool {
         get { box.fields.deletePartial }
-        _modify { yield &uniqueFields.deletePartial }
+        set {
+            makeUnique()
+            box.fields.deletePartial = newValue
+        }
     }
     /// The partial file's name when it differs from `fileName + ".part"`: the final name changed at completion and
     /// the rename has not happened yet.
     package var partialName: String? {
         get { box.fields.partialName }
-        _modify { yield &uniqueFields.partialName }
+        set {
+            makeUnique()
+            box.fields.partialName = newValue
+        }
     }
     /// `false` once `clear --completed` took a completed download off the list; the row stays while an episode
     /// still points at it.
     package var listed: Bool {
         get { box.fields.listed }
-        _modify { yield &uniqueFields.listed }
+        set {
+            makeUnique()
+            box.fields.listed = newValue
+        }
     }
     /// Queued with `--now`: starts outside the download windows and on a metered network.
     package var bypassesGate: Bool {
         get { box.fields.bypassesGate }
-        _modify { yield &uniqueFields.bypassesGate }
+        set {
+            makeUnique()
+            box.fields.bypassesGate = newValue
+        }
     }
 
     package init(
@@ -226,9 +308,24 @@ package struct DownloadRecord: Sendable, Hashable {
     package func hash(into hasher: inout Hasher) { box.fields.hash(into: &hasher) }
 
     /// The final path of the file.
-    package var path: String { directory + "/" + fileName }
+    package var path: String { Self.joined(directory, fileName) }
     /// Where the bytes are while the download runs.
-    package var partialPath: String { directory + "/" + (partialName ?? fileName + ".part") }
+    package var partialPath: String {
+        if let partialName { return Self.joined(directory, partialName) }
+        return Self.joined(directory, fileName, ".part")
+    }
+
+    /// `directory/name` (plus `suffix`) in one allocation: each `+` made a string of its own, and the queue, its
+    /// table and every event ask for a record's paths several times per download.
+    private static func joined(_ directory: String, _ name: String, _ suffix: String = "") -> String {
+        var path = String()
+        path.reserveCapacity(directory.utf8.count + 1 + name.utf8.count + suffix.utf8.count)
+        path.append(directory)
+        path.append("/")
+        path.append(name)
+        path.append(suffix)
+        return path
+    }
 }
 
 extension DownloadRecord: CustomReflectable {
