@@ -20,6 +20,21 @@ import Testing
         #expect(verdict == .reject(.notMedia(announced: "audio/mpeg", received: detected)))
     }
 
+    /// The bytewise reading of an ASCII type gives what the reading of any text gives.
+    @Test(arguments: [
+        "audio/mpeg", "Audio/MPEG", " audio/mpeg ", "\taudio/mpeg\r\n", "audio/mpeg; charset=binary", ";audio/mpeg",
+        ";;Audio/Mp4;x", " ;audio/mpeg", ";", ";;", "", " ", "\u{0B}\u{0C}video/MP4\u{0B}", "audio/mpeg;", "a b ; c",
+        "\u{1F}audio/mpeg\u{1C}", "AUDIO/X-M4A ;codecs=\"mp4a\"", "\"audio/mpeg\"",
+    ])
+    func anASCIITypeIsNormalizedAsAnyTextIs(type: String) {
+        #expect(MediaCheck.Announcement.normalized(type) == MediaCheck.Announcement.normalizedText(type))
+    }
+
+    @Test func aTypeBeyondASCIIIsNormalizedAsText() {
+        #expect(MediaCheck.Announcement.normalized("\u{A0}Audio/MPEG\u{200B}; x") == "audio/mpeg")
+        #expect(MediaCheck.Announcement.normalized("AUDIO/ÉTÉ") == "audio/été")
+    }
+
     @Test func theMessageSaysWhatWasAnnouncedAndWhatArrived() {
         let html = DownloadFailure.notMedia(announced: "audio/mpeg", received: "text/html")
         #expect(html.info.message == "announced audio/mpeg but received an HTML page (text/html)")
