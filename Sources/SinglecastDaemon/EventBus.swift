@@ -65,13 +65,23 @@ package final class EventBus: Sendable {
         // Most of the time nobody watches: an enqueue of 10,000 downloads spent a third of its time encoding
         // `download.added` events for no one.
         guard isWatched(topic) else { return }
-        let line: Data
         do {
-            line = try WireCoding.notificationLine(method: method, params: params)
+            post(topic, EventLine(encoded: try WireCoding.notificationLine(method: method, params: params)))
         } catch {
             logger.error("cannot encode event \(method): \(error)")
-            return
         }
+    }
+
+    /// The same for params that write themselves, such as every `download.*` event's: written by the first reader
+    /// that takes the event, not by the publisher. The download queue publishes several events per download from
+    /// its actor, where their JSON was about a tenth of a small download's instructions, and a thousand
+    /// `download.added` of one `enqueue` kept the queue from starting the first transfer until all were written.
+    package func publish(_ topic: EventTopic, method: String, params: some Encodable & JSONByteWritable & Sendable) {
+        guard isWatched(topic) else { return }
+        post(topic, EventLine(method: method) { try WireCoding.notificationLine(method: method, writing: params) })
+    }
+
+    private func post(_ topic: EventTopic, _ line: EventLine) {
         // Posted under the lock, so that events published at once reach every watcher in the same order.
         let dropping = state.withLock { state in
             var dropping = 0
@@ -85,6 +95,38 @@ package final class EventBus: Sendable {
         }
     }
 
+    /// One event's line, encoded once for all its subscribers: when published, or by the first reader to take it.
+    fileprivate final class EventLine: Sendable {
+        private let method: String
+        private let encode: @Sendable () throws -> Data
+        private let encoded: Mutex<Data?>
+
+        init(encoded line: Data) {
+            method = ""
+            encode = { line }
+            encoded = Mutex(line)
+        }
+
+        init(method: String, encode: @escaping @Sendable () throws -> Data) {
+            self.method = method
+            self.encode = encode
+            encoded = Mutex(nil)
+        }
+
+        /// The line; `nil`, logged, when the event cannot be encoded.
+        func data(logger: Logger) -> Data? {
+            encoded.withLock { encoded in
+                if let encoded { return encoded }
+                do {
+                    encoded = try encode()
+                } catch {
+                    logger.error("cannot encode event \(method): \(error)")
+                }
+                return encoded
+            }
+        }
+    }
+
     /// One subscriber's waiting event lines, bounded by ``bufferLimit``: the oldest go first, counted.
     ///
     /// A reader takes every line waiting at once, so that a burst of events (a thousand `download.added` of one
@@ -92,7 +134,7 @@ package final class EventBus: Sendable {
     fileprivate final class Mailbox: Sendable {
         private struct Contents {
             /// `lines[start...]` wait, oldest first; dropping the oldest only moves `start`.
-            var lines: [Data] = []
+            var lines: [EventLine] = []
             var start = 0
             /// Lines lost since the reader last took some.
             var dropped = 0
@@ -108,7 +150,7 @@ package final class EventBus: Sendable {
         }
 
         /// Queues `line`; `true` when the oldest line waiting was dropped for it.
-        func post(_ line: Data) -> Bool {
+        func post(_ line: EventLine) -> Bool {
             let (wasEmpty, dropped) = contents.withLock { contents in
                 let waiting = contents.lines.count - contents.start
                 var dropped = false
@@ -130,7 +172,7 @@ package final class EventBus: Sendable {
         }
 
         /// Every line waiting, and how many were dropped before them.
-        func take() -> (lines: ArraySlice<Data>, dropped: Int) {
+        func take() -> (lines: ArraySlice<EventLine>, dropped: Int) {
             contents.withLock { contents in
                 defer { contents = Contents() }
                 return (contents.lines[contents.start...], contents.dropped)
@@ -175,7 +217,9 @@ package final class EventBus: Sendable {
                     var batch: [Data] = []
                     batch.reserveCapacity(lines.count + 1)
                     if dropped > 0, let notice = bus.droppedNotice(dropped) { batch.append(notice) }
-                    batch.append(contentsOf: lines)
+                    for line in lines {
+                        if let data = line.data(logger: bus.logger) { batch.append(data) }
+                    }
                     if !batch.isEmpty { return batch }
                 }
                 return nil

@@ -401,6 +401,12 @@ package enum WireCoding {
         guard let writable = params as? any JSONByteWritable else {
             return try line(for: NotificationEnvelope(method: method, params: params))
         }
+        return try notificationLine(method: method, writing: writable)
+    }
+
+    /// The same line for params known to write themselves, without looking them up as ``JSONByteWritable`` at run
+    /// time: a download's events come here, three or more per download.
+    package static func notificationLine(method: String, writing params: some JSONByteWritable) throws -> Data {
         // The keys in the order `.sortedKeys` writes them: jsonrpc, method, params.
         // A `download.*` event is 350–500 bytes: one buffer, copied once into its `Data`.
         var writer = JSONByteWriter(capacity: 1024)
@@ -408,7 +414,7 @@ package enum WireCoding {
         writer.member(NotificationKey.jsonrpc, "2.0")
         writer.member(NotificationKey.method, method)
         writer.key(NotificationKey.params)
-        try writable.write(to: &writer)
+        try params.write(to: &writer)
         writer.endObject()
         writer.newline()
         return Data(writer.bytes)
