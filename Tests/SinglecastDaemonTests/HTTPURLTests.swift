@@ -12,6 +12,24 @@ import Testing
         #expect(!HTTPURL.sameHost("https://cdn.example.com/a.mp3", "https://example.com/feed.xml"))
     }
 
+    /// A plain URL is taken as written, in one parse: what the full parse makes of it, to the byte.
+    @Test(arguments: [
+        "http://host", "http://host/", "https://cdn.example.com/a.mp3", "http://Example.COM/Path/A.MP3",
+        "http://h:80/x", "http://h:080/x", "http://h:0080/x", "http://h:0/x", "http://h:00/x", "http://h:65535/x",
+        "http://h:99999/x", "http://h:/x",
+        "http://127.0.0.1:8080/f00001.bin", "http://a..b/x", "http://-h-/x", "http://h./x", "http://1.2.3.4.5/x",
+        "http://h/a%2Fb%20c?x=1&y=%41#frag", "http://h/?", "http://h/#", "http://h?q", "http://h#f", "http://h/a;b=c",
+        "http://h/~user/a+b,c!d$e'f(g)h*i=j@k:l", "http://h/%e2%82%ac", "http://h//double//slash", "http://h/./a/../b",
+        "HTTP://host/a", "Https://host/a", "http://h/a?b?c/d", "http://xn--bcher-kva.example/a",
+    ])
+    func aPlainURLIsTakenAsTheFullParseWritesIt(text: String) throws {
+        let full = try? HTTPURL(parsing: text)
+        let quick = try? HTTPURL(text)
+        #expect(quick?.string == full?.string)
+        #expect(quick?.url == full?.url)
+        #expect(quick?.user == full?.user && quick?.password == full?.password)
+    }
+
     /// The download queue checked `require_https` with its own `hasPrefix("https:")`; it asks `isHTTPS` now.
     @Test func httpsIsReadFromTheScheme() {
         #expect(HTTPURL.isHTTPS("HTTPS://host/a"))
