@@ -97,32 +97,42 @@ package final class EventBus: Sendable {
 
     /// One event's line, encoded once for all its subscribers: when published, or by the first reader to take it.
     fileprivate final class EventLine: Sendable {
-        private let method: String
-        private let encode: @Sendable () throws -> Data
-        private let encoded: Mutex<Data?>
+        private enum State {
+            case pending(method: String, encode: @Sendable () throws -> Data)
+            case encoded(Data)
+            /// Encoding failed (and was logged): no reader gets the event.
+            case failed
+        }
+
+        private let state: Mutex<State>
 
         init(encoded line: Data) {
-            method = ""
-            encode = { line }
-            encoded = Mutex(line)
+            state = Mutex(.encoded(line))
         }
 
         init(method: String, encode: @escaping @Sendable () throws -> Data) {
-            self.method = method
-            self.encode = encode
-            encoded = Mutex(nil)
+            state = Mutex(.pending(method: method, encode: encode))
         }
 
-        /// The line; `nil`, logged, when the event cannot be encoded.
+        /// The line; `nil` when the event cannot be encoded, which the first reader logs.
         func data(logger: Logger) -> Data? {
-            encoded.withLock { encoded in
-                if let encoded { return encoded }
-                do {
-                    encoded = try encode()
-                } catch {
-                    logger.error("cannot encode event \(method): \(error)")
+            state.withLock { state in
+                switch state {
+                case .encoded(let line):
+                    return line
+                case .failed:
+                    return nil
+                case .pending(let method, let encode):
+                    do {
+                        let line = try encode()
+                        state = .encoded(line)
+                        return line
+                    } catch {
+                        logger.error("cannot encode event \(method): \(error)")
+                        state = .failed
+                        return nil
+                    }
                 }
-                return encoded
             }
         }
     }

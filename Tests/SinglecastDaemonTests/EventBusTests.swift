@@ -1,5 +1,7 @@
 import Foundation
 import SinglecastDaemon
+import SinglecastProtocol
+import Synchronization
 import Testing
 
 /// A watcher too slow for a bulk operation loses its oldest events, and is told how many.
@@ -78,6 +80,52 @@ import Testing
         let kept = try batch.dropFirst().map { try Self.decode($0, as: Numbered.self).params.n }
         #expect(kept == Array((count - EventBus.bufferLimit)..<count))
         bus.remove(id)
+    }
+
+    /// Params that write themselves (as a download's do), counting each time they are written.
+    struct Counted: Encodable, JSONByteWritable, Sendable {
+        final class Writes: Sendable { let count = Mutex(0) }
+        private enum Key: String, CodingKey { case n }
+        var n: Int
+        var refuses = false
+        let writes: Writes
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(n, forKey: .n)
+        }
+
+        func write(to writer: inout JSONByteWriter) throws {
+            writes.count.withLock { $0 += 1 }
+            if refuses { throw JSONByteError(offset: 0, message: "refused") }
+            writer.beginObject()
+            writer.member(Key.n, n)
+            writer.endObject()
+        }
+    }
+
+    /// A download's event is written by the first watcher that takes it, once for all; one that cannot be written
+    /// reaches no one, and the events after it still come.
+    @Test func anEventThatWritesItselfIsWrittenOnceByItsFirstReader() async throws {
+        let bus = EventBus(logger: Logger(level: .error, environment: [:]))
+        let (first, firstEvents) = bus.subscribe()
+        let (second, secondEvents) = bus.subscribe()
+        bus.setTopics([.downloads], for: first)
+        bus.setTopics([.downloads], for: second)
+        let writes = Counted.Writes()
+        bus.publish(.downloads, method: "download.added", params: Counted(n: 1, writes: writes))
+        bus.publish(.downloads, method: "download.added", params: Counted(n: 2, refuses: true, writes: writes))
+        bus.publish(.downloads, method: "download.added", params: Counted(n: 3, writes: writes))
+        #expect(writes.count.withLock { $0 } == 0)
+        var firstBatches = firstEvents.batches()
+        let taken = try #require(await firstBatches.next())
+        #expect(try taken.map { try Self.decode($0, as: Numbered.self).params.n } == [1, 3])
+        #expect(writes.count.withLock { $0 } == 3)
+        var secondBatches = secondEvents.batches()
+        #expect(try #require(await secondBatches.next()) == taken)
+        #expect(writes.count.withLock { $0 } == 3)
+        bus.remove(first)
+        bus.remove(second)
     }
 
     @Test func aWatcherThatKeepsUpIsToldNothing() async throws {
