@@ -6,13 +6,12 @@ extension EventBus {
     /// Whether anyone watches download events: building one stats the partial file.
     var downloadsWatched: Bool { isWatched(.downloads) }
 
-    /// `download.added`, `download.progress`, … for one download.
+    /// `download.added`, `download.progress`, … for one download. Its `DownloadInfo` is built, and written, by the
+    /// first watcher to take the event, off the queue's actor.
     func downloadChanged(_ announcement: DownloadQueueStateMachine.Announcement, _ download: DownloadSnapshot) {
-        publish(
-            .downloads,
-            method: DownloadEvent(announcement).rawValue,
-            params: DownloadEventParams(download: DownloadInfo(download))
-        )
+        publish(.downloads, method: DownloadEvent(announcement).rawValue) {
+            DownloadEventParams(download: DownloadInfo(download))
+        }
     }
 }
 

@@ -77,8 +77,18 @@ package final class EventBus: Sendable {
     /// its actor, where their JSON was about a tenth of a small download's instructions, and a thousand
     /// `download.added` of one `enqueue` kept the queue from starting the first transfer until all were written.
     package func publish(_ topic: EventTopic, method: String, params: some Encodable & JSONByteWritable & Sendable) {
+        publish(topic, method: method) { params }
+    }
+
+    /// The same for params built by that reader too, from what the publisher hands over (a download's events: the
+    /// `DownloadInfo` of a download's state).
+    package func publish(
+        _ topic: EventTopic,
+        method: String,
+        building params: @escaping @Sendable () -> any JSONByteWritable
+    ) {
         guard isWatched(topic) else { return }
-        post(topic, EventLine(method: method) { try WireCoding.notificationLine(method: method, writing: params) })
+        post(topic, EventLine(method: method) { try WireCoding.notificationLine(method: method, writing: params()) })
     }
 
     private func post(_ topic: EventTopic, _ line: EventLine) {
