@@ -5,7 +5,7 @@ import SinglecastFeeds
 
 /// A whole feed document, as a subscription reads it: encoding detection, the XML reader, the builder, HTML to
 /// text, URL resolution, then each episode as the store keeps it; read both ways the daemon reads feeds (whole,
-/// and in batches). Each enclosure URL's stored form must be its own parse.
+/// and in batches). Each enclosure URL's stored form must be its own parse, and its quick reading the full one's.
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzFeed(_ start: UnsafePointer<UInt8>, _ count: Int) -> Int32 {
     let data = Data(bytes: start, count: count)
@@ -15,6 +15,12 @@ func fuzzFeed(_ start: UnsafePointer<UInt8>, _ count: Int) -> Int32 {
             // A completion keeps a download's stored URL unparsed when libcurl reports it back unchanged.
             if let text = episode.enclosure?.url, let stored = try? HTTPURL(text).string {
                 precondition((try? HTTPURL(stored).string) == stored, "HTTPURL changed its own form \(stored)")
+            }
+            // A plain URL taken as written must be what the full parse makes of it.
+            if let text = episode.enclosure?.url {
+                let quick = try? HTTPURL(text)
+                let full = try? HTTPURL(parsing: text)
+                precondition(quick == full, "HTTPURL read \(text) otherwise than its full parse")
             }
         }
     }

@@ -13,6 +13,13 @@ func fuzzMediaCheck(_ start: UnsafePointer<UInt8>, _ count: Int) -> Int32 {
         url: fields[2],
         fileName: fields[3]
     )
+    // A type read on its bytes must be what the reading of any text makes of it.
+    for type in fields[0...1] {
+        precondition(
+            MediaCheck.Announcement.normalized(type) == MediaCheck.Announcement.normalizedText(type),
+            "MediaCheck normalized \(type) otherwise on its bytes"
+        )
+    }
     _ = announcement.isMedia
     _ = MediaCheck.verdict(announcement, detected: fields[4])
     _ = MediaCheck.describe(fields[4])
