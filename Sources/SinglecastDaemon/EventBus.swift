@@ -72,16 +72,11 @@ package final class EventBus: Sendable {
         }
     }
 
-    /// The same for params that write themselves, such as every `download.*` event's: written by the first reader
-    /// that takes the event, not by the publisher. The download queue publishes several events per download from
-    /// its actor, where their JSON was about a tenth of a small download's instructions, and a thousand
-    /// `download.added` of one `enqueue` kept the queue from starting the first transfer until all were written.
-    package func publish(_ topic: EventTopic, method: String, params: some Encodable & JSONByteWritable & Sendable) {
-        publish(topic, method: method) { params }
-    }
-
-    /// The same for params built by that reader too, from what the publisher hands over (a download's events: the
-    /// `DownloadInfo` of a download's state).
+    /// The same for params that write themselves, such as every `download.*` event's: built and written by the first
+    /// reader that takes the event, not by the publisher. The download queue publishes several events per download
+    /// from its actor, where their `DownloadInfo` and JSON were about a tenth of a small download's instructions, and
+    /// a thousand `download.added` of one `enqueue` kept the queue from starting the first transfer until all were
+    /// written.
     package func publish(
         _ topic: EventTopic,
         method: String,

@@ -83,17 +83,12 @@ import Testing
     }
 
     /// Params that write themselves (as a download's do), counting each time they are written.
-    struct Counted: Encodable, JSONByteWritable, Sendable {
+    struct Counted: JSONByteWritable, Sendable {
         final class Writes: Sendable { let count = Mutex(0) }
         private enum Key: String, CodingKey { case n }
         var n: Int
         var refuses = false
         let writes: Writes
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: Key.self)
-            try container.encode(n, forKey: .n)
-        }
 
         func write(to writer: inout JSONByteWriter) throws {
             writes.count.withLock { $0 += 1 }
@@ -113,9 +108,9 @@ import Testing
         bus.setTopics([.downloads], for: first)
         bus.setTopics([.downloads], for: second)
         let writes = Counted.Writes()
-        bus.publish(.downloads, method: "download.added", params: Counted(n: 1, writes: writes))
-        bus.publish(.downloads, method: "download.added", params: Counted(n: 2, refuses: true, writes: writes))
-        bus.publish(.downloads, method: "download.added", params: Counted(n: 3, writes: writes))
+        bus.publish(.downloads, method: "download.added") { Counted(n: 1, writes: writes) }
+        bus.publish(.downloads, method: "download.added") { Counted(n: 2, refuses: true, writes: writes) }
+        bus.publish(.downloads, method: "download.added") { Counted(n: 3, writes: writes) }
         #expect(writes.count.withLock { $0 } == 0)
         var firstBatches = firstEvents.batches()
         let taken = try #require(await firstBatches.next())
