@@ -409,8 +409,8 @@ final class ClientConnection: ConnectionControl {
         (subscriptionID, eventStream) = events.subscribe()
     }
 
-    func watch(_ topics: Set<EventTopic>) {
-        events.setTopics(topics, for: subscriptionID)
+    func watch(_ selection: EventSelection) {
+        events.select(selection, for: subscriptionID)
     }
 
     /// Writes one whole message; `false` when the client is gone.

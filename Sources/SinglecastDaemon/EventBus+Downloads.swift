@@ -3,8 +3,10 @@ import SinglecastProtocol
 /// The queue's events as the protocol's: the queue hands over its announcement and the download, and each event's
 /// params are built here and nowhere else.
 extension EventBus {
-    /// Whether anyone watches download events: building one stats the partial file.
-    var downloadsWatched: Bool { isWatched(.downloads) }
+    /// Whether anyone receives this download event: building one stats the partial file.
+    func isWanted(_ announcement: DownloadQueueStateMachine.Announcement) -> Bool {
+        isWanted(.downloads, event: DownloadEvent(announcement).rawValue)
+    }
 
     /// `download.added`, `download.progress`, … for one download. Its `DownloadInfo` is built, and written, by the
     /// first watcher to take the event, off the queue's actor.

@@ -9,7 +9,7 @@ import Synchronization
 /// of making the daemon's memory grow, and is told how many with `events.dropped` before the next event it reads.
 package final class EventBus: Sendable {
     private struct Subscriber {
-        var topics: Set<EventTopic>
+        var selection: EventSelection
         let mailbox: Mailbox
     }
 
@@ -28,20 +28,25 @@ package final class EventBus: Sendable {
         self.logger = logger
     }
 
-    /// A subscription with no topics yet; it ends when ``remove(_:)`` is called.
+    /// A subscription with no events yet; it ends when ``remove(_:)`` is called.
     package func subscribe() -> (id: UInt64, events: Subscription) {
         let mailbox = Mailbox()
         let id = state.withLock { state in
             defer { state.nextID += 1 }
-            state.subscribers[state.nextID] = Subscriber(topics: [], mailbox: mailbox)
+            state.subscribers[state.nextID] = Subscriber(selection: .none, mailbox: mailbox)
             return state.nextID
         }
         return (id, Subscription(bus: self, mailbox: mailbox))
     }
 
-    /// Replaces the topics subscriber `id` receives.
+    /// Replaces the events subscriber `id` receives.
+    package func select(_ selection: EventSelection, for id: UInt64) {
+        state.withLock { $0.subscribers[id]?.selection = selection }
+    }
+
+    /// Subscriber `id` receives every event of `topics`.
     package func setTopics(_ topics: Set<EventTopic>, for id: UInt64) {
-        state.withLock { $0.subscribers[id]?.topics = topics }
+        select(EventSelection(topics: topics), for: id)
     }
 
     /// Ends subscriber `id`'s subscription after the events already waiting.
@@ -52,21 +57,26 @@ package final class EventBus: Sendable {
 
     /// Connections that watch at least one topic.
     package var watcherCount: Int {
-        state.withLock { $0.subscribers.values.count(where: { !$0.topics.isEmpty }) }
+        state.withLock { $0.subscribers.values.count(where: { !$0.selection.topics.isEmpty }) }
     }
 
     /// Whether any connection watches `topic`: events nobody receives need not be built.
     package func isWatched(_ topic: EventTopic) -> Bool {
-        state.withLock { $0.subscribers.values.contains { $0.topics.contains(topic) } }
+        state.withLock { $0.subscribers.values.contains { $0.selection.topics.contains(topic) } }
     }
 
-    /// Encodes the event once and queues it for every subscriber of `topic`.
+    /// Whether any connection receives the event `name` of `topic`.
+    package func isWanted(_ topic: EventTopic, event name: String) -> Bool {
+        state.withLock { $0.subscribers.values.contains { $0.selection.admits(topic, event: name) } }
+    }
+
+    /// Encodes the event once and queues it for every subscriber that receives it.
     package func publish(_ topic: EventTopic, method: String, params: some Encodable) {
         // Most of the time nobody watches: an enqueue of 10,000 downloads spent a third of its time encoding
         // `download.added` events for no one.
-        guard isWatched(topic) else { return }
+        guard isWanted(topic, event: method) else { return }
         do {
-            post(topic, EventLine(encoded: try WireCoding.notificationLine(method: method, params: params)))
+            post(topic, method, EventLine(encoded: try WireCoding.notificationLine(method: method, params: params)))
         } catch {
             logger.error("cannot encode event \(method): \(error)")
         }
@@ -82,15 +92,19 @@ package final class EventBus: Sendable {
         method: String,
         building params: @escaping @Sendable () -> any JSONByteWritable
     ) {
-        guard isWatched(topic) else { return }
-        post(topic, EventLine(method: method) { try WireCoding.notificationLine(method: method, writing: params()) })
+        guard isWanted(topic, event: method) else { return }
+        post(
+            topic,
+            method,
+            EventLine(method: method) { try WireCoding.notificationLine(method: method, writing: params()) }
+        )
     }
 
-    private func post(_ topic: EventTopic, _ line: EventLine) {
+    private func post(_ topic: EventTopic, _ method: String, _ line: EventLine) {
         // Posted under the lock, so that events published at once reach every watcher in the same order.
         let dropping = state.withLock { state in
             var dropping = 0
-            for subscriber in state.subscribers.values where subscriber.topics.contains(topic) {
+            for subscriber in state.subscribers.values where subscriber.selection.admits(topic, event: method) {
                 if subscriber.mailbox.post(line) { dropping += 1 }
             }
             return dropping

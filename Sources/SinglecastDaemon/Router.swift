@@ -7,7 +7,7 @@ import SinglecastStore
 /// What a request handler may do to the connection it arrived on.
 package protocol ConnectionControl: Sendable {
     /// Starts (or changes) the events this connection receives.
-    func watch(_ topics: Set<EventTopic>)
+    func watch(_ selection: EventSelection)
 }
 
 /// Maps each JSON-RPC method to its handler and every failure to a JSON-RPC error.
@@ -92,13 +92,13 @@ package struct Router: Sendable {
             try expectNoParams(request)
             return try WireCoding.encoded(await context.status())
         case .watch:
-            let topics = try watchTopics(request.params)
-            connection.watch(topics)
-            return try WireCoding.encoded(WatchResult(topics: topics.sorted { $0.rawValue < $1.rawValue }))
+            let selection = try watchSelection(request.params)
+            connection.watch(selection)
+            return try WireCoding.encoded(WatchResult(selection))
         case .unwatch:
             try expectNoParams(request)
-            connection.watch([])
-            return try WireCoding.encoded(WatchResult(topics: []))
+            connection.watch(.none)
+            return try WireCoding.encoded(WatchResult(.none))
         case .enqueue:
             let params = try params(EnqueueParams.self, request)
             if params.episodes?.isEmpty == false {
@@ -339,36 +339,46 @@ package struct Router: Sendable {
         }
     }
 
-    private func watchTopics(_ params: JSONValue?) throws -> Set<EventTopic> {
-        let allTopics = Set(EventTopic.allCases)
-        let known = EventTopic.allCases.map(\.rawValue).joined(separator: ", ")
-        guard let params else { return allTopics }
+    private func watchSelection(_ params: JSONValue?) throws -> EventSelection {
+        guard let params else { return EventSelection(topics: Set(EventTopic.allCases)) }
         guard case .object(let fields) = params else {
             throw RPCError.invalidParams(
                 "'watch' takes an object such as {\"topics\":[\"daemon\"]}",
                 parameter: "params"
             )
         }
-        if let unknown = fields.keys.first(where: { $0 != "topics" }) {
-            throw RPCError.invalidParams("unknown parameter '\(unknown)'; 'watch' takes 'topics'", parameter: unknown)
-        }
-        guard let rawTopics = fields["topics"], rawTopics != .null else { return allTopics }
-        guard case .array(let items) = rawTopics else {
+        if let unknown = fields.keys.sorted().first(where: { $0 != "topics" && $0 != "events" }) {
             throw RPCError.invalidParams(
-                "'topics' must be an array of strings, not \(rawTopics.typeName)",
-                parameter: "topics"
+                "unknown parameter '\(unknown)'; 'watch' takes 'topics' and 'events'",
+                parameter: unknown
             )
         }
-        var topics: Set<EventTopic> = []
-        for item in items {
-            guard case .string(let name) = item else {
-                throw RPCError.invalidParams("'topics' must hold strings, found \(item.typeName)", parameter: "topics")
-            }
-            guard let topic = EventTopic(rawValue: name) else {
-                throw RPCError.invalidParams("unknown topic '\(name)'; known topics: \(known)", parameter: "topics")
-            }
-            topics.insert(topic)
+        let topicNames = try names(fields["topics"], parameter: "topics")
+        let eventNames = try names(fields["events"], parameter: "events")
+        do throws(EventSelection.Invalid) {
+            return try EventSelection(topicNames: topicNames, eventNames: eventNames)
+        } catch {
+            throw RPCError.invalidParams(error.message, parameter: error.parameter)
         }
-        return topics.isEmpty ? allTopics : topics
+    }
+
+    /// An optional array of strings.
+    private func names(_ value: JSONValue?, parameter: String) throws -> [String]? {
+        guard let value, value != .null else { return nil }
+        guard case .array(let items) = value else {
+            throw RPCError.invalidParams(
+                "'\(parameter)' must be an array of strings, not \(value.typeName)",
+                parameter: parameter
+            )
+        }
+        return try items.map { item in
+            guard case .string(let name) = item else {
+                throw RPCError.invalidParams(
+                    "'\(parameter)' must hold strings, found \(item.typeName)",
+                    parameter: parameter
+                )
+            }
+            return name
+        }
     }
 }

@@ -334,18 +334,31 @@ package enum EventTopic: String, CaseIterable, Codable, Sendable {
     case sync
 }
 
-/// Params of `watch`; `topics` defaults to every topic.
+/// Params of `watch`; `topics` defaults to every topic, `events` to every event of them (``EventSelection``).
 package struct WatchParams: Codable, Hashable, Sendable {
     package var topics: [String]?
+    package var events: [String]?
 
-    package init(topics: [String]?) { self.topics = topics }
+    package init(topics: [String]?, events: [String]? = nil) {
+        self.topics = topics
+        self.events = events
+    }
 }
 
-/// Result of `watch` and `unwatch`: the topics this connection receives now.
+/// Result of `watch` and `unwatch`: the topics this connection receives now and, when it chose some, the only
+/// events of them it receives.
 package struct WatchResult: Codable, Hashable, Sendable {
     package var topics: [EventTopic]
+    package var events: [String]?
 
-    package init(topics: [EventTopic]) { self.topics = topics }
+    package init(topics: [EventTopic], events: [String]? = nil) {
+        self.topics = topics
+        self.events = events
+    }
+
+    package init(_ selection: EventSelection) {
+        self.init(topics: selection.topics.sorted { $0.rawValue < $1.rawValue }, events: selection.events?.sorted())
+    }
 }
 
 /// Params of every `daemon.*` event.

@@ -46,6 +46,12 @@ import Glibc
         let params = try errorReason(client.readLine())
         #expect(params.code == -32602)
         #expect(params.message.contains("unknown topic 'nope'"))
+        try client.send(#"{"jsonrpc":"2.0","id":2,"method":"watch","params":{"events":["download.done"]}}"# + "\n")
+        let event = try errorReason(client.readLine())
+        #expect(event.code == -32602)
+        #expect(event.message.contains("unknown event 'download.done'; events of 'downloads': download.added,"))
+        try client.send(#"{"jsonrpc":"2.0","id":2,"method":"watch","params":{"events":"download.completed"}}"# + "\n")
+        #expect(try errorReason(client.readLine()).message.contains("'events' must be an array of strings, not string"))
         try client.send(#"{"jsonrpc":"2.0","id":3,"method":"ping","params":{"loud":true}}"# + "\n")
         #expect(try errorReason(client.readLine()).message.contains("'loud'"))
 

@@ -211,7 +211,7 @@ import Glibc
             import base64, http.client, sys, time
             c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=20)
             auth = base64.b64encode(("singlecast:" + sys.argv[2]).encode()).decode()
-            c.request("GET", "/events?topics=downloads", headers={"Authorization": "Basic " + auth})
+            c.request("GET", sys.argv[4], headers={"Authorization": "Basic " + auth})
             r = c.getresponse()
             print(r.status, r.getheader("Content-Type"), flush=True)
             open(sys.argv[3], "w").close()
@@ -228,12 +228,30 @@ import Glibc
         let port = web.port
         let password = web.password
         let marker = web.daemon.root.file("stream-open")
-        let reader = Task { try await onOwnThread { try Self.python(script, [String(port), password, marker]) } }
-        // Enqueued before the stream is open, the download could finish unseen on a busy machine.
+        let reader = Task {
+            try await onOwnThread {
+                try Self.python(script, [String(port), password, marker, "/events?topics=downloads"])
+            }
+        }
+        // A stream of the completions alone, as `watch` with `events` chooses them.
+        let completionsMarker = web.daemon.root.file("completions-open")
+        let completions = Task {
+            try await onOwnThread {
+                try Self.python(
+                    script,
+                    [String(port), password, completionsMarker, "/events?events=download.completed"]
+                )
+            }
+        }
+        // Enqueued before the streams are open, the download could finish unseen on a busy machine.
         let opened = ContinuousClock.now + .seconds(60)
-        while !FileManager.default.fileExists(atPath: marker) && ContinuousClock.now < opened {
+        while !(FileManager.default.fileExists(atPath: marker)
+            && FileManager.default.fileExists(atPath: completionsMarker))
+            && ContinuousClock.now < opened
+        {
             try await Task.sleep(for: .milliseconds(20))
         }
+        #expect(try web.curl("/events?events=download.done").status == 400)
         let client = try LineClient(path: web.daemon.socketPath)
         let params = String(
             decoding: try JSONEncoder().encode(EnqueueParams(urls: [url], directory: web.daemon.root.file("ep"))),
@@ -244,6 +262,13 @@ import Glibc
         #expect(output.hasPrefix("200 text/event-stream"))
         #expect(output.contains(#"data: {"jsonrpc":"2.0","method":"download.added""#))
         #expect(output.contains(#""method":"download.completed""#))
+        let completed = try await completions.value
+        #expect(completed.hasPrefix("200 text/event-stream"))
+        #expect(
+            completed.split(separator: "\n").dropFirst().map { $0.contains(#""method":"download.completed""#) } == [
+                true
+            ]
+        )
     }
 
     /// A page that stops reading its event stream costs the daemon a bounded buffer; it then loses the oldest

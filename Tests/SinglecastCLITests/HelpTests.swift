@@ -149,7 +149,7 @@ import Testing
                 refreshed, unsubscribed) and episode events (played, unplayed, deleted) are one
                 line each.
 
-                USAGE: singlecastctl watch [--socket <path>] [--json] [--topic <topic> ...]
+                USAGE: singlecastctl watch [--socket <path>] [--json] [--topic <topic> ...] [--event <name> ...]
 
                 OPTIONS:
                   --socket <path>         Path of the daemon's control socket. (default:
@@ -157,6 +157,9 @@ import Testing
                   --json                  Print machine-readable JSON; errors too, on stderr.
                   --topic <topic>         Print only events of this topic; repeat for several.
                                           (values: daemon, downloads, podcasts, episodes, sync)
+                  --event <name>          Print only this event, such as download.completed,
+                                          and daemon.stopping; repeat for several. With
+                                          --topic, each event must be of one of the topics.
                   --version               Show the version.
                   -h, --help              Show help information.
 

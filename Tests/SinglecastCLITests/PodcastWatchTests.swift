@@ -70,6 +70,33 @@ import Testing
         )
     }
 
+    /// `--event` asks the daemon for those events alone; the connection's end ends the command.
+    @Test func watchAsksForTheChosenEventsOnly() async throws {
+        let lines = [
+            #"{"jsonrpc":"2.0","id":1,"result":{"events":["daemon.stopping","podcast.refreshed"],"topics":["daemon","podcasts"]}}"#,
+            Fixtures.eventLine(.refreshed, Fixtures.daily, newEpisodes: 2),
+            #"{"jsonrpc":"2.0","method":"daemon.stopping","params":{"at":"2026-11-29T12:05:00Z"}}"#,
+        ]
+        let (run, request) = try await exchange(["watch", "--event", "podcast.refreshed", "--json"], reply: lines)
+        #expect(run.stderr == "")
+        #expect(run.status == 0)
+        #expect(
+            request == DownloadCommandTests.request("watch", #"{"events":["podcast.refreshed","daemon.stopping"]}"#)
+        )
+        #expect(run.stdout == lines.dropFirst().map { $0 + "\n" }.joined())
+        let (_, both) = try await exchange(
+            ["watch", "--topic", "downloads", "--event", "download.completed", "--event", "download.failed"],
+            reply: [#"{"jsonrpc":"2.0","id":1,"result":{"topics":["downloads"]}}"#]
+        )
+        #expect(
+            both
+                == DownloadCommandTests.request(
+                    "watch",
+                    #"{"events":["download.completed","download.failed","daemon.stopping"],"topics":["downloads","daemon"]}"#
+                )
+        )
+    }
+
     @Test func watchJSONPrintsPodcastEventsRaw() async throws {
         let lines = [
             #"{"jsonrpc":"2.0","id":1,"result":{"topics":["daemon","downloads","podcasts"]}}"#,

@@ -74,7 +74,7 @@ import Testing
             stderr: """
                 Error: Missing value for '--topic <topic>'
                 Help:  --topic <topic>  Print only events of this topic; repeat for several. (values: daemon, downloads, podcasts, episodes, sync)
-                Usage: singlecastctl watch [--socket <path>] [--json] [--topic <topic> ...]
+                Usage: singlecastctl watch [--socket <path>] [--json] [--topic <topic> ...] [--event <name> ...]
                   See 'singlecastctl watch --help' for more information.
 
                 """

@@ -102,9 +102,13 @@ import Testing
         )
         let none = Self.refreshedLine(title: "Harbour Lights", newEpisodes: 0)
         #expect(NotificationPolicy.notification(forEventLine: none, kinds: .episodes) == nil)
-        #expect(NotificationPolicy.topics(for: []) == [])
-        #expect(NotificationPolicy.topics(for: .episodes) == [.podcasts])
-        #expect(NotificationPolicy.topics(for: .failures) == [.downloads])
+        #expect(NotificationPolicy.selection(for: []) == .none)
+        #expect(NotificationPolicy.selection(for: .episodes) == EventSelection(events: ["podcast.refreshed"]))
+        #expect(NotificationPolicy.selection(for: .failures) == EventSelection(events: ["download.failed"]))
+        #expect(
+            NotificationPolicy.selection(for: [.downloads, .failures])
+                == EventSelection(events: ["download.completed", "download.failed"])
+        )
     }
 
     // MARK: the bus
@@ -234,7 +238,7 @@ extension DesktopNotificationTests {
         )
         let task = Task { try await service.run() }
         // The service subscribes as it starts; publish once it watches.
-        let topics = NotificationPolicy.topics(for: kinds)
+        let topics = NotificationPolicy.selection(for: kinds).topics
         while !topics.allSatisfy(events.isWatched) { try await Task.sleep(for: .milliseconds(10)) }
         return (bus, events, task)
     }

@@ -123,6 +123,37 @@ import Testing
         bus.remove(second)
     }
 
+    /// A watcher that chose some events gets those alone, and an event no watcher chose is never built.
+    @Test func aWatcherOfSomeEventsGetsThoseAloneAndTheRestAreNeverBuilt() async throws {
+        let bus = EventBus(logger: Logger(level: .error, environment: [:]))
+        let (id, events) = bus.subscribe()
+        bus.select(EventSelection(events: ["download.completed", "download.failed"]), for: id)
+        #expect(bus.isWanted(.downloads, event: "download.completed"))
+        #expect(!bus.isWanted(.downloads, event: "download.progress"))
+        #expect(!bus.isWanted(.podcasts, event: "podcast.refreshed"))
+        let writes = Counted.Writes()
+        bus.publish(.downloads, method: "download.added") { Counted(n: 1, writes: writes) }
+        bus.publish(.downloads, method: "download.completed") { Counted(n: 2, writes: writes) }
+        bus.publish(.downloads, method: "download.progress", params: Numbered(n: 3))
+        bus.publish(.downloads, method: "download.failed", params: Numbered(n: 4))
+        var batches = events.batches()
+        let taken = try #require(await batches.next())
+        #expect(
+            try taken.map { try Self.decode($0, as: Numbered.self).method } == [
+                "download.completed", "download.failed",
+            ]
+        )
+        #expect(writes.count.withLock { $0 } == 1)
+        // Choosing again replaces the choice: every event of the topic comes.
+        bus.select(EventSelection(topics: [.downloads]), for: id)
+        bus.publish(.downloads, method: "download.progress", params: Numbered(n: 5))
+        #expect(try Self.decode(try #require(await batches.next()).first, as: Numbered.self).params.n == 5)
+        bus.select(.none, for: id)
+        #expect(!bus.isWatched(.downloads))
+        #expect(bus.watcherCount == 0)
+        bus.remove(id)
+    }
+
     @Test func aWatcherThatKeepsUpIsToldNothing() async throws {
         let bus = EventBus(logger: Logger(level: .error, environment: [:]))
         let (id, events) = bus.subscribe()

@@ -159,7 +159,7 @@ final class InProcessRouter: Sendable {
 
 /// A connection that only remembers the topics it was asked to watch.
 final class RecordingConnection: ConnectionControl {
-    func watch(_ topics: Set<EventTopic>) {}
+    func watch(_ selection: EventSelection) {}
 }
 
 /// A fresh directory in `/dev/shm` (else `/tmp`), removed with everything in it when the value is released.

@@ -19,22 +19,43 @@ package struct WatchCommand: CLICommand {
                 help: "Print only events of this topic; repeat for several. (values: "
                     + EventTopic.allCases.map(\.rawValue).joined(separator: ", ") + ")",
                 repeating: true
-            )
+            ),
+            .option(
+                "event",
+                valueName: "name",
+                help: "Print only this event, such as download.completed, and daemon.stopping; repeat for "
+                    + "several. With --topic, each event must be of one of the topics.",
+                repeating: true
+            ),
         ]
     )
 
     package var options: GlobalOptions
     /// Empty for every topic. The daemon checks the names, so a newer daemon's topics work here too.
     package var topics: [String]
+    /// Empty for every event of the topics; checked by the daemon too.
+    package var events: [String]
 
     package init(_ arguments: ParsedArguments) throws {
         options = try GlobalOptions(arguments)
         topics = arguments.options("topic")
+        events = arguments.options("event")
+    }
+
+    /// With chosen events, `daemon.stopping` too: without it the daemon's stop would look like a lost connection.
+    private var watchParams: WatchParams {
+        guard !events.isEmpty else { return WatchParams(topics: topics) }
+        let stopping = DaemonEvent.stopping.rawValue
+        let daemon = EventTopic.daemon.rawValue
+        return WatchParams(
+            topics: topics.isEmpty || topics.contains(daemon) ? (topics.isEmpty ? nil : topics) : topics + [daemon],
+            events: events.contains(stopping) ? events : events + [stopping]
+        )
     }
 
     package func run(_ context: CommandContext) async throws {
         let path = context.socketPath(options)
-        let params = topics.isEmpty ? nil : try WireCoding.value(of: WatchParams(topics: topics))
+        let params = topics.isEmpty && events.isEmpty ? nil : try WireCoding.value(of: watchParams)
         let json = options.json
         let timeout = context.responseTimeout
         let stdout = context.stdout

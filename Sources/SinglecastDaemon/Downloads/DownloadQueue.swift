@@ -1225,7 +1225,7 @@ package actor DownloadQueue: Service {
     private func publish(_ event: DownloadQueueStateMachine.Announcement, _ record: DownloadRecord) {
         changed.yield()
         // Building the event stats the partial file: not worth it for nobody.
-        guard events.downloadsWatched else { return }
+        guard events.isWanted(event) else { return }
         events.downloadChanged(event, snapshot(record))
     }
 

@@ -18,12 +18,14 @@ package struct DesktopNotification: Hashable, Sendable {
 /// Which daemon events become notifications, and what they say. Pure: an event line in, a
 /// ``NotificationGrouping/Event`` or nothing out; ``NotificationGrouping`` makes the notifications.
 package enum NotificationPolicy {
-    /// The event topics the policy needs for `kinds`; none when it is off.
-    package static func topics(for kinds: NotificationKinds) -> Set<EventTopic> {
-        var topics: Set<EventTopic> = []
-        if !kinds.isDisjoint(with: [.downloads, .failures]) { topics.insert(.downloads) }
-        if kinds.contains(.episodes) { topics.insert(.podcasts) }
-        return topics
+    /// The events the policy needs for `kinds`, and no others: the bus builds no progress event for it; none when
+    /// it is off.
+    package static func selection(for kinds: NotificationKinds) -> EventSelection {
+        var events: Set<String> = []
+        if kinds.contains(.downloads) { events.insert(DownloadEvent.completed.rawValue) }
+        if kinds.contains(.failures) { events.insert(DownloadEvent.failed.rawValue) }
+        if kinds.contains(.episodes) { events.insert(PodcastEvent.refreshed.rawValue) }
+        return events.isEmpty ? .none : EventSelection(events: events)
     }
 
     /// What one event line, as the ``EventBus`` sends it, has to show, or `nil` when `kinds` does not ask for it.

@@ -36,7 +36,7 @@ package struct DesktopNotifications: Service {
     package func run() async throws {
         guard !kinds.isEmpty else { return }
         let (id, lines) = events.subscribe()
-        events.setTopics(NotificationPolicy.topics(for: kinds), for: id)
+        events.select(NotificationPolicy.selection(for: kinds), for: id)
         let logger = logger
         let sender = SessionBusSender(environment: environment) { logger.warning($0) }
         let (inputs, input) = AsyncStream.makeStream(of: Input.self)

@@ -313,22 +313,14 @@ package final class HTTPListener: Service {
         guard request.method == .get || request.method == .head else {
             return Self.queue(.methodNotAllowed("GET, HEAD"), on: connection)
         }
-        var topics = Set(EventTopic.allCases)
-        if let names = request.query["topics"] {
-            var chosen = Set<EventTopic>()
-            for name in names.split(separator: ",") {
-                guard let topic = EventTopic(rawValue: String(name)) else {
-                    let known = EventTopic.allCases.map(\.rawValue).joined(separator: ", ")
-                    return Self.queue(
-                        .text(400, "Bad Request: unknown topic '\(name)'; topics are \(known)"),
-                        on: connection
-                    )
-                }
-                chosen.insert(topic)
-            }
-            topics = chosen
+        let selection: EventSelection
+        do throws(EventSelection.Invalid) {
+            func names(_ key: String) -> [String]? { request.query[key]?.split(separator: ",").map(String.init) }
+            selection = try EventSelection(topicNames: names("topics"), eventNames: names("events"))
+        } catch {
+            return Self.queue(.text(400, "Bad Request: \(error.message)"), on: connection)
         }
-        let stream = WebEventStream(connection: connection, events: context.events, topics: topics)
+        let stream = WebEventStream(connection: connection, events: context.events, selection: selection)
         let admitted = state.withLock { state in
             guard state.accepting else { return false }
             state.streams[ObjectIdentifier(stream)] = stream

@@ -40,7 +40,7 @@ struct WebRPCRoute: WebRoute {
 /// An HTTP request has no connection to stream events on: `watch` over `/rpc` changes nothing; `/events` is the
 /// stream.
 private struct WebRPCConnection: ConnectionControl {
-    func watch(_ topics: Set<EventTopic>) {}
+    func watch(_ selection: EventSelection) {}
 }
 
 extension WebResponse {

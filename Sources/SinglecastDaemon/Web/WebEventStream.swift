@@ -33,11 +33,11 @@ final class WebEventStream: @unchecked Sendable {
     private let events: EventBus
     private let subscription: (id: UInt64, events: EventBus.Subscription)
 
-    init(connection: OpaquePointer, events: EventBus, topics: Set<EventTopic>) {
+    init(connection: OpaquePointer, events: EventBus, selection: EventSelection) {
         self.connection = connection
         self.events = events
         subscription = events.subscribe()
-        events.setTopics(topics, for: subscription.id)
+        events.select(selection, for: subscription.id)
         // `retry` tells EventSource how long to wait before it reconnects after the daemon went away.
         state.withLock { $0.pending = Array("retry: 3000\n: singlecast events\n\n".utf8) }
     }
