@@ -45,12 +45,10 @@ package struct WatchCommand: CLICommand {
     /// With chosen events, `daemon.stopping` too: without it the daemon's stop would look like a lost connection.
     private var watchParams: WatchParams {
         guard !events.isEmpty else { return WatchParams(topics: topics) }
-        let stopping = DaemonEvent.stopping.rawValue
-        let daemon = EventTopic.daemon.rawValue
-        return WatchParams(
-            topics: topics.isEmpty || topics.contains(daemon) ? (topics.isEmpty ? nil : topics) : topics + [daemon],
-            events: events.contains(stopping) ? events : events + [stopping]
-        )
+        var (topics, events) = (topics, events)
+        if !topics.isEmpty && !topics.contains(EventTopic.daemon.rawValue) { topics.append(EventTopic.daemon.rawValue) }
+        if !events.contains(DaemonEvent.stopping.rawValue) { events.append(DaemonEvent.stopping.rawValue) }
+        return WatchParams(topics: topics.isEmpty ? nil : topics, events: events)
     }
 
     package func run(_ context: CommandContext) async throws {
