@@ -55,8 +55,7 @@ package struct EventSelection: Hashable, Sendable {
         var topics = Set<EventTopic>()
         for name in topicNames ?? [] {
             guard let topic = EventTopic(rawValue: name) else {
-                let known = EventTopic.allCases.map(\.rawValue).joined(separator: ", ")
-                throw Invalid(parameter: "topics", message: "unknown topic '\(name)'; known topics: \(known)")
+                throw Invalid(parameter: "topics", message: "unknown topic '\(name)'; known topics: \(Self.topicList)")
             }
             topics.insert(topic)
         }
@@ -101,7 +100,9 @@ package struct EventSelection: Hashable, Sendable {
             return "unknown event '\(name)'; events of '\(topic.rawValue)': "
                 + topic.eventNames.joined(separator: ", ")
         }
-        let known = EventTopic.allCases.map(\.rawValue).joined(separator: ", ")
-        return "unknown event '\(name)'; events are named <topic>.<event>, of the topics \(known)"
+        return "unknown event '\(name)'; events are named <topic>.<event>, of the topics \(topicList)"
     }
+
+    /// The topics' names, for error messages.
+    private static let topicList = EventTopic.allCases.map(\.rawValue).joined(separator: ", ")
 }
