@@ -214,14 +214,21 @@ package struct RPCError: Error, Hashable, Sendable, Codable {
         RPCError(code: invalidRequestCode, message: "Invalid request: \(detail).", reason: "invalid_request")
     }
 
+    /// The most characters of an unknown method's name that its error repeats (the last one `…` when the name is
+    /// longer). The name is the client's: repeated whole, a 900 KB one came back twice in an answer the daemon held
+    /// until the client read it, outside the bound on long requests.
+    package static let repeatedMethodLength = 100
+
     package static func methodNotFound(_ method: String, suggestion: String? = nil) -> RPCError {
-        var message = "Method not found: '\(method)'."
+        let head = method.prefix(repeatedMethodLength)
+        let shown = head.endIndex == method.endIndex ? method : String(head.dropLast()) + "…"
+        var message = "Method not found: '\(shown)'."
         if let suggestion { message += " Did you mean '\(suggestion)'?" }
         return RPCError(
             code: methodNotFoundCode,
             message: message,
             reason: "method_not_found",
-            details: ["method": method]
+            details: ["method": shown]
         )
     }
 
