@@ -153,18 +153,24 @@ import Testing
         #expect(String(decoding: request, as: UTF8.self) == #"{"id":3,"jsonrpc":"2.0","method":"status"}"# + "\n")
     }
 
-    /// A client's method name is outside input: 32 clients sending 900 KB names got each one back twice (message and
+    /// Errors repeat what the client sent: 32 clients sending 900 KB method names got each one back twice (message and
     /// details), in answers the daemon held until the clients read them, and its peak went 52 MiB over its baseline.
-    @Test func anUnknownMethodIsRepeatedOnlyInPart() throws {
+    @Test func clientTextIsRepeatedOnlyInPart() throws {
         let name = String(repeating: "m", count: 900_000)
         let error = RPCError.methodNotFound(name)
-        let shown = String(repeating: "m", count: RPCError.repeatedMethodLength - 1) + "…"
-        #expect(error.message == "Method not found: '\(shown)'.")
-        #expect(error.data?.details?["method"] == shown)
-        #expect(WireCoding.errorLine(RPCErrorResponse(id: .null, error: error)).count < 400)
-        // A name of exactly the limit is repeated whole.
-        let longest = String(repeating: "é", count: RPCError.repeatedMethodLength)
-        #expect(RPCError.methodNotFound(longest).data?.details?["method"] == longest)
+        #expect(error.message.count == RPCError.longestText)
+        #expect(error.message.hasPrefix("Method not found: 'mmm") && error.message.hasSuffix("m…"))
+        #expect(error.data?.details?["method"] == String(repeating: "m", count: RPCError.longestText - 1) + "…")
+        #expect(WireCoding.errorLine(RPCErrorResponse(id: .null, error: error)).count < 2 * RPCError.longestText + 200)
+        let parameter = RPCError.invalidParams("unknown parameter '\(name)'", parameter: name)
+        #expect(parameter.message.count == RPCError.longestText)
+        #expect(parameter.data?.details?["parameter"]?.count == RPCError.longestText)
+        // Text of exactly the limit is kept whole.
+        let longest = String(repeating: "é", count: RPCError.longestText)
+        #expect(
+            RPCError(code: 1, message: longest, reason: "r", details: ["d": longest]).data?.details?["d"] == longest
+        )
+        #expect(RPCError(code: 1, message: longest, reason: "r").message == longest)
     }
 
     @Test(arguments: [JSONValue.integer(7), .string("a/b \u{e9}\""), .null])
