@@ -21,8 +21,8 @@ extension EventTopic {
     )
 }
 
-/// What one watcher receives: the events of some topics, or only some events of them. `events.dropped` reaches
-/// every watcher whatever it chose.
+/// What one watcher receives: the events of some topics, or only some events of them. `events.dropped` and
+/// `daemon.stopping` reach every watcher whatever it chose.
 ///
 /// The one reading of the names a client sends, for `watch` on the control socket and `GET /events`.
 package struct EventSelection: Hashable, Sendable {
@@ -77,9 +77,12 @@ package struct EventSelection: Hashable, Sendable {
         self.init(events: Set(eventNames))
     }
 
-    /// Whether the watcher receives the event `name` of `topic`.
+    /// Whether the watcher receives the event `name` of `topic`. `daemon.stopping` reaches every watcher, whatever
+    /// it chose: its connection closes after it, and without it a stop would look like a lost connection.
     package func admits(_ topic: EventTopic, event name: String) -> Bool {
-        topics.contains(topic) && (events?.contains(name) ?? true)
+        guard !topics.isEmpty else { return false }
+        if name == DaemonEvent.stopping.rawValue { return true }
+        return topics.contains(topic) && (events?.contains(name) ?? true)
     }
 
     /// Names a client sent that are no event or topic of theirs.

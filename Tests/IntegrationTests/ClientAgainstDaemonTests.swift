@@ -53,14 +53,37 @@ import Glibc
     }
 
     @Test func watchPrintsEventsUntilTheDaemonStops() throws {
+        let watched = try watchThroughReloadAndStop(["watch", "--json"])
+        #expect(watched.status == 0, "stderr: \(watched.stderr)")
+        #expect(watched.lines.count == 2)
+        #expect(watched.lines.first?.contains(#""method":"daemon.reloaded""#) == true)
+        #expect(watched.lines.last?.contains(#""method":"daemon.stopping""#) == true)
+    }
+
+    /// A watcher of one topic still hears why its stream ends, and nothing else of the daemon's topic.
+    @Test func watchOfOneTopicEndsWithDaemonStopping() throws {
+        let watched = try watchThroughReloadAndStop(["watch", "--topic", "downloads", "--json"])
+        #expect(watched.status == 0, "stderr: \(watched.stderr)")
+        #expect(watched.stderr.isEmpty)
+        #expect(watched.lines.count == 1)
+        #expect(watched.lines.first?.contains(#""method":"daemon.stopping""#) == true)
+    }
+
+    /// Runs `singlecastctl arguments` against a daemon that reloads its configuration (`daemon.reloaded`) and then
+    /// stops; returns what the client printed and its exit status.
+    private func watchThroughReloadAndStop(
+        _ arguments: [String]
+    ) throws -> (lines: [Substring], stderr: String, status: Int32) {
         let daemon = DaemonProcess()
         try daemon.startAndWaitUntilReady()
         let watch = Process()
         watch.executableURL = Binaries.client
-        watch.arguments = ["watch", "--json"]
+        watch.arguments = arguments
         watch.environment = daemon.environment
         let output = Pipe()
+        let errors = Pipe()
         watch.standardOutput = output
+        watch.standardError = errors
         try watch.run()
         // Wait until the daemon counts the watcher, so the events below cannot race its subscription.
         let client = try LineClient(path: daemon.socketPath)
@@ -74,12 +97,10 @@ import Glibc
         daemon.signal(SIGTERM)
         let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             .split(separator: "\n")
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         watch.waitUntilExit()
-        #expect(watch.terminationStatus == 0)
-        #expect(lines.count == 2)
-        #expect(lines.first?.contains(#""method":"daemon.reloaded""#) == true)
-        #expect(lines.last?.contains(#""method":"daemon.stopping""#) == true)
         #expect(daemon.waitForExit() == 0)
+        return (lines, stderr, watch.terminationStatus)
     }
 
     /// The client reads the local zone through the C library, so `TZ` decides the day an episode shows: 23:30 UTC

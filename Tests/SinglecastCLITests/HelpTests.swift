@@ -155,8 +155,9 @@ import Testing
                   --socket <path>         Path of the daemon's control socket. (default:
                                           $XDG_RUNTIME_DIR/singlecast/control.sock)
                   --json                  Print machine-readable JSON; errors too, on stderr.
-                  --topic <topic>         Print only events of this topic; repeat for several.
-                                          (values: daemon, downloads, podcasts, episodes, sync)
+                  --topic <topic>         Print only events of this topic, and daemon.stopping;
+                                          repeat for several. (values: daemon, downloads,
+                                          podcasts, episodes, sync)
                   --event <name>          Print only this event, such as download.completed,
                                           and daemon.stopping; repeat for several. With
                                           --topic, each event must be of one of the topics.

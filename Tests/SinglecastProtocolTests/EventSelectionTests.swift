@@ -25,8 +25,20 @@ import Testing
         }
         let downloads = try EventSelection(topicNames: ["downloads"], eventNames: nil)
         #expect(downloads.admits(.downloads, event: "download.progress"))
-        #expect(!downloads.admits(.daemon, event: "daemon.stopping"))
+        #expect(!downloads.admits(.daemon, event: "daemon.reloaded"))
         #expect(downloads.events == nil)
+    }
+
+    /// The connection closes after `daemon.stopping`: every watcher is told why, whatever it chose, and a
+    /// connection that watches nothing is no watcher.
+    @Test func everyWatcherHearsThatTheDaemonStops() throws {
+        let stopping = DaemonEvent.stopping.rawValue
+        #expect(try EventSelection(topicNames: ["downloads"], eventNames: nil).admits(.daemon, event: stopping))
+        #expect(try EventSelection(topicNames: nil, eventNames: ["podcast.refreshed"]).admits(.daemon, event: stopping))
+        let reloads = try EventSelection(topicNames: ["daemon"], eventNames: ["daemon.reloaded"])
+        #expect(reloads.admits(.daemon, event: stopping))
+        #expect(!reloads.admits(.daemon, event: "daemon.reload_failed"))
+        #expect(!EventSelection.none.admits(.daemon, event: stopping))
     }
 
     @Test func eventsNarrowTheirTopics() throws {

@@ -16,7 +16,7 @@ package struct WatchCommand: CLICommand {
             .option(
                 "topic",
                 valueName: "topic",
-                help: "Print only events of this topic; repeat for several. (values: "
+                help: "Print only events of this topic, and daemon.stopping; repeat for several. (values: "
                     + EventTopic.allCases.map(\.rawValue).joined(separator: ", ") + ")",
                 repeating: true
             ),
@@ -43,6 +43,8 @@ package struct WatchCommand: CLICommand {
     }
 
     /// With chosen events, `daemon.stopping` too: without it the daemon's stop would look like a lost connection.
+    /// The daemon sends it to every watcher; one from before that rule, still running after an upgrade, sends it
+    /// only when asked.
     private var watchParams: WatchParams {
         guard !events.isEmpty else { return WatchParams(topics: topics) }
         var (topics, events) = (topics, events)
