@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lines.h"
+
 static char **urls;
 static size_t url_count;
 static atomic_size_t next_url;
@@ -82,24 +84,11 @@ int main(int argc, char **argv) {
         return 2;
     }
     directory_fd = open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    FILE *list = fopen(argv[3], "r");
-    if (directory_fd < 0 || !list) {
+    urls = read_lines(argv[3], &url_count);
+    if (directory_fd < 0 || !urls) {
         perror("durable-fetch");
         return 1;
     }
-    char line[8192];
-    size_t capacity = 0;
-    while (fgets(line, sizeof line, list)) {
-        line[strcspn(line, "\r\n")] = 0;
-        if (!*line) continue;
-        if (url_count == capacity) {
-            capacity = capacity ? capacity * 2 : 1024;
-            urls = realloc(urls, capacity * sizeof *urls);
-            if (!urls) return 1;
-        }
-        if (!(urls[url_count++] = strdup(line))) return 1;
-    }
-    fclose(list);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     pthread_t threads[256];
     for (size_t i = 0; i < parallel; i++) pthread_create(&threads[i], NULL, worker, NULL);
