@@ -73,7 +73,7 @@ import Testing
             arguments: ["watch", "--topic"],
             stderr: """
                 Error: Missing value for '--topic <topic>'
-                Help:  --topic <topic>  Print only events of this topic; repeat for several. (values: daemon, downloads, podcasts, episodes, sync)
+                Help:  --topic <topic>  Print only events of this topic, and daemon.stopping; repeat for several. (values: daemon, downloads, podcasts, episodes, sync)
                 Usage: singlecastctl watch [--socket <path>] [--json] [--topic <topic> ...] [--event <name> ...]
                   See 'singlecastctl watch --help' for more information.
 
