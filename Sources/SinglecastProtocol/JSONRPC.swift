@@ -93,6 +93,18 @@ package struct RPCRequest: Sendable, Hashable {
                         )
                     )
                 )
+            case .string(let text) where text.utf8.count > RPCError.longestText && text.count > RPCError.longestText:
+                // JSON-RPC wants the id back unchanged, so it cannot be cut as an error's texts are. Answers are
+                // written outside the bound on long requests, and an id as long as a request line made each answer
+                // that long.
+                return .failure(
+                    RPCErrorResponse(
+                        id: .null,
+                        error: .invalidRequest(
+                            "a string \"id\" must be at most \(RPCError.longestText) characters, since the answer repeats it"
+                        )
+                    )
+                )
             case .null, .integer, .double, .string: id = rawID
             default:
                 return .failure(

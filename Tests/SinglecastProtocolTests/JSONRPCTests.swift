@@ -132,6 +132,27 @@ import Testing
         #expect(response.id == .null)
     }
 
+    /// An answer repeats its request's `id` unchanged, so a long one cannot be cut as error texts are: it is refused,
+    /// and the refusal is short.
+    @Test func anIDLongerThanAnyTextTheDaemonRepeatsIsRefused() throws {
+        let longest = String(repeating: "é", count: RPCError.longestText)
+        #expect(try parse(#"{"jsonrpc":"2.0","id":"\#(longest)","method":"ping"}"#).get().id == .string(longest))
+        for length in [RPCError.longestText + 1, 900_000] {
+            let id = String(repeating: "i", count: length)
+            guard case .failure(let response) = parse(#"{"jsonrpc":"2.0","id":"\#(id)","method":"ping"}"#) else {
+                Issue.record("accepted an id of \(length) characters")
+                continue
+            }
+            #expect(response.id == .null)
+            #expect(response.error.code == RPCError.invalidRequestCode)
+            #expect(
+                response.error.message
+                    == "Invalid request: a string \"id\" must be at most 1000 characters, since the answer repeats it."
+            )
+            #expect(WireCoding.errorLine(response).count < 300)
+        }
+    }
+
     @Test func errorForAReadableRequestCarriesItsID() {
         guard case .failure(let response) = parse(#"{"jsonrpc":"1.0","id":"q","method":"ping"}"#) else {
             Issue.record("accepted jsonrpc 1.0")
