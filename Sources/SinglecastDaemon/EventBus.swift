@@ -86,13 +86,13 @@ package final class EventBus: Sendable {
     /// reader that takes the event, not by the publisher. The download queue publishes several events per download
     /// from its actor, where their `DownloadInfo` and JSON were about a tenth of a small download's instructions, and
     /// a thousand `download.added` of one `enqueue` kept the queue from starting the first transfer until all were
-    /// written.
+    /// written. Nothing is built here, so there is no ``isWanted(_:event:)`` first: ``post(_:_:_:)`` asks each
+    /// watcher anyway, under the lock it takes once.
     package func publish(
         _ topic: EventTopic,
         method: String,
         building params: @escaping @Sendable () -> any JSONByteWritable
     ) {
-        guard isWanted(topic, event: method) else { return }
         post(
             topic,
             method,
