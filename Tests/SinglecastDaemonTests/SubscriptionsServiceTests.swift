@@ -17,12 +17,17 @@ final class ScriptedFeedFetcher: SmallBodyFetching {
     let fetches = Mutex<[String: Int]>([:])
     /// While true, a fetch waits (until its task is cancelled), as one of a slow server would.
     let held = Mutex(false)
+    /// URLs answered with 304, as a server answers a conditional GET of a feed that did not change.
+    let unchanged = Mutex<Set<String>>([])
 
     func fetch(_ request: FetchRequest) async throws(TransferError) -> FetchResult {
         fetches.withLock { $0[request.url, default: 0] += 1 }
         while held.withLock({ $0 }) {
             if Task.isCancelled { throw TransferError(code: .cancelled, message: "cancelled while held") }
             try? await Task.sleep(for: .milliseconds(1))
+        }
+        if unchanged.withLock({ $0.contains(request.url) }) {
+            return FetchResult(response: TransferResponse(status: 304, finalURL: request.url), body: Data())
         }
         guard let document = documents.withLock({ $0[request.url] }) else {
             return FetchResult(response: TransferResponse(status: 404, finalURL: request.url), body: Data())
@@ -273,6 +278,34 @@ struct PodcastHarness {
         }
         let next = try await harness.subscriptions.refresh(nil)
         #expect(next.first?.newEpisodes == 1 && next.first?.queued.count == 1)
+    }
+
+    /// A refresh of many feeds that did not change saves their refresh times together, not one transaction each, and
+    /// all of them before it answers. (How many feeds a save gathers depends on how fast they arrive; bench/refresh
+    /// measures that against a real server.)
+    @Test func unchangedFeedsAreSavedTogetherBeforeTheRefreshAnswers() async throws {
+        let urls = (0..<40).map { "https://feeds.example/show-\($0).xml" }
+        let harness = try await PodcastHarness(
+            enclosures: [],
+            stored: { store in
+                for url in urls {
+                    var podcast = PodcastRecord(feedURL: url, subscribedAt: 1)
+                    podcast.succeededAt = 1
+                    _ = try await store.insertPodcast(podcast)
+                }
+            }
+        )
+        harness.feeds.unchanged.withLock { $0 = Set(urls) }
+        await harness.store.recordUses()
+        let reports = try await harness.subscriptions.refresh(nil)
+        #expect(reports.count == urls.count)
+        #expect(reports.allSatisfy { $0.outcome == .notModified })
+        let saves = (await harness.store.uses ?? []).filter { $0 == "saving refresh times" }.count
+        #expect((1..<urls.count / 2).contains(saves), "\(saves) transactions for \(urls.count) unchanged feeds")
+        let now = harness.clock.now()
+        let stored = try await harness.store.podcasts()
+        #expect(stored.count == urls.count)
+        #expect(stored.allSatisfy { $0.refreshedAt == now && $0.succeededAt == now && $0.nextRefreshAt ?? 0 > now })
     }
 
     /// A new subscription's feed is fetched before its podcast is stored, so the store has no size to give or keep
