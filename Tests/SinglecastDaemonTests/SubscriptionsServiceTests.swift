@@ -280,34 +280,6 @@ struct PodcastHarness {
         #expect(next.first?.newEpisodes == 1 && next.first?.queued.count == 1)
     }
 
-    /// A refresh of many feeds that did not change saves their refresh times together, not one transaction each, and
-    /// all of them before it answers. (How many feeds a save gathers depends on how fast they arrive; bench/refresh
-    /// measures that against a real server.)
-    @Test func unchangedFeedsAreSavedTogetherBeforeTheRefreshAnswers() async throws {
-        let urls = (0..<40).map { "https://feeds.example/show-\($0).xml" }
-        let harness = try await PodcastHarness(
-            enclosures: [],
-            stored: { store in
-                for url in urls {
-                    var podcast = PodcastRecord(feedURL: url, subscribedAt: 1)
-                    podcast.succeededAt = 1
-                    _ = try await store.insertPodcast(podcast)
-                }
-            }
-        )
-        harness.feeds.unchanged.withLock { $0 = Set(urls) }
-        await harness.store.recordUses()
-        let reports = try await harness.subscriptions.refresh(nil)
-        #expect(reports.count == urls.count)
-        #expect(reports.allSatisfy { $0.outcome == .notModified })
-        let saves = (await harness.store.uses ?? []).filter { $0 == "saving refresh times" }.count
-        #expect((1..<urls.count / 2).contains(saves), "\(saves) transactions for \(urls.count) unchanged feeds")
-        let now = harness.clock.now()
-        let stored = try await harness.store.podcasts()
-        #expect(stored.count == urls.count)
-        #expect(stored.allSatisfy { $0.refreshedAt == now && $0.succeededAt == now && $0.nextRefreshAt ?? 0 > now })
-    }
-
     /// A new subscription's feed is fetched before its podcast is stored, so the store has no size to give or keep
     /// for it: asking anyway was two trips to the store's thread for each feed of an OPML import. The size it learnt
     /// reaches the store with the first refresh.
