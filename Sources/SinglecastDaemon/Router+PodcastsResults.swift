@@ -133,9 +133,11 @@ extension PodcastsResult {
 }
 
 extension RefreshResult {
-    init(_ reports: [RefreshReport]) {
+    /// - Parameter brief: The podcasts whose feed answered 304 by id only (``RefreshParams/brief``).
+    init(_ reports: [RefreshReport], brief: Bool) {
+        let listed = brief ? reports.filter { $0.outcome != .notModified } : reports
         self.init(
-            refreshed: reports.map {
+            refreshed: listed.map {
                 Entry(
                     podcast: $0.podcast.map(PodcastInfo.init) ?? .placeholder($0.id),
                     outcome: $0.outcome.rawValue,
@@ -143,7 +145,8 @@ extension RefreshResult {
                     queued: $0.queued,
                     error: $0.error
                 )
-            }
+            },
+            notModified: brief ? reports.lazy.filter { $0.outcome == .notModified }.map(\.id) : nil
         )
     }
 }

@@ -153,7 +153,8 @@ package struct Router: Sendable {
             return try WireCoding.encoded(EpisodesResult(try await context.podcasts.episodes(query)))
         case .refresh:
             let params = try request.params == nil ? RefreshParams() : params(RefreshParams.self, request)
-            return try WireCoding.encoded(RefreshResult(await context.podcasts.refresh(params.podcast)))
+            let reports = try await context.podcasts.refresh(params.podcast)
+            return try WireCoding.encoded(RefreshResult(reports, brief: params.brief ?? false))
         case .set:
             let change = PodcastChange(try params(SetPodcastParams.self, request))
             return try WireCoding.encoded(PodcastResult(try await context.podcasts.set(change)))

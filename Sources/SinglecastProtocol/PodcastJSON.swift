@@ -67,10 +67,21 @@ extension RefreshResult.Entry: JSONByteWritable {
 }
 
 extension RefreshResult: JSONByteWritable {
-    /// The one key of its synthesized coding keys, which are private to its declaration.
-    private enum Key: String, CodingKey { case refreshed }
+    private static let keysInWireOrder = JSONKeyTable<CodingKeys>.sorted
 
     package func write(to writer: inout JSONByteWriter) throws {
-        try writer.object(Key.refreshed, array: refreshed)
+        writer.beginObject()
+        for key in Self.keysInWireOrder {
+            switch key {
+            case .refreshed:
+                writer.key(key)
+                try writer.array(refreshed)
+            case .notModified:
+                guard let notModified else { continue }
+                writer.key(key)
+                writer.integers(notModified)
+            }
+        }
+        writer.endObject()
     }
 }

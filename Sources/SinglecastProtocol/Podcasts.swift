@@ -490,11 +490,17 @@ package struct EpisodesResult: Codable, Hashable, Sendable {
 /// Params of `refresh`: one podcast, or every one when `podcast` is absent.
 package struct RefreshParams: Codable, Hashable, Sendable {
     package var podcast: String?
+    /// Only what changed in full: the podcasts whose feed answered 304 are listed by id in
+    /// ``RefreshResult/notModified``, not as entries (a refresh of 1,000 unchanged feeds answers in a few KB).
+    package var brief: Bool?
 
-    package init(podcast: String? = nil) { self.podcast = podcast }
+    package init(podcast: String? = nil, brief: Bool? = nil) {
+        self.podcast = podcast
+        self.brief = brief
+    }
 }
 
-/// Result of `refresh`: one entry per podcast refreshed.
+/// Result of `refresh`: one entry per podcast refreshed, or, when brief, per podcast whose feed did not answer 304.
 package struct RefreshResult: Codable, Hashable, Sendable {
     package struct Entry: Codable, Hashable, Sendable {
         package var podcast: PodcastInfo
@@ -522,8 +528,18 @@ package struct RefreshResult: Codable, Hashable, Sendable {
     }
 
     package var refreshed: [Entry]
+    /// A brief answer's podcasts whose feed answered 304, by id; absent from a full answer, where they are entries.
+    package var notModified: [Int64]?
 
-    package init(refreshed: [Entry]) { self.refreshed = refreshed }
+    package init(refreshed: [Entry], notModified: [Int64]? = nil) {
+        self.refreshed = refreshed
+        self.notModified = notModified
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case refreshed
+        case notModified = "not_modified"
+    }
 }
 
 /// Params of `set`: changes a podcast's download policy.

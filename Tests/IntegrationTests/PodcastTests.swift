@@ -98,6 +98,11 @@ import Glibc
         // Unchanged feed: nginx answers the conditional GET with 304.
         var refreshed = try call(client, "refresh", #"{"podcast":"loop"}"#, as: RefreshResult.self)
         #expect(refreshed.refreshed.map(\.outcome) == ["not_modified"])
+        #expect(refreshed.notModified == nil, "a full answer lists unchanged feeds as entries")
+        // A brief answer lists them by id only.
+        refreshed = try call(client, "refresh", #"{"brief":true}"#, as: RefreshResult.self)
+        #expect(refreshed.refreshed.isEmpty)
+        #expect(refreshed.notModified == [subscribed.podcast.id])
 
         // A new episode (and new tracking tokens on the old ones, which must not look new).
         usleep(1_100_000)  // a new Last-Modified second for nginx
@@ -105,7 +110,8 @@ import Glibc
             Self.feed(title: "Loopback Radio", episodes: [("d", 28), ("c", 27), ("b", 26), ("a", 25)], site: site),
             as: "feed.xml"
         )
-        refreshed = try call(client, "refresh", nil, as: RefreshResult.self)
+        refreshed = try call(client, "refresh", #"{"brief":true}"#, as: RefreshResult.self)
+        #expect(refreshed.notModified == [], "a changed feed is an entry of a brief answer too")
         let entry = try #require(refreshed.refreshed.first)
         #expect(entry.outcome == "updated")
         #expect(entry.newEpisodes == 1)

@@ -397,7 +397,7 @@ import Testing
         let (run, request) = try await exchange(["refresh"], result: result)
         #expect(run.stderr == "")
         #expect(run.status == 1, "a gone feed ends with status 1, as the help promises")
-        #expect(request == Self.request("refresh", "{}"))
+        #expect(request == Self.request("refresh", #"{"brief":true}"#))
         #expect(
             run.stdout == """
                 3  The Daily: updated, 2 new episodes; queued 41, 42
@@ -425,6 +425,28 @@ import Testing
         let (json, _) = try await exchange(["refresh", "flaky", "--json"], result: result)
         #expect(json.status == 1)
         #expect(json.stdout == (try Self.json(result)))
+    }
+
+    @Test func refreshOfEveryPodcastCountsTheUnchangedOnes() async throws {
+        let result = RefreshResult(
+            refreshed: [Self.entry(Fixtures.daily, "updated", new: 1, queued: [41])],
+            notModified: [6, 7, 8]
+        )
+        let (run, _) = try await exchange(["refresh"], result: result)
+        #expect(run.status == 0)
+        #expect(
+            run.stdout == """
+                3  The Daily: updated, 1 new episode; queued 41
+                3 podcasts not modified.
+
+                """
+        )
+        let (one, _) = try await exchange(["refresh"], result: RefreshResult(refreshed: [], notModified: [6]))
+        #expect(one.stdout == "1 podcast not modified.\n")
+        // --json shows every podcast in full, as the daemon answers without `brief`.
+        let (json, request) = try await exchange(["refresh", "--json"], result: RefreshResult(refreshed: []))
+        #expect(request == Self.request("refresh", "{}"))
+        #expect(json.status == 0)
     }
 
     @Test func refreshWithoutPodcasts() async throws {

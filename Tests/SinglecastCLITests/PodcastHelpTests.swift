@@ -178,8 +178,10 @@ import Testing
         OVERVIEW: Fetch podcast feeds now.
 
         Refreshes one podcast, or every one when none is named, and applies each
-        podcast's auto-download policy to the new episodes. Ends with status 1 when a
-        feed could not be fetched or read, or is gone (HTTP 410).
+        podcast's auto-download policy to the new episodes. Prints a line for each
+        podcast whose feed changed or failed, and counts the unchanged ones in a last
+        line (--json lists each one). Ends with status 1 when a feed could not be
+        fetched or read, or is gone (HTTP 410).
 
         Examples:
           singlecastctl refresh

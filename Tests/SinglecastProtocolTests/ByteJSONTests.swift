@@ -102,6 +102,12 @@ import Testing
             try WireCoding.encoded(RefreshResult(refreshed: [])).data
                 == WireCoding.encoder().encode(RefreshResult(refreshed: []))
         )
+        for brief in [
+            RefreshResult(refreshed: [], notModified: []),
+            RefreshResult(refreshed: result.refreshed, notModified: [3, Int64.min, Int64.max]),
+        ] {
+            #expect(try WireCoding.encoded(brief).data == WireCoding.encoder().encode(brief))
+        }
     }
 
     @Test func writesAnEnqueueAsJSONEncoderDoes() throws {

@@ -230,7 +230,9 @@ package struct RefreshCommand: CLICommand {
         abstract: "Fetch podcast feeds now.",
         discussion: """
             Refreshes one podcast, or every one when none is named, and applies each podcast's auto-download \
-            policy to the new episodes. Ends with status 1 when a feed could not be fetched or read, or is gone (HTTP 410).
+            policy to the new episodes. Prints a line for each podcast whose feed changed or failed, and counts the \
+            unchanged ones in a last line (--json lists each one). Ends with status 1 when a feed could not be \
+            fetched or read, or is gone (HTTP 410).
 
             Examples:
               singlecastctl refresh
@@ -249,7 +251,9 @@ package struct RefreshCommand: CLICommand {
 
     package init(_ arguments: ParsedArguments) throws {
         options = try GlobalOptions(arguments)
-        params = RefreshParams(podcast: try PodcastArguments.podcast(arguments))
+        let podcast = try PodcastArguments.podcast(arguments)
+        // A refresh of every podcast prints a line for those that changed, and counts the rest.
+        params = RefreshParams(podcast: podcast, brief: podcast == nil && !options.json ? true : nil)
     }
 
     package func run(_ context: CommandContext) async throws {
@@ -267,12 +271,16 @@ package struct RefreshCommand: CLICommand {
         }
     }
 
-    /// One line per podcast: `3  The Daily: updated, 2 new episodes; queued 41, 42`.
+    /// One line per podcast listed, `3  The Daily: updated, 2 new episodes; queued 41, 42`, then how many a brief
+    /// answer left out as not modified: `998 podcasts not modified.`
     package static func render(_ result: RefreshResult) -> String {
-        if result.refreshed.isEmpty { return "No podcasts to refresh.\n" }
-        return result.refreshed.map { entry in
+        let unchanged = result.notModified?.count ?? 0
+        if result.refreshed.isEmpty && unchanged == 0 { return "No podcasts to refresh.\n" }
+        var text = result.refreshed.map { entry in
             "\(PodcastText.name(entry.podcast)): \(TerminalText.escaped(outcome(entry)))\n"
         }.joined()
+        if unchanged > 0 { text += "\(Formatting.count(unchanged, "podcast")) not modified.\n" }
+        return text
     }
 
     /// `updated, no new episodes`, `not modified`, `moved to <url>, 1 new episode`, `gone (HTTP 410), …`,
