@@ -31,6 +31,11 @@ package struct FetchRequest: Sendable {
     /// When the whole fetch (the wait for a slot and every hop) must be over; past it the fetch throws
     /// ``FetchDeadline/failure(_:)``.
     package var deadline: FetchDeadline?
+    /// Called on the engine's thread as soon as the fetch's last transfer has ended, before the fetch returns: a
+    /// transfer whose answer is not a redirect to follow (``RedirectPlan/redirect(of:)``). ``FetchLimiter`` gives its
+    /// slot to the next fetch there rather than once this fetch's task has run again. Not called when the engine
+    /// refuses a transfer, or a redirect cannot be followed: the caller gives its slot back itself then.
+    package var lastTransferEnded: (@Sendable () -> Void)?
 
     package init(
         url: String,
@@ -107,16 +112,19 @@ extension HTTPEngine {
                 guard let left = deadline.remainingMilliseconds(at: .now) else { throw deadline.failure(request.url) }
                 hop.timeoutMilliseconds = left
             }
+            if let lastTransferEnded = request.lastTransferEnded {
+                hop.ended = { outcome in if RedirectPlan.redirect(of: outcome) == nil { lastTransferEnded() } }
+            }
             let outcome = await transfer(hop) { _ in }
+            if let redirect = RedirectPlan.redirect(of: outcome) {
+                try plan.follow(status: redirect.status, location: redirect.location)
+                continue
+            }
             switch outcome {
             case .completed(let response, let bytesInFile):
                 let body = try memory.map(count: bytesInFile, url: plan.current)
                 return FetchResult(response: response, body: body, permanentRedirect: plan.permanentRedirect)
             case .httpError(let response), .rangeNotSatisfiable(let response):
-                if let location = response.location, RedirectPlan.isRedirect(response.status) {
-                    try plan.follow(status: response.status, location: location)
-                    continue
-                }
                 return FetchResult(response: response, body: Data(), permanentRedirect: plan.permanentRedirect)
             case .failed(let error, _, _):
                 // libcurl's total timeout starts after the deadline's remainder was taken, so it ends at (about) the
@@ -152,6 +160,18 @@ package struct RedirectPlan: Sendable, Hashable {
     /// The statuses that redirect: 301, 302, 303, 307, 308. `304` (not modified) and `305` (use proxy) do not.
     package static func isRedirect(_ status: Int) -> Bool {
         [301, 302, 303, 307, 308].contains(status)
+    }
+
+    /// The redirect a hop's outcome asks the fetch to follow: a redirect status with a `Location`; `nil` when the
+    /// outcome ends the fetch.
+    static func redirect(of outcome: TransferOutcome) -> (status: Int, location: String)? {
+        switch outcome {
+        case .httpError(let response), .rangeNotSatisfiable(let response):
+            guard let location = response.location, isRedirect(response.status) else { return nil }
+            return (response.status, location)
+        case .completed, .failed:
+            return nil
+        }
     }
 
     /// The last URL, when at least one hop happened and every hop was a `301` or `308`.

@@ -94,6 +94,10 @@ package struct TransferRequest: Sendable {
     /// The most the whole transfer may take, in milliseconds (`CURLOPT_TIMEOUT_MS`): what is left of a fetch's
     /// ``FetchDeadline``; downloads have none.
     var timeoutMilliseconds: Int?
+    /// Called on the engine thread with the outcome, just before the caller is resumed with it (not for a transfer
+    /// the engine refused or dropped unstarted): ``HTTPEngine/fetch(_:)`` hands its ``FetchRequest/lastTransferEnded``
+    /// on there, so a fetch's slot is free the moment its connection is.
+    var ended: (@Sendable (TransferOutcome) -> Void)?
 
     /// The `If-Range` of a resume: a strong ``etag``, else ``lastModified``.
     var ifRange: String? {

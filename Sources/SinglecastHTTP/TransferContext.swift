@@ -461,6 +461,7 @@ final class TransferContext {
         )
         reportProgress(force: true)
         finished = true
+        request.ended?(outcome)
         continuation.resume(returning: outcome)
         return nil
     }
@@ -478,7 +479,9 @@ final class TransferContext {
         precondition(!finished, "transfer finished twice")
         releaseHandle(keep: false)
         finished = true
-        continuation.resume(returning: .failed(error, response: nil, bytesInFile: request.resumeOffset))
+        let outcome = TransferOutcome.failed(error, response: nil, bytesInFile: request.resumeOffset)
+        request.ended?(outcome)
+        continuation.resume(returning: outcome)
     }
 
     /// Hands the easy handle back (reset and kept for another fetch with `keep`, else cleaned up), then frees what its

@@ -68,6 +68,42 @@ import Testing
         #expect(nextStatus == 200, "the cancelled waiter gave its place back")
     }
 
+    /// A fetch's slot goes to the next one the moment its transfer ends, not once its task runs again: on a busy pool
+    /// that wait left the host's connections idle. The first fetch runs on an executor that stops running its jobs
+    /// while its transfer is on, so it cannot run again until the executor goes on; the second fetch must still get
+    /// the only slot and finish meanwhile.
+    @Test func aSlotIsHandedOnWhenTheTransferEndsNotWhenItsTaskRuns() async throws {
+        let server = try FaultServer()
+        let limiter = FetchLimiter(limit: 1, perHostLimit: 1)
+        let held = HeldExecutor()
+
+        let (secondStatus, finishedWhileHeld) = try await withEngine { engine in
+            let first = Task(executorPreference: held) {
+                try await limiter.fetch(FetchRequest(url: server.url("/concurrent/handover/300")), on: engine)
+            }
+            try await Task.sleep(for: .milliseconds(100))  // the first fetch holds the only slot
+            held.hold()
+            let secondEnded = Flag()
+            let second = Task {
+                defer { secondEnded.set() }
+                return try await limiter.fetch(FetchRequest(url: server.url("/concurrent/handover/0")), on: engine)
+            }
+            // Without the hand-over the second fetch waits for the first one's task: until the executor goes on.
+            let deadline = ContinuousClock.now + .seconds(5)
+            while !secondEnded.isSet && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let finishedWhileHeld = secondEnded.isSet
+            held.goOn()
+            let status = try await second.value.response.status
+            _ = try await first.value
+            return (status, finishedWhileHeld)
+        }
+
+        #expect(secondStatus == 200)
+        #expect(finishedWhileHeld, "the second fetch waited for the first one's task to run again")
+    }
+
     @Test func aFullHostDoesNotHoldUpOthers() {
         var slots = FetchSlots(limit: 3, perHostLimit: 2)
         let granted = [(1, "a"), (2, "a"), (3, "a"), (4, "b"), (5, "c")].map { slots.acquire(id: $0, host: $1) }

@@ -1,6 +1,7 @@
 import Foundation
 import SinglecastHTTP
 import SinglecastTestServers
+import Synchronization
 import Testing
 
 /// `fetch`: small bodies into memory, conditional GET, redirects followed hop by hop, failures that throw.
@@ -215,6 +216,28 @@ import Testing
         #expect(loop?.code == .tooManyRedirects)
         #expect(loop?.message.contains("loop") == true)
         #expect(withinLimit.response.status == 200)
+    }
+
+    /// `lastTransferEnded` comes once, when the transfer that ends the fetch ends: not for a redirect hop, and not
+    /// for a redirect that cannot be followed (the caller's own clean-up covers that).
+    @Test(arguments: [
+        ("/redirect/2/file/10", 1),
+        ("/gone", 1),
+        ("/status/500", 1),
+        ("/redirect-to?url=ftp://127.0.0.1/feed.xml", 0),
+    ])
+    func lastTransferEndedComesOnceForTheHopThatEndsTheFetch(path: String, calls: Int) async throws {
+        let server = try FaultServer()
+        let ended = Atomic(0)
+        var request = FetchRequest(url: server.url(path), options: Self.options)
+        request.lastTransferEnded = { ended.add(1, ordering: .relaxed) }
+        _ = try? await fetch(request)
+        #expect(ended.load(ordering: .relaxed) == calls)
+        let refused = Atomic(0)
+        var closed = FetchRequest(url: "http://127.0.0.1:9/feed.xml", options: Self.options)
+        closed.lastTransferEnded = { refused.add(1, ordering: .relaxed) }
+        _ = try? await fetch(closed)
+        #expect(refused.load(ordering: .relaxed) == 1, "a failed transfer ends the fetch too")
     }
 
     @Test func redirectToAnotherSchemeThrows() async throws {

@@ -126,3 +126,38 @@ func seconds(since start: ContinuousClock.Instant) -> Double {
     let elapsed = ContinuousClock.now - start
     return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
 }
+
+/// A flag one task sets and another reads.
+final class Flag: Sendable {
+    private let value = Atomic(false)
+
+    func set() { value.store(true, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
+}
+
+/// A task executor that runs its jobs on a queue of its own, except while held: then it keeps them until
+/// ``goOn()``. A task that prefers it cannot run again while it is held, whatever it waits for.
+final class HeldExecutor: TaskExecutor, Sendable {
+    private let queue = DispatchQueue(label: "held-executor")
+    private let state = Mutex((held: false, kept: [UnownedJob]()))
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let run = state.withLock { state in
+            if state.held { state.kept.append(job) }
+            return !state.held
+        }
+        if run { queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) } }
+    }
+
+    func hold() { state.withLock { $0.held = true } }
+
+    func goOn() {
+        let kept = state.withLock { state in
+            state.held = false
+            defer { state.kept = [] }
+            return state.kept
+        }
+        for job in kept { queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) } }
+    }
+}
