@@ -36,6 +36,8 @@ package struct FetchRequest: Sendable {
     /// slot to the next fetch there rather than once this fetch's task has run again. Not called when the engine
     /// refuses a transfer, or a redirect cannot be followed: the caller gives its slot back itself then.
     package var lastTransferEnded: (@Sendable () -> Void)?
+    /// The limiter's slot the first transfer waits for in the engine (set by ``FetchLimiter``).
+    var admission: FetchAdmission?
 
     package init(
         url: String,
@@ -103,15 +105,26 @@ extension HTTPEngine {
     /// - Returns: The final response, its body for a `2xx`, and the new permanent URL when there is one.
     /// - Throws: ``TransferError``.
     package func fetch(_ request: FetchRequest) async throws(TransferError) -> FetchResult {
-        let memory = try MemoryFile(url: request.url, spares: spareMemoryFiles)
+        let memory = MemoryFile.Holder()
         var plan = RedirectPlan(url: request.url, options: request.options)
         while true {
             if Task.isCancelled { throw .cancelled(plan.current) }
-            var hop = plan.transferRequest(request, fileDescriptor: memory.descriptor)
-            if let deadline = request.deadline {
-                guard let left = deadline.remainingMilliseconds(at: .now) else { throw deadline.failure(request.url) }
-                hop.timeoutMilliseconds = left
+            var hop = plan.transferRequest(request, fileDescriptor: -1)
+            // Made as the hop starts, which for a first hop waiting for its slot may be much later, on another
+            // thread: the memory file (the first hop's serves every hop), and what is left of the deadline.
+            hop.prepare = { [spares = spareMemoryFiles, url = request.url, deadline = request.deadline] hop in
+                if let deadline {
+                    guard let left = deadline.remainingMilliseconds(at: .now) else { return deadline.failure(url) }
+                    hop.timeoutMilliseconds = left
+                }
+                do throws(TransferError) {
+                    hop.fileDescriptor = try memory.descriptor(url: url, spares: spares)
+                } catch {
+                    return error
+                }
+                return nil
             }
+            if plan.hops == 0 { hop.admission = request.admission }
             if let lastTransferEnded = request.lastTransferEnded {
                 hop.ended = { outcome in if RedirectPlan.redirect(of: outcome) == nil { lastTransferEnded() } }
             }
@@ -122,7 +135,8 @@ extension HTTPEngine {
             }
             switch outcome {
             case .completed(let response, let bytesInFile):
-                let body = try memory.map(count: bytesInFile, url: plan.current)
+                guard let file = memory.file else { preconditionFailure("a fetch completed without its memory file") }
+                let body = try file.map(count: bytesInFile, url: plan.current)
                 return FetchResult(response: response, body: body, permanentRedirect: plan.permanentRedirect)
             case .httpError(let response), .rangeNotSatisfiable(let response):
                 return FetchResult(response: response, body: Data(), permanentRedirect: plan.permanentRedirect)
@@ -281,10 +295,33 @@ package struct RedirectPlan: Sendable, Hashable {
 /// goes back to the engine's spares for the next fetch: a refresh of 1,000 unchanged feeds made and closed 1,000 of
 /// them, 3 % of its CPU in the kernel alone (docs/ARCHITECTURE.md, Refreshing many feeds). One that was mapped never
 /// does: the mapping still reads its pages.
-private final class MemoryFile {
+///
+/// `@unchecked Sendable` for one hand-over: it is made on the thread that starts the fetch's first transfer
+/// (``Holder``), and used by the fetch's task only once that transfer has ended, which the continuation resuming the
+/// task orders after it.
+private final class MemoryFile: @unchecked Sendable {
     let descriptor: Int32
     private let spares: SpareDescriptors
+    /// Only ever set by the fetch's task.
     private var mapped = false
+
+    /// A fetch's memory file, made when its first transfer starts (``TransferRequest/prepare``: on the engine's
+    /// thread, or the caller's), so that a fetch waiting for its slot holds no descriptor.
+    final class Holder: Sendable {
+        private let made = Mutex<MemoryFile?>(nil)
+
+        /// The file's descriptor, made the first time.
+        func descriptor(url: String, spares: SpareDescriptors) throws(TransferError) -> Int32 {
+            try made.withLock { (made) throws(TransferError) -> Int32 in
+                if let file = made { return file.descriptor }
+                let file = try MemoryFile(url: url, spares: spares)
+                made = file
+                return file.descriptor
+            }
+        }
+
+        var file: MemoryFile? { made.withLock { $0 } }
+    }
 
     init(url: String, spares: SpareDescriptors) throws(TransferError) {
         self.spares = spares

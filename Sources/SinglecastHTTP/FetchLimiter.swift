@@ -22,12 +22,25 @@ package final class FetchLimiter: Sendable {
     private struct State {
         var slots: FetchSlots
         var nextID = 0
-        /// Fetches waiting for a slot; resumed with `true` when they get one, `false` when cancelled.
-        var waiters: [Int: CheckedContinuation<Bool, Never>] = [:]
-        /// Fetches that asked for a slot (so cancellation can tell "not yet asked" from "already running").
+        /// Fetches waiting for a slot, each started by ``Waiter/start()`` when it gets one.
+        var waiters: [Int: Waiter] = [:]
+        /// Tasks that asked for a slot (so cancellation can tell "not yet asked" from "already running").
         var asked: Set<Int> = []
-        /// Fetches cancelled before they asked.
+        /// Tasks cancelled before they asked.
         var cancelledEarly: Set<Int> = []
+    }
+
+    /// What a slot starts: a task waiting for it, or a transfer the engine holds until it is admitted.
+    private enum Waiter {
+        case task(CheckedContinuation<Bool, Never>)
+        case transfer(@Sendable () -> Void)
+
+        func start() {
+            switch self {
+            case .task(let continuation): continuation.resume(returning: true)
+            case .transfer(let start): start()
+            }
+        }
     }
 
     private let state: Mutex<State>
@@ -41,47 +54,67 @@ package final class FetchLimiter: Sendable {
 
     /// Fetches `request` on `engine` once a slot for its host is free.
     ///
-    /// - Throws: ``TransferError``: what ``HTTPEngine/fetch(_:)`` throws, and ``TransferError/Code/cancelled`` when
-    ///   the task is cancelled while it waits.
+    /// On an ``HTTPEngine`` the fetch waits in the engine, which starts its first transfer on the thread that freed
+    /// the slot (``FetchAdmission``); the slot goes back on the engine's thread when the last transfer ends
+    /// (``FetchRequest/lastTransferEnded``). From one 304 to the next request on a connection, nothing then waits for
+    /// the cooperative pool: with 4 fetches per host, that wait (twice, the finished fetch's task and the next one's)
+    /// was what an all-304 refresh of 1,000 feeds on one host was bound by. Another engine (a test's) gets the slot
+    /// first, in its task.
+    ///
+    /// - Throws: ``TransferError``: what ``HTTPEngine/fetch(_:)`` throws, and ``TransferError/Code/cancelled``
+    ///   when the task is cancelled while it waits.
     package func fetch(
         _ request: FetchRequest,
         on engine: any SmallBodyFetching
     ) async throws(TransferError) -> FetchResult {
         let host = Self.host(of: request.url)
-        guard await acquire(host: host) else {
-            throw .cancelled(request.url, reason: "the fetch was cancelled while it waited for a connection")
-        }
-        // Given back once, by whichever comes first: the engine's thread when the last transfer ends (the next fetch
-        // then starts without waiting for this task to run again, which on a busy pool left the host's connections
-        // idle: with 4 per host, a quarter of an all-304 refresh of 1,000 feeds), or the end of this call.
         let slot = Slot { [self] in release(host: host) }
+        // Given back when the last transfer ends, or here, whichever is first (a refused transfer, a redirect that
+        // cannot be followed, a cancellation while it waited).
         defer { slot.release() }
         var handed = request
         handed.lastTransferEnded = slot.release
-        return try await engine.fetch(handed)
-    }
-
-    /// A slot held by one fetch; ``release()`` gives it back the first time only.
-    private final class Slot: Sendable {
-        private let released = Atomic(false)
-        private let giveBack: @Sendable () -> Void
-
-        init(_ giveBack: @escaping @Sendable () -> Void) { self.giveBack = giveBack }
-
-        @Sendable func release() {
-            if !released.exchange(true, ordering: .acquiringAndReleasing) { giveBack() }
+        if let engine = engine as? HTTPEngine {
+            handed.admission = FetchAdmission(limiter: self, host: host, ticket: newTicket(), slot: slot)
+            return try await engine.fetch(handed)
         }
+        guard await acquire(host: host) else {
+            throw .cancelled(request.url, reason: "the fetch was cancelled while it waited for a connection")
+        }
+        _ = slot.hold()
+        return try await engine.fetch(handed)
     }
 
     /// The host a URL counts against: its host name as ``URLText/host(of:)`` reads it (the whole URL when it has none).
     static func host(of url: String) -> String { URLText.host(of: url) ?? url }
 
-    /// Waits for a slot; `false` when the task was cancelled first.
-    private func acquire(host: String) async -> Bool {
-        let id = state.withLock { state in
+    private func newTicket() -> Int {
+        state.withLock { state in
             state.nextID += 1
             return state.nextID
         }
+    }
+
+    /// Asks for a slot for `ticket`: `true` when it is granted now; else `start` runs once it is, on the thread that
+    /// gives a slot back.
+    fileprivate func admit(_ ticket: Int, host: String, start: @escaping @Sendable () -> Void) -> Bool {
+        state.withLock { state in
+            if state.slots.acquire(id: ticket, host: host) { return true }
+            state.waiters[ticket] = .transfer(start)
+            return false
+        }
+    }
+
+    /// Takes `ticket` out of line if it still waits; one granted already holds a slot, which its fetch gives back.
+    fileprivate func withdraw(_ ticket: Int) {
+        state.withLock { state in
+            if state.waiters.removeValue(forKey: ticket) != nil { _ = state.slots.cancel(id: ticket) }
+        }
+    }
+
+    /// Waits for a slot; `false` when the task was cancelled first.
+    private func acquire(host: String) async -> Bool {
+        let id = newTicket()
         defer { state.withLock { _ = $0.asked.remove(id) } }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
@@ -89,14 +122,15 @@ package final class FetchLimiter: Sendable {
                     state.asked.insert(id)
                     if state.cancelledEarly.remove(id) != nil { return false }
                     if state.slots.acquire(id: id, host: host) { return true }
-                    state.waiters[id] = continuation
+                    state.waiters[id] = .task(continuation)
                     return nil
                 }
                 if let now { continuation.resume(returning: now) }
             }
         } onCancel: {
             let waiter: CheckedContinuation<Bool, Never>? = state.withLock { state in
-                if let waiter = state.waiters.removeValue(forKey: id) {
+                if case .task(let waiter)? = state.waiters[id] {
+                    state.waiters[id] = nil
                     _ = state.slots.cancel(id: id)
                     return waiter
                 }
@@ -111,6 +145,49 @@ package final class FetchLimiter: Sendable {
         let started = state.withLock { state in
             state.slots.release(host: host).compactMap { state.waiters.removeValue(forKey: $0) }
         }
-        for waiter in started { waiter.resume(returning: true) }
+        for waiter in started { waiter.start() }
     }
+
+    /// The slot of one fetch: held once granted, given back once.
+    fileprivate final class Slot: Sendable {
+        /// 0: not granted yet; 1: held; 2: the fetch is over (a slot granted after that goes back at once).
+        private let state = Atomic(0)
+        private let giveBack: @Sendable () -> Void
+
+        init(_ giveBack: @escaping @Sendable () -> Void) { self.giveBack = giveBack }
+
+        /// The slot was granted: `true` when the fetch still wants it, else it goes back at once.
+        func hold() -> Bool {
+            if state.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged {
+                return true
+            }
+            giveBack()
+            return false
+        }
+
+        /// The fetch is over, or its last transfer is: the slot goes back if it is held, the first time only.
+        @Sendable func release() {
+            if state.exchange(2, ordering: .acquiringAndReleasing) == 1 { giveBack() }
+        }
+    }
+}
+
+/// A fetch's place in its limiter's line, carried by its first transfer (``TransferRequest/admission``): the engine
+/// keeps the transfer until the limiter grants the slot, then starts it on the thread that freed it.
+struct FetchAdmission: Sendable {
+    fileprivate let limiter: FetchLimiter
+    fileprivate let host: String
+    fileprivate let ticket: Int
+    fileprivate let slot: FetchLimiter.Slot
+
+    /// Asks for the slot: `true` when it is granted now (start the transfer); else `start` runs once it is. A slot
+    /// granted to a fetch already over goes back at once, and nothing starts.
+    func request(start: @escaping @Sendable () -> Void) -> Bool {
+        let slot = slot
+        let now = limiter.admit(ticket, host: host) { if slot.hold() { start() } }
+        return now && slot.hold()
+    }
+
+    /// Leaves the line: the transfer was cancelled while it waited.
+    func withdraw() { limiter.withdraw(ticket) }
 }

@@ -51,6 +51,9 @@ package final class HTTPEngine: Sendable {
         case created
         /// Cancelled before it was queued; the submission completes it at once.
         case cancelledEarly
+        /// Waiting for its ``TransferRequest/admission`` (a fetch slot); kept here, so that a cancellation can take
+        /// it out of line and complete it.
+        case admitting(Submission)
         /// Queued or running on the engine thread; cancellation must go through a command.
         case submitted
     }
@@ -166,7 +169,9 @@ package final class HTTPEngine: Sendable {
         _ request: TransferRequest,
         progress: @escaping @Sendable (TransferProgress) -> Void
     ) async -> TransferOutcome {
-        if let error = HTTPEngine.validate(request) {
+        // A request that makes its descriptor as it starts (``TransferRequest/prepare``) has none to check yet.
+        if let error = HTTPEngine.validate(request) ?? (request.prepare == nil ? Self.descriptorProblem(request) : nil)
+        {
             return .failed(error, response: nil, bytesInFile: max(0, request.resumeOffset))
         }
         let id = state.withLock { state in
@@ -176,44 +181,100 @@ package final class HTTPEngine: Sendable {
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<TransferOutcome, Never>) in
-                let refusal: String? = state.withLock { state in
-                    let phase = state.phases[id]
-                    if phase == .cancelledEarly || state.stopping || state.finished {
+                let submission = Submission(id: id, request: request, progress: progress, continuation: continuation)
+                let next: Next = state.withLock { state in
+                    if case .cancelledEarly? = state.phases[id] {
                         state.phases[id] = nil
-                        return phase == .cancelledEarly ? "the transfer was cancelled" : "the download engine stopped"
+                        return .refused(Self.cancelled(request, "the transfer was cancelled"))
                     }
-                    state.phases[id] = .submitted
-                    let submission = Submission(
-                        id: id,
-                        request: request,
-                        progress: progress,
-                        continuation: continuation
-                    )
-                    state.enqueue(.add(submission), waking: multi)
-                    return nil
+                    if state.stopping || state.finished {
+                        state.phases[id] = nil
+                        return .refused(Self.cancelled(request, "the download engine stopped"))
+                    }
+                    if let admission = request.admission {
+                        state.phases[id] = .admitting(submission)
+                        return .admit(admission)
+                    }
+                    return start(submission, in: &state).map(Next.refused) ?? .started
                 }
-                if let refusal {
-                    continuation.resume(
-                        returning: .failed(
-                            .cancelled(request.url, reason: refusal),
-                            response: nil,
-                            bytesInFile: request.resumeOffset
-                        )
-                    )
+                switch next {
+                case .started:
+                    break
+                case .refused(let outcome):
+                    continuation.resume(returning: outcome)
+                case .admit(let admission):
+                    // Outside the lock, which starting takes: here when the slot is free now, else on the thread
+                    // that frees one.
+                    if admission.request(start: { [self] in startAdmitted(id) }) { startAdmitted(id) }
                 }
             }
         } onCancel: {
-            state.withLock { state in
+            let waiting: Submission? = state.withLock { state in
                 switch state.phases[id] {
                 case .created:
                     state.phases[id] = .cancelledEarly
                 case .submitted:
                     state.enqueue(.cancel(id), waking: multi)
+                case .admitting(let submission):
+                    state.phases[id] = nil
+                    return submission
                 case .cancelledEarly, nil:
                     break
                 }
+                return nil
+            }
+            if let waiting {
+                // Out of line; were it granted meanwhile, its slot goes back when the fetch ends (``FetchLimiter``).
+                waiting.request.admission?.withdraw()
+                waiting.continuation.resume(
+                    returning: Self.cancelled(
+                        waiting.request,
+                        "the fetch was cancelled while it waited for a connection"
+                    )
+                )
             }
         }
+    }
+
+    /// What `transfer` does once its transfer is registered.
+    private enum Next {
+        case started
+        case refused(TransferOutcome)
+        case admit(FetchAdmission)
+    }
+
+    private static func cancelled(_ request: TransferRequest, _ reason: String) -> TransferOutcome {
+        .failed(.cancelled(request.url, reason: reason), response: nil, bytesInFile: request.resumeOffset)
+    }
+
+    /// Prepares `submission` (``TransferRequest/prepare``) and queues it for the engine thread; the outcome to
+    /// complete it with instead when it cannot start.
+    private func start(_ submission: Submission, in state: inout State) -> TransferOutcome? {
+        var submission = submission
+        if let prepare = submission.request.prepare {
+            submission.request.prepare = nil
+            if let error = prepare(&submission.request) {
+                state.phases[submission.id] = nil
+                return .failed(error, response: nil, bytesInFile: submission.request.resumeOffset)
+            }
+        }
+        state.phases[submission.id] = .submitted
+        state.enqueue(.add(submission), waking: multi)
+        return nil
+    }
+
+    /// Starts transfer `id`, whose admission was granted: on the thread that freed the slot (the engine's, when a
+    /// fetch's last transfer ended), or the caller's when one was free. Nothing when it was cancelled meanwhile.
+    private func startAdmitted(_ id: Int) {
+        let refused: (Submission, TransferOutcome)? = state.withLock { state in
+            guard case .admitting(let submission)? = state.phases[id] else { return nil }
+            if state.stopping || state.finished {
+                state.phases[id] = nil
+                return (submission, Self.cancelled(submission.request, "the download engine stopped"))
+            }
+            return start(submission, in: &state).map { (submission, $0) }
+        }
+        if let (submission, outcome) = refused { submission.continuation.resume(returning: outcome) }
     }
 
     /// Sets the total download speed of all transfers together, in bytes per second (`nil`: unlimited).
@@ -267,14 +328,6 @@ package final class HTTPEngine: Sendable {
                     + "the partial file instead."
             )
         }
-        guard fcntl(request.fileDescriptor, F_GETFD) >= 0 else {
-            return TransferError(
-                code: .invalidRequest,
-                message: "The file descriptor \(request.fileDescriptor) for \(url) is not open; open the partial "
-                    + "file read-write before starting the transfer.",
-                systemErrno: errno
-            )
-        }
         // A validator that cannot be sent (a bare CR an older version stored) cannot vouch for the bytes in the file
         // either: refusing the request would fail every attempt the same way, so the resume starts from zero.
         if request.resumeOffset > 0,
@@ -286,6 +339,19 @@ package final class HTTPEngine: Sendable {
                 request.url,
                 "the validator stored with the partial file holds a control character, so nothing can tell whether "
                     + "the server's file is still the one its bytes came from"
+            )
+        }
+        return nil
+    }
+
+    /// Whether the request's descriptor is open.
+    private static func descriptorProblem(_ request: TransferRequest) -> TransferError? {
+        guard fcntl(request.fileDescriptor, F_GETFD) >= 0 else {
+            return TransferError(
+                code: .invalidRequest,
+                message: "The file descriptor \(request.fileDescriptor) for \(redactedURL(request.url)) is not open; "
+                    + "open the partial file read-write before starting the transfer.",
+                systemErrno: errno
             )
         }
         return nil

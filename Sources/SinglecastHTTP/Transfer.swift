@@ -98,6 +98,13 @@ package struct TransferRequest: Sendable {
     /// the engine refused or dropped unstarted): ``HTTPEngine/fetch(_:)`` hands its ``FetchRequest/lastTransferEnded``
     /// on there, so a fetch's slot is free the moment its connection is.
     var ended: (@Sendable (TransferOutcome) -> Void)?
+    /// The fetch slot the transfer waits for before it starts (``FetchLimiter``): the engine starts it once admitted,
+    /// on the thread that freed the slot, rather than resuming a task that would then start it.
+    var admission: FetchAdmission?
+    /// Called once, under the engine's lock, just before the transfer is queued to start: what is made only then
+    /// (a fetch's memory file, and what is left of its deadline), so that a transfer waiting for its admission holds
+    /// no descriptor. An error completes the transfer with it instead. Quick, and never calls the engine.
+    var prepare: (@Sendable (inout TransferRequest) -> TransferError?)?
 
     /// The `If-Range` of a resume: a strong ``etag``, else ``lastModified``.
     var ifRange: String? {

@@ -104,6 +104,100 @@ import Testing
         #expect(finishedWhileHeld, "the second fetch waited for the first one's task to run again")
     }
 
+    /// A fetch waiting for a slot starts on the thread that frees one, without its own task running first: its
+    /// task's executor is held from before the first fetch ends until the server has answered the second.
+    @Test func aWaitingFetchStartsWithoutItsTaskRunning() async throws {
+        let server = try FaultServer()
+        let limiter = FetchLimiter(limit: 1, perHostLimit: 1)
+        let held = HeldExecutor()
+
+        let answeredWhileHeld = try await withEngine { engine in
+            let first = Task {
+                try await limiter.fetch(FetchRequest(url: server.url("/concurrent/engine-start/300")), on: engine)
+            }
+            try await Task.sleep(for: .milliseconds(100))  // the first fetch holds the only slot
+            let second = Task(executorPreference: held) {
+                try await limiter.fetch(FetchRequest(url: server.url("/concurrent/engine-start/0")), on: engine)
+            }
+            try await Task.sleep(for: .milliseconds(100))  // the second one waits in line
+            held.hold()
+            _ = try await first.value
+            var answered = 0
+            let deadline = ContinuousClock.now + .seconds(5)
+            while answered < 2 && ContinuousClock.now < deadline {
+                let peak = try await engine.fetch(FetchRequest(url: server.url("/concurrent-peak/engine-start")))
+                answered = (try JSONSerialization.jsonObject(with: peak.body) as? [String: Int])?["done"] ?? 0
+                if answered < 2 { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            held.goOn()
+            #expect(try await second.value.response.status == 200)
+            return answered
+        }
+
+        #expect(answeredWhileHeld == 2, "the second fetch only started once its task could run")
+    }
+
+    /// A fetch whose deadline passed while it waited for its slot fails with the deadline's message when the slot
+    /// comes, and sends nothing: its time was the wait.
+    @Test func aDeadlinePassedInLineSendsNothing() async throws {
+        let server = try FaultServer()
+        let limiter = FetchLimiter(limit: 1, perHostLimit: 1)
+        let url = server.url("/concurrent/deadline-in-line/0")
+
+        let (error, answered) = try await withEngine { engine in
+            async let holder = limiter.fetch(
+                FetchRequest(url: server.url("/concurrent/deadline-in-line/800")),
+                on: engine
+            )
+            try await Task.sleep(for: .milliseconds(100))
+            var late = FetchRequest(url: url)
+            late.deadline = FetchDeadline(.milliseconds(200))
+            let failure: TransferError?
+            do {
+                _ = try await limiter.fetch(late, on: engine)
+                failure = nil
+            } catch {
+                failure = error as? TransferError
+            }
+            _ = try await holder
+            let peak = try await engine.fetch(FetchRequest(url: server.url("/concurrent-peak/deadline-in-line")))
+            return (failure, (try JSONSerialization.jsonObject(with: peak.body) as? [String: Int])?["done"])
+        }
+
+        #expect(error?.code == .timeout)
+        #expect(error?.message == "\(url) did not finish within 0 s")
+        #expect(answered == 1, "only the first fetch reached the server")
+    }
+
+    /// Stopping the engine ends the fetch running and the ones waiting in line for its slot, at once.
+    @Test func stoppingTheEngineEndsTheFetchesInLine() async throws {
+        let server = try FaultServer()
+        let limiter = FetchLimiter(limit: 1, perHostLimit: 1)
+        let engine = try HTTPEngine()
+        engine.start()
+        let started = ContinuousClock.now
+        let fetches = (0..<3).map { index in
+            Task { () -> TransferError.Code? in
+                do {
+                    _ = try await limiter.fetch(
+                        FetchRequest(url: server.url("/concurrent/stop/4000?\(index)")),
+                        on: engine
+                    )
+                    return nil
+                } catch {
+                    return (error as? TransferError)?.code
+                }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(200))  // one runs, two wait
+        await engine.stop()
+        var codes: [TransferError.Code?] = []
+        for fetch in fetches { codes.append(await fetch.value) }
+
+        #expect(codes == [.cancelled, .cancelled, .cancelled])
+        #expect(seconds(since: started) < 3, "the fetches ended with the engine, not with the server's answer")
+    }
+
     @Test func aFullHostDoesNotHoldUpOthers() {
         var slots = FetchSlots(limit: 3, perHostLimit: 2)
         let granted = [(1, "a"), (2, "a"), (3, "a"), (4, "b"), (5, "c")].map { slots.acquire(id: $0, host: $1) }
