@@ -38,6 +38,8 @@ package actor PodcastRefresher: Service {
     private var timer = WakeSchedule()
     /// Big feeds stored since the heap was last trimmed (``trimHeapAfterBigFeeds()``).
     private var bigFeedsStored = 0
+    /// The bytes of feed documents stored since the heap was last trimmed (``trimHeapAfterBatch()``).
+    private var documentBytesSinceTrim = 0
     /// Bounds the fetches of feeds and artwork; replaced when a reload changes its limits (fetches already
     /// waiting in the old one finish there).
     private var limiter: FetchLimiter
@@ -123,6 +125,7 @@ package actor PodcastRefresher: Service {
                 running += 1
             }
         }
+        await trimHeapAfterBatch()
     }
 
     private func sleepUntil(_ at: Int64) async {
@@ -140,12 +143,14 @@ package actor PodcastRefresher: Service {
 
     /// Refreshes the podcasts `ids` at once, within the fetch limits; those gone meanwhile are left out.
     func refresh(_ ids: [Int64]) async -> [RefreshReport] {
-        await withTaskGroup(of: RefreshReport?.self) { group in
+        let reports = await withTaskGroup(of: RefreshReport?.self) { group in
             for id in ids { group.addTask { await self.refresh(id) } }
             var entries: [RefreshReport] = []
             for await entry in group { if let entry { entries.append(entry) } }
             return entries
         }
+        await trimHeapAfterBatch()
+        return reports
     }
 
     /// Refreshes one podcast, or joins the refresh of it already running; `nil` when it is gone or leaving.
@@ -187,11 +192,11 @@ package actor PodcastRefresher: Service {
         switch await catalogue.storeRefresh(fetched, to: id, schedule: schedule, jitter: jitter()) {
         case nil:
             return .answered(Subscriptions.failedRefresh(id, "unsubscribed during the refresh"))
-        case .answered(let report, let bigFeed)?:
-            if bigFeed { bigFeedsStored += 1 }
+        case .answered(let report, let documentBytes)?:
+            stored(documentBytes: documentBytes)
             return .answered(report)
         case .wantsArtwork(let applied)?:
-            if applied.bigFeed { bigFeedsStored += 1 }
+            stored(documentBytes: applied.documentBytes)
             await refreshArtwork(id)
             return .answered(await catalogue.finishRefresh(applied))
         }
@@ -234,8 +239,8 @@ package actor PodcastRefresher: Service {
     }
 
     /// A subscription was stored: its artwork is fetched, and the schedule looked at again.
-    func subscribed(_ id: Int64, bigFeed: Bool) {
-        if bigFeed { bigFeedsStored += 1 }
+    func subscribed(_ id: Int64, documentBytes: Int) {
+        stored(documentBytes: documentBytes)
         artworkWanted.insert(id)
         wakeup.yield()
     }
@@ -245,8 +250,30 @@ package actor PodcastRefresher: Service {
     /// hold memory for good.
     func trimHeapAfterBigFeeds() async {
         guard bigFeedsStored > 0, join.isIdle else { return }
+        await trimHeap()
+    }
+
+    /// The same once a batch (a refresh of many podcasts, an import) is over, when its feeds came to a big feed's
+    /// size together: fetched faster than they are parsed and stored, a refresh of 1,000 feeds of which 100 changed
+    /// peaked 37 MB higher (docs/ARCHITECTURE.md, Refreshing many feeds), and kept it.
+    func trimHeapAfterBatch() async {
+        guard documentBytesSinceTrim >= Self.bigFeedBytes, join.isIdle else { return }
+        await trimHeap()
+    }
+
+    private func trimHeap() async {
         bigFeedsStored = 0
+        documentBytesSinceTrim = 0
         await store.releaseMemory()
         _ = cposix_trim_heap()
     }
+
+    /// A feed document of `documentBytes` was stored (0: none).
+    private func stored(documentBytes: Int) {
+        documentBytesSinceTrim += documentBytes
+        if documentBytes >= Self.bigFeedBytes { bigFeedsStored += 1 }
+    }
+
+    /// A feed document this big makes the heap worth trimming once its refresh or subscription is over.
+    static let bigFeedBytes = 1 << 20
 }

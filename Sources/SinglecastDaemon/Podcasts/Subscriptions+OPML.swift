@@ -32,6 +32,7 @@ extension Subscriptions {
         // Each subscription committed without its fsync (three a feed, most of an import's time, were the store's
         // thread waiting for the disk); one sync makes them all durable before the client is told.
         try await syncCommitted()
+        await refresher.trimHeapAfterBatch()
         return results.compactMap { $0 }
     }
 

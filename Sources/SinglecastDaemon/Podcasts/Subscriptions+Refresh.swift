@@ -45,16 +45,16 @@ extension Subscriptions {
         var failure: String?
         var inserted: Int
         var queued: [Int64]
-        /// A feed document of a megabyte or more was stored: the heap is worth trimming afterwards.
-        var bigFeed: Bool
+        /// The size of the feed document stored, 0 when none was: the refresher trims the heap after big ones.
+        var documentBytes: Int
         /// The feed changed: its artwork may have too.
         var wantsArtwork: Bool { failure == nil && outcome != .notModified }
     }
 
     /// What ``storeRefresh(_:to:schedule:jitter:)`` came to.
     enum StoredRefresh: Sendable {
-        /// The answer; `bigFeed` as in ``AppliedRefresh/bigFeed``.
-        case answered(RefreshReport, bigFeed: Bool)
+        /// The answer; `documentBytes` as in ``AppliedRefresh/documentBytes``.
+        case answered(RefreshReport, documentBytes: Int)
         /// The feed changed: its artwork is fetched before ``finishRefresh(_:)`` answers.
         case wantsArtwork(AppliedRefresh)
     }
@@ -69,7 +69,7 @@ extension Subscriptions {
     ) async -> StoredRefresh? {
         guard let applied = await applyRefresh(fetched, to: id, schedule: schedule, jitter: jitter) else { return nil }
         if applied.wantsArtwork { return .wantsArtwork(applied) }
-        return .answered(await finishRefresh(applied), bigFeed: applied.bigFeed)
+        return .answered(await finishRefresh(applied), documentBytes: applied.documentBytes)
     }
 
     /// Stores what a refresh fetched and queues what the podcast's policy asks for; `nil` when the podcast was
@@ -105,7 +105,7 @@ extension Subscriptions {
             failure: change.failure,
             inserted: 0,
             queued: [],
-            bigFeed: false
+            documentBytes: 0
         )
         var inserted: [Int64] = []
         // Stored without an fsync, unless the feed moved: a power cut may roll a refresh back (the podcast's
@@ -129,7 +129,7 @@ extension Subscriptions {
                     inserted = []
                 }
                 applied.inserted = inserted.count
-                applied.bigFeed = feed.documentSize >= 1 << 20
+                applied.documentBytes = feed.documentSize
             } catch {
                 applied.failure = "cannot save the refresh: \(error)"
                 applied.outcome = .failed

@@ -288,7 +288,7 @@ package actor Subscriptions {
         let result =
             counted || events.isWatched(.podcasts) ? try await summary(current) : summary(current, counts: nil)
         events.podcastSubscribed(result)
-        await refresher.subscribed(podcast.id, bigFeed: feed.documentSize >= 1 << 20)
+        await refresher.subscribed(podcast.id, documentBytes: feed.documentSize)
         return SubscribeOutcome(podcast: result, existing: false, queued: queued, discovery: discovery)
     }
 
