@@ -1,15 +1,6 @@
 import FoundationEssentials
 import Synchronization
 
-/// Caps concurrent fetches, in total and per host, so that refreshing a thousand feeds on one host does not open
-/// hundreds of connections to it (measured before: 749 established, 615 of 1,004 fetches failed as stalled).
-///
-/// A fetch waits for a slot (``FetchSlots`` holds the rules) and then runs on the given engine. Connections are
-/// shared because every fetch runs on the engine's one multi handle: its connection cache keeps a finished fetch's
-/// connection open for the next fetch to the same host, and its DNS cache saves the lookups. So with a per-host
-/// limit of four, a refresh of one host's feeds keeps using about four connections. A fetch's slot goes to the next
-/// one on the engine's thread, as soon as its last transfer ends (``FetchRequest/lastTransferEnded``). Use one
-/// limiter for all refreshes.
 /// What fetches a small resource into memory: ``HTTPEngine`` in the daemon; a test may hand out scripted answers, as
 /// the download queue's tests do with a `TransferEngine`.
 package protocol SmallBodyFetching: Sendable {
@@ -18,6 +9,15 @@ package protocol SmallBodyFetching: Sendable {
 
 extension HTTPEngine: SmallBodyFetching {}
 
+/// Caps concurrent fetches, in total and per host, so that refreshing a thousand feeds on one host does not open
+/// hundreds of connections to it (measured before: 749 established, 615 of 1,004 fetches failed as stalled).
+///
+/// A fetch waits for a slot (``FetchSlots`` holds the rules; on an ``HTTPEngine``, inside the engine, which starts it
+/// on the thread that frees one) and then runs on the given engine. Connections are shared because every fetch runs
+/// on the engine's one multi handle: its connection cache keeps a finished fetch's connection open for the next
+/// fetch to the same host, and its DNS cache saves the lookups. So with a per-host limit of four, a refresh of one
+/// host's feeds keeps using about four connections. A fetch's slot goes to the next one on the engine's thread, as
+/// soon as its last transfer ends (``FetchRequest/lastTransferEnded``). Use one limiter for all refreshes.
 package final class FetchLimiter: Sendable {
     private struct State {
         var slots: FetchSlots
