@@ -79,11 +79,14 @@ package final class FetchLimiter: Sendable {
             return try await engine.fetch(handed)
         }
         guard await acquire(host: host) else {
-            throw .cancelled(request.url, reason: "the fetch was cancelled while it waited for a connection")
+            throw .cancelled(request.url, reason: Self.cancelledInLine)
         }
         _ = slot.hold()
         return try await engine.fetch(handed)
     }
+
+    /// Why a fetch cancelled while it waited for its slot ended, in the engine or here.
+    static let cancelledInLine = "the fetch was cancelled while it waited for a connection"
 
     /// The host a URL counts against: its host name as ``URLText/host(of:)`` reads it (the whole URL when it has none).
     static func host(of url: String) -> String { URLText.host(of: url) ?? url }

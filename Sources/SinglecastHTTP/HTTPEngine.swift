@@ -189,7 +189,7 @@ package final class HTTPEngine: Sendable {
                     }
                     if state.stopping || state.finished {
                         state.phases[id] = nil
-                        return .refused(Self.cancelled(request, "the download engine stopped"))
+                        return .refused(Self.cancelled(request, Self.stopped))
                     }
                     if let admission = request.admission {
                         state.phases[id] = .admitting(submission)
@@ -226,12 +226,7 @@ package final class HTTPEngine: Sendable {
             if let waiting {
                 // Out of line; were it granted meanwhile, its slot goes back when the fetch ends (``FetchLimiter``).
                 waiting.request.admission?.withdraw()
-                waiting.continuation.resume(
-                    returning: Self.cancelled(
-                        waiting.request,
-                        "the fetch was cancelled while it waited for a connection"
-                    )
-                )
+                waiting.continuation.resume(returning: Self.cancelled(waiting.request, FetchLimiter.cancelledInLine))
             }
         }
     }
@@ -242,6 +237,9 @@ package final class HTTPEngine: Sendable {
         case refused(TransferOutcome)
         case admit(FetchAdmission)
     }
+
+    /// Why the transfers the engine's stop ended, or that came after it, were cancelled.
+    private static let stopped = "the download engine stopped"
 
     private static func cancelled(_ request: TransferRequest, _ reason: String) -> TransferOutcome {
         .failed(.cancelled(request.url, reason: reason), response: nil, bytesInFile: request.resumeOffset)
@@ -270,7 +268,7 @@ package final class HTTPEngine: Sendable {
             guard case .admitting(let submission)? = state.phases[id] else { return nil }
             if state.stopping || state.finished {
                 state.phases[id] = nil
-                return (submission, Self.cancelled(submission.request, "the download engine stopped"))
+                return (submission, Self.cancelled(submission.request, Self.stopped))
             }
             return start(submission, in: &state).map { (submission, $0) }
         }
@@ -359,13 +357,7 @@ package final class HTTPEngine: Sendable {
 
     private static func completeUnstarted(_ commands: [Command]) {
         for case .add(let submission) in commands {
-            submission.continuation.resume(
-                returning: .failed(
-                    .cancelled(submission.request.url, reason: "the download engine stopped"),
-                    response: nil,
-                    bytesInFile: submission.request.resumeOffset
-                )
-            )
+            submission.continuation.resume(returning: cancelled(submission.request, stopped))
         }
     }
 
@@ -395,7 +387,7 @@ package final class HTTPEngine: Sendable {
                 }
             }
             if stopping {
-                loop.cancelAll(reason: "the download engine stopped")
+                loop.cancelAll(reason: Self.stopped)
                 loop.releaseHandles()
                 break
             }
